@@ -1,0 +1,76 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { once } from 'node:events';
+import path from 'node:path';
+
+export interface AnvilOptions {
+  chainId: number;
+  /** 0 picks a free port. Anvil always binds to loopback only. */
+  port?: number;
+  /** File that anvil loads at start and dumps to on exit and every `stateIntervalSeconds`. */
+  statePath?: string;
+  stateIntervalSeconds?: number;
+  /** Where anvil's output goes: kept out of our logs unless asked for. */
+  onOutput?: (line: string) => void;
+}
+
+export interface AnvilProcess {
+  url: string;
+  pid: number;
+  /** SIGTERM, then wait for anvil to dump its state and exit. */
+  stop(): Promise<void>;
+  /** Resolves when the process exits for any reason. */
+  exited: Promise<number | null>;
+}
+
+/** Path of the anvil binary shipped by the npm package @foundry-rs/anvil for this platform. */
+export function anvilBinaryPath(): string {
+  const require = createRequire(import.meta.url);
+  const arch = process.arch === 'x64' ? 'amd64' : process.arch;
+  const pkg = `@foundry-rs/anvil-${process.platform}-${arch}`;
+  return path.join(path.dirname(require.resolve(`${pkg}/package.json`)), 'bin', 'anvil');
+}
+
+/** Starts one anvil process and resolves once it listens. */
+export async function startAnvil(options: AnvilOptions): Promise<AnvilProcess> {
+  const args = ['--host', '127.0.0.1', '--port', String(options.port ?? 0), '--chain-id', String(options.chainId)];
+  if (options.statePath) {
+    args.push('--state', options.statePath, '--state-interval', String(options.stateIntervalSeconds ?? 2));
+  }
+  const child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  const url = await waitForListening(child, options.onOutput);
+  return {
+    url,
+    pid: child.pid ?? -1,
+    exited,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+function waitForListening(child: ChildProcess, onOutput?: (line: string) => void): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    const onData = (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, newline).trim();
+        buffered = buffered.slice(newline + 1);
+        onOutput?.(line);
+        const match = /Listening on (\S+:\d+)/.exec(line);
+        if (match) resolve(`http://${match[1]}`);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`anvil exited with code ${code} before listening`)));
+  });
+}

@@ -1,0 +1,104 @@
+import path from 'node:path';
+import { z } from 'zod';
+import { networkNames, type NetworkName } from '../chain/networks.ts';
+
+/** Default Host-label map of the chain API (SPEC.md "JSON-RPC APIs"); overridable by HOST_LABELS. */
+export const defaultHostLabels: Readonly<Record<string, NetworkName>> = {
+  api: 'ethereum',
+  'test-api': 'ethereum',
+  localhost: 'ethereum',
+  'api-op': 'optimism',
+  'api-bsc': 'bnb',
+  'api-op-bnb': 'opbnb',
+  'test-api-op-sepolia': 'optimism',
+  'test-api-bsc': 'bnb',
+  'test-api-op-bnb': 'opbnb',
+};
+
+const port = z.coerce.number().int().min(0).max(65535);
+const optionalUrl = z.string().url().optional();
+
+const envSchema = z.object({
+  HTTP_PORT: port.default(8080),
+  HTTP_HOST: z.string().default('0.0.0.0'),
+  GRPC_PORT: port.default(50051),
+  DATA_DIR: z.string().default('./data'),
+  DATABASE_URL: optionalUrl,
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  RPC_URL_ETHEREUM: optionalUrl,
+  RPC_URL_OPTIMISM: optionalUrl,
+  RPC_URL_BNB: optionalUrl,
+  RPC_URL_OPBNB: optionalUrl,
+  HOST_LABELS: z.string().optional(),
+  MASTER_KEY: z.string().regex(/^[0-9a-fA-F]{64}$/, 'MASTER_KEY must be 64 hex characters').optional(),
+  RELAYER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/).optional(),
+  TEMP_KEY_TTL_SECONDS: z.coerce.number().int().min(5).max(3600).default(300),
+  JSONRPC_BATCH_LIMIT: z.coerce.number().int().min(1).max(1000).default(50),
+  HTTP_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  CHAIN_POLL_MS: z.coerce.number().int().min(10).default(250),
+  TIME_ZONE: z.string().default('Asia/Seoul'),
+});
+
+export interface Config {
+  readonly httpPort: number;
+  readonly httpHost: string;
+  readonly grpcPort: number;
+  readonly dataDir: string;
+  readonly databaseUrl: string | undefined;
+  readonly logLevel: string;
+  /** An RPC URL per network; a network without one runs on a supervised anvil. */
+  readonly rpcUrls: Readonly<Partial<Record<NetworkName, string>>>;
+  readonly hostLabels: Readonly<Record<string, NetworkName>>;
+  readonly masterKeyHex: string | undefined;
+  readonly relayerPrivateKey: `0x${string}` | undefined;
+  readonly tempKeyTtlSeconds: number;
+  readonly jsonRpcBatchLimit: number;
+  readonly httpBodyLimitBytes: number;
+  readonly chainPollMs: number;
+  readonly timeZone: string;
+}
+
+/** The one place that reads the environment. Throws a readable error on a bad value. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`invalid configuration: ${problems.join('; ')}`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    httpPort: e.HTTP_PORT,
+    httpHost: e.HTTP_HOST,
+    grpcPort: e.GRPC_PORT,
+    dataDir: path.resolve(e.DATA_DIR),
+    databaseUrl: e.DATABASE_URL,
+    logLevel: e.LOG_LEVEL,
+    rpcUrls: Object.freeze({
+      ...(e.RPC_URL_ETHEREUM && { ethereum: e.RPC_URL_ETHEREUM }),
+      ...(e.RPC_URL_OPTIMISM && { optimism: e.RPC_URL_OPTIMISM }),
+      ...(e.RPC_URL_BNB && { bnb: e.RPC_URL_BNB }),
+      ...(e.RPC_URL_OPBNB && { opbnb: e.RPC_URL_OPBNB }),
+    }),
+    hostLabels: Object.freeze(e.HOST_LABELS ? parseHostLabels(e.HOST_LABELS) : { ...defaultHostLabels }),
+    masterKeyHex: e.MASTER_KEY,
+    relayerPrivateKey: e.RELAYER_PRIVATE_KEY as `0x${string}` | undefined,
+    tempKeyTtlSeconds: e.TEMP_KEY_TTL_SECONDS,
+    jsonRpcBatchLimit: e.JSONRPC_BATCH_LIMIT,
+    httpBodyLimitBytes: e.HTTP_BODY_LIMIT_BYTES,
+    chainPollMs: e.CHAIN_POLL_MS,
+    timeZone: e.TIME_ZONE,
+  });
+}
+
+/** `HOST_LABELS="api=ethereum,api-op=optimism"` replaces the default map entirely. */
+function parseHostLabels(text: string): Record<string, NetworkName> {
+  const map: Record<string, NetworkName> = {};
+  for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const [label, network] = pair.split('=').map((p) => p.trim());
+    if (!label || !network || !(networkNames as readonly string[]).includes(network)) {
+      throw new Error(`invalid configuration: HOST_LABELS entry "${pair}" (networks: ${networkNames.join(', ')})`);
+    }
+    map[label.toLowerCase()] = network as NetworkName;
+  }
+  return map;
+}

@@ -1,0 +1,26 @@
+import { formatUnits } from 'viem';
+import { DomainError } from './errors.ts';
+
+const decimalPattern = /^(0|[1-9]\d{0,59})(\.\d+)?$/;
+
+/**
+ * Parses a decimal token amount string ("12.5") into base units, exactly. Refuses anything that
+ * is not a plain positive decimal, or that has more fractional digits than the token has.
+ */
+export function parseTokenAmount(amount: string, decimals: number, field = 'amount'): bigint {
+  if (typeof amount !== 'string' || !decimalPattern.test(amount)) {
+    throw new DomainError('request.invalid', `${field} must be a decimal string such as "12.5"`, { details: field });
+  }
+  const [whole = '0', fraction = ''] = amount.split('.');
+  if (fraction.length > decimals) {
+    throw new DomainError('request.invalid', `${field} has more than ${decimals} decimal places`, { details: field });
+  }
+  const units = BigInt(whole) * 10n ** BigInt(decimals) + BigInt(fraction.padEnd(decimals, '0') || '0');
+  if (units === 0n) throw new DomainError('request.invalid', `${field} must be greater than zero`, { details: field });
+  return units;
+}
+
+/** Base units to the canonical decimal string (no trailing zeros). */
+export function formatTokenAmount(units: bigint, decimals: number): string {
+  return formatUnits(units, decimals);
+}

@@ -1,0 +1,46 @@
+/**
+ * Typed domain errors with stable codes. Domain code throws these; each transport maps
+ * `code` exactly once (see the `Record<DomainErrorCode, ...>` tables under src/transports).
+ * Adding a code here does not compile until every transport maps it.
+ */
+export const domainErrorCodes = [
+  'request.invalid',
+  'request.unauthorized',
+  'request.not_found',
+  'network.unknown',
+  'wallet.unknown_address',
+  'wallet.invalid_mnemonic',
+  'wallet.temp_key_invalid',
+  'wallet.hash_key_invalid',
+  'wallet.signature_invalid',
+  'wallet.insufficient_balance',
+  'wallet.unknown_token',
+  'chain.transaction_failed',
+  'chain.unavailable',
+  'block.not_found',
+  'internal',
+] as const;
+
+export type DomainErrorCode = (typeof domainErrorCodes)[number];
+
+export interface DomainErrorOptions {
+  /** Extra, non-secret facts for the caller (e.g. which parameter was wrong). */
+  details?: string;
+  cause?: unknown;
+}
+
+export class DomainError extends Error {
+  override name = 'DomainError';
+  readonly code: DomainErrorCode;
+  readonly details: string | undefined;
+
+  constructor(code: DomainErrorCode, message: string, options: DomainErrorOptions = {}) {
+    super(message, { cause: options.cause });
+    this.code = code;
+    this.details = options.details;
+  }
+}
+
+export function isDomainError(error: unknown): error is DomainError {
+  return error instanceof DomainError;
+}

@@ -1,0 +1,53 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { Kysely, Migrator, PostgresDialect, type Dialect } from 'kysely';
+import pg from 'pg';
+import { createNodeSqliteDialect } from './sqlite-dialect.ts';
+import { migrations } from './migrations/index.ts';
+import type { Database } from './schema.ts';
+
+export type Db = Kysely<Database>;
+export type DbDialectName = 'sqlite' | 'postgres';
+
+export interface StoreOptions {
+  /** PostgreSQL connection string; without one, SQLite in `dataDir/vixpay.sqlite`. */
+  databaseUrl?: string | undefined;
+  dataDir: string;
+}
+
+export interface Store {
+  db: Db;
+  dialect: DbDialectName;
+  close(): Promise<void>;
+}
+
+/** int8 (bigint) columns hold millisecond timestamps and nonces: all safe integers. */
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === 20) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+/** Opens the store and brings its schema up to date (one set of migrations for both dialects). */
+export async function openStore(options: StoreOptions): Promise<Store> {
+  let dialect: Dialect;
+  let name: DbDialectName;
+  if (options.databaseUrl) {
+    dialect = new PostgresDialect({ pool: new pg.Pool({ connectionString: options.databaseUrl, max: 10, types: pgTypes }) });
+    name = 'postgres';
+  } else {
+    mkdirSync(options.dataDir, { recursive: true });
+    dialect = createNodeSqliteDialect(path.join(options.dataDir, 'vixpay.sqlite'));
+    name = 'sqlite';
+  }
+  const db = new Kysely<Database>({ dialect });
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    await db.destroy();
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`database migration ${failed} failed`, { cause: error });
+  }
+  return { db, dialect: name, close: () => db.destroy() };
+}

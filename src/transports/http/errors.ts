@@ -1,0 +1,55 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { isDomainError, type DomainErrorCode } from '../../shared/errors.ts';
+
+/** HTTP status of every domain error code: the one mapping of the HTTP APIs. */
+export const httpStatusByCode: Record<DomainErrorCode, number> = {
+  'request.invalid': 400,
+  'request.unauthorized': 401,
+  'request.not_found': 404,
+  'network.unknown': 400,
+  'wallet.unknown_address': 404,
+  'wallet.invalid_mnemonic': 400,
+  'wallet.temp_key_invalid': 401,
+  'wallet.hash_key_invalid': 401,
+  'wallet.signature_invalid': 401,
+  'wallet.insufficient_balance': 402,
+  'wallet.unknown_token': 400,
+  'chain.transaction_failed': 502,
+  'chain.unavailable': 503,
+  'block.not_found': 404,
+  internal: 500,
+};
+
+/** The one error body of the HTTP APIs (SPEC.md "Errors / Authentication API"). */
+export interface HttpErrorBody {
+  error: { code: string; message: string };
+}
+
+export function errorBody(code: string, message: string): HttpErrorBody {
+  return { error: { code, message } };
+}
+
+/**
+ * Maps every error once: domain errors to their status with a stable code, Fastify's own
+ * (body too large, bad JSON, unsupported media type) to their 4xx, anything else to a 500 that
+ * says nothing about internals; the cause is logged.
+ */
+export function installHttpErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (isDomainError(error)) {
+      const status = httpStatusByCode[error.code];
+      if (status >= 500) request.log.error({ err: error }, 'request failed');
+      return reply.status(status).send(errorBody(error.code, error.message));
+    }
+    const status = error.statusCode ?? 500;
+    if (status < 500) {
+      const code = error.validation ? 'request.invalid' : (error.code ?? 'request.invalid');
+      return reply.status(status).send(errorBody(code, error.message));
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.status(500).send(errorBody('internal', 'Internal server error'));
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send(errorBody('request.not_found', `no route ${request.method} ${request.url.split('?')[0]}`)),
+  );
+}
