@@ -1,0 +1,8 @@
+#!/usr/bin/env node
+// The operator CLI. Runs on the Node 24 that `npm install` puts in node_modules/.bin (use `npx vixpay`).
+const [major] = process.versions.node.split('.').map(Number);
+if (major < 24) {
+  console.error(`vixpay needs Node.js 24 (found ${process.version}); run it as \`npx vixpay\` inside the project.`);
+  process.exit(1);
+}
+await import('../src/cli/main.ts');

@@ -1,0 +1,38 @@
+import { createPublicClient, defineChain, http, type PublicClient } from 'viem';
+import { DomainError } from '../shared/errors.ts';
+import type { ChainEndpoint } from './chain-supervisor.ts';
+import { networkNames, type NetworkName } from './networks.ts';
+
+export interface ChainClient {
+  network: NetworkName;
+  chainId: number;
+  managed: boolean;
+  client: PublicClient;
+}
+
+export type ChainClients = Readonly<Record<NetworkName, ChainClient>>;
+
+/** One viem public client per network, with the chain id the node itself reports. */
+export async function createChainClients(
+  endpoints: Readonly<Record<NetworkName, ChainEndpoint>>,
+  pollingInterval: number,
+): Promise<ChainClients> {
+  const entries = await Promise.all(
+    networkNames.map(async (network): Promise<[NetworkName, ChainClient]> => {
+      const endpoint = endpoints[network];
+      const probe = createPublicClient({ transport: http(endpoint.url) });
+      const chainId = await probe.getChainId().catch((cause: unknown) => {
+        throw new DomainError('chain.unavailable', `network ${network} does not answer`, { cause });
+      });
+      const chain = defineChain({
+        id: chainId,
+        name: network,
+        nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+        rpcUrls: { default: { http: [endpoint.url] } },
+      });
+      const client = createPublicClient({ chain, transport: http(endpoint.url, { retryCount: 2 }), pollingInterval });
+      return [network, { network, chainId, managed: endpoint.managed, client }];
+    }),
+  );
+  return Object.freeze(Object.fromEntries(entries) as Record<NetworkName, ChainClient>);
+}

@@ -1,0 +1,135 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '../shared/logger.ts';
+import { startAnvil } from './anvil-process.ts';
+import { anvilChainIds, networkNames, type NetworkName } from './networks.ts';
+
+export interface ChainEndpoint {
+  network: NetworkName;
+  url: string;
+  /** True when we run the node (anvil) ourselves; false for a configured RPC URL. */
+  managed: boolean;
+}
+
+export interface ChainSupervisor {
+  endpoints: Readonly<Record<NetworkName, ChainEndpoint>>;
+  stop(): Promise<void>;
+}
+
+export interface ChainSupervisorOptions {
+  dataDir: string;
+  rpcUrls: Readonly<Partial<Record<NetworkName, string>>>;
+  logger: Logger;
+  /**
+   * `own` (the server): an anvil still running from an earlier process (one killed with -9)
+   * is adopted and stopped with ours at shutdown. `attach` (a CLI command beside a running
+   * server): a running anvil is used and left running; one started here is stopped at the end.
+   */
+  mode?: 'own' | 'attach';
+}
+
+interface ManagedChain {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Gives every network an endpoint: the configured RPC URL, or an anvil bound to loopback with
+ * its state persisted in `dataDir/chains/<network>/state.json` (dumped every second and at
+ * exit) and reloaded on the next start.
+ */
+export async function startChains(options: ChainSupervisorOptions): Promise<ChainSupervisor> {
+  const started: ManagedChain[] = [];
+  const entries = await Promise.all(
+    networkNames.map(async (network): Promise<[NetworkName, ChainEndpoint]> => {
+      const url = options.rpcUrls[network];
+      if (url) return [network, { network, url, managed: false }];
+      const chain = await runManagedAnvil(network, options);
+      started.push(chain);
+      return [network, { network, url: chain.url, managed: true }];
+    }),
+  ).catch(async (error: unknown) => {
+    await Promise.all(started.map((c) => c.stop()));
+    throw error;
+  });
+  const endpoints = Object.fromEntries(entries) as Record<NetworkName, ChainEndpoint>;
+  return {
+    endpoints,
+    stop: async () => {
+      await Promise.all(started.map((c) => c.stop()));
+    },
+  };
+}
+
+function chainFile(dataDir: string, network: NetworkName, name: string): string {
+  return path.join(dataDir, 'chains', network, name);
+}
+
+async function runManagedAnvil(network: NetworkName, options: ChainSupervisorOptions): Promise<ManagedChain> {
+  const log = options.logger.child({ network, component: 'anvil' });
+  const pidFile = chainFile(options.dataDir, network, 'anvil.pid');
+  const urlFile = chainFile(options.dataDir, network, 'anvil.url');
+  mkdirSync(path.dirname(pidFile), { recursive: true });
+
+  const running = runningAnvil(pidFile, urlFile);
+  if (running) {
+    const own = (options.mode ?? 'own') === 'own';
+    log.info({ pid: running.pid, url: running.url }, own ? 'adopting the anvil left running by an earlier process' : 'using the running anvil');
+    return {
+      url: running.url,
+      stop: own ? () => stopPid(running.pid, [pidFile, urlFile]) : async () => {},
+    };
+  }
+  const anvil = await startAnvil({
+    chainId: anvilChainIds[network],
+    statePath: chainFile(options.dataDir, network, 'state.json'),
+    stateIntervalSeconds: 1,
+    onOutput: (line) => log.trace(line),
+  });
+  writeFileSync(pidFile, String(anvil.pid));
+  writeFileSync(urlFile, anvil.url);
+  log.info({ url: anvil.url }, 'anvil started');
+  return {
+    url: anvil.url,
+    stop: async () => {
+      await anvil.stop();
+      rmSync(pidFile, { force: true });
+      rmSync(urlFile, { force: true });
+    },
+  };
+}
+
+function runningAnvil(pidFile: string, urlFile: string): { pid: number; url: string } | undefined {
+  if (!existsSync(pidFile) || !existsSync(urlFile)) return undefined;
+  const pid = Number(readFileSync(pidFile, 'utf8'));
+  const url = readFileSync(urlFile, 'utf8').trim();
+  if (!Number.isInteger(pid) || pid <= 0 || !isAnvil(pid)) return undefined;
+  return { pid, url };
+}
+
+async function stopPid(pid: number, files: string[]): Promise<void> {
+  if (isAlive(pid)) {
+    process.kill(pid, 'SIGTERM');
+    for (let waited = 0; waited < 15_000 && isAlive(pid); waited += 50) await sleep(50);
+    if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  }
+  for (const file of files) rmSync(file, { force: true });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isAnvil(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('anvil');
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,82 @@
+import { encodeDeployData, getAddress, type Address, type Hex } from 'viem';
+import type { Db } from '../store/db.ts';
+import type { WalletRepository } from '../store/wallet-repository.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { ChainClients } from './chain-clients.ts';
+import type { Relayer } from './relayer.ts';
+import { networkNames, type NetworkName } from './networks.ts';
+import { vixpTokenAbi, vixpTokenBytecode } from './artifacts/vixp-token.ts';
+import { ethrDidRegistryAbi, ethrDidRegistryBytecode } from './artifacts/ethr-did-registry.ts';
+
+export const vixpSymbol = 'VIXP';
+export const vixpName = 'VIXP';
+export const vixpDecimals = 18;
+
+export interface PlatformContracts {
+  vixpToken: Address;
+  didRegistry: Address;
+}
+
+export type PlatformContractsByNetwork = Readonly<Record<NetworkName, PlatformContracts>>;
+
+export interface PlatformContractsDeps {
+  db: Db;
+  chains: ChainClients;
+  relayer: Relayer;
+  wallets: WalletRepository;
+  clock: Clock;
+}
+
+/**
+ * Deploys the VIXP token (owned by the platform account) and the ERC-1056 DID registry on every
+ * network the first time, and reuses them after: an address is kept only while the chain still
+ * has code there. A deployment journaled before a crash is picked up from its receipt.
+ */
+export async function ensurePlatformContracts(deps: PlatformContractsDeps): Promise<PlatformContractsByNetwork> {
+  const entries = await Promise.all(networkNames.map(async (network): Promise<[NetworkName, PlatformContracts]> => {
+    const vixpToken = await ensureDeployed(deps, network, 'VixpToken', encodeDeployData({
+      abi: vixpTokenAbi, bytecode: vixpTokenBytecode, args: [vixpName, vixpSymbol, deps.relayer.address, 0n],
+    }));
+    await deps.wallets.insertToken({
+      network, contract_address: vixpToken, symbol: vixpSymbol, name: vixpName, decimals: vixpDecimals,
+      owner: deps.relayer.address, created_at: deps.clock(),
+    });
+    const didRegistry = await ensureDeployed(deps, network, 'EthereumDIDRegistry', encodeDeployData({
+      abi: ethrDidRegistryAbi, bytecode: ethrDidRegistryBytecode,
+    }));
+    return [network, { vixpToken, didRegistry }];
+  }));
+  return Object.freeze(Object.fromEntries(entries) as Record<NetworkName, PlatformContracts>);
+}
+
+async function ensureDeployed(deps: PlatformContractsDeps, network: NetworkName, name: string, data: Hex): Promise<Address> {
+  const { db, chains, relayer, clock } = deps;
+  const { client, chainId } = chains[network];
+  const hasCode = async (address: Address) => ((await client.getCode({ address })) ?? '0x') !== '0x';
+
+  const known = await db.selectFrom('deployments').selectAll()
+    .where('network', '=', network).where('name', '=', name).executeTakeFirst();
+  if (known && Number(known.chain_id) === chainId && (await hasCode(getAddress(known.address)))) return getAddress(known.address);
+
+  const journaled = await db.selectFrom('chain_txs').select('tx_hash')
+    .where('network', '=', network).where('kind', '=', 'deploy').where('reference', '=', name).where('status', '=', 'confirmed')
+    .orderBy('created_at', 'desc').executeTakeFirst();
+  let address: Address | undefined;
+  let txHash: Hex | undefined;
+  if (journaled) {
+    const receipt = await client.getTransactionReceipt({ hash: journaled.tx_hash as Hex }).catch(() => undefined);
+    if (receipt?.contractAddress && (await hasCode(receipt.contractAddress))) {
+      address = getAddress(receipt.contractAddress);
+      txHash = receipt.transactionHash;
+    }
+  }
+  if (!address || !txHash) {
+    const result = await relayer.send(network, { data, intent: { kind: 'deploy', reference: name } });
+    if (!result.receipt?.contractAddress) throw new Error(`deployment of ${name} on ${network} was not confirmed`);
+    address = getAddress(result.receipt.contractAddress);
+    txHash = result.txHash;
+  }
+  await db.deleteFrom('deployments').where('network', '=', network).where('name', '=', name).execute();
+  await db.insertInto('deployments').values({ network, name, chain_id: chainId, address, tx_hash: txHash, created_at: clock() }).execute();
+  return address;
+}

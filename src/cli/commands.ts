@@ -1,0 +1,32 @@
+import type { ParseArgsConfig } from 'node:util';
+import type { Config } from '../config/config.ts';
+import type { Logger } from '../shared/logger.ts';
+import { serveCommand } from './serve-command.ts';
+import { tokenBalanceCommand, tokenMintCommand } from './token-commands.ts';
+
+export interface CliContext {
+  config: Config;
+  logger: Logger;
+  values: Record<string, string | boolean | undefined>;
+  positionals: string[];
+}
+
+export interface CliCommand {
+  summary: string;
+  options: NonNullable<ParseArgsConfig['options']>;
+  /** Keeps running (a server or simulator) instead of exiting after its output. */
+  longRunning?: boolean;
+  run(context: CliContext): Promise<unknown>;
+}
+
+/** Every command, by its words. Each domain adds its commands here. */
+export const commands: Record<string, CliCommand> = {
+  serve: serveCommand,
+  'token mint': tokenMintCommand,
+  'token balance': tokenBalanceCommand,
+};
+
+export function usage(): string {
+  const lines = Object.entries(commands).map(([name, c]) => `  vixpay ${name.padEnd(16)} ${c.summary}`);
+  return ['usage: vixpay <command> [options] [--json]', '', ...lines].join('\n');
+}

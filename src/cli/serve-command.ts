@@ -1,0 +1,9 @@
+import { serve } from '../serve.ts';
+import type { CliCommand } from './commands.ts';
+
+export const serveCommand: CliCommand = {
+  summary: 'run the platform (same as npm start)',
+  options: {},
+  longRunning: true,
+  run: async ({ config, logger }) => serve(config, logger),
+};

@@ -1,0 +1,46 @@
+import { DomainError } from '../shared/errors.ts';
+import { isNetworkName, networkNames, type NetworkName } from '../chain/networks.ts';
+import { startPlatform, type Platform } from '../platform.ts';
+import type { CliCommand, CliContext } from './commands.ts';
+
+function networkOption(value: string | boolean | undefined): NetworkName {
+  const network = typeof value === 'string' ? value : 'ethereum';
+  if (!isNetworkName(network)) throw new DomainError('network.unknown', `--network must be one of ${networkNames.join(', ')}`);
+  return network;
+}
+
+/** Runs `work` on the platform core beside a running server (its anvils are used, not restarted). */
+export async function withPlatform<T>(context: CliContext, work: (platform: Platform) => Promise<T>): Promise<T> {
+  const platform = await startPlatform(context.config, context.logger, { chainMode: 'attach' });
+  try {
+    return await work(platform);
+  } finally {
+    await platform.stop();
+  }
+}
+
+export const tokenMintCommand: CliCommand = {
+  summary: '--to ADDRESS --amount AMOUNT [--network NAME]  treasury issuance of VIXP',
+  options: { to: { type: 'string' }, amount: { type: 'string' }, network: { type: 'string' } },
+  run: async (context) => {
+    const { to, amount } = context.values;
+    if (typeof to !== 'string' || typeof amount !== 'string') throw new DomainError('request.invalid', '--to and --amount are required');
+    const network = networkOption(context.values.network);
+    return withPlatform(context, async (platform) => {
+      const minted = await platform.wallet.mint(network, { to, amount });
+      const balance = await platform.wallet.getBalance(network, { address: to });
+      return { network, to, amount, transactionId: minted.transactionId, balance: balance.balance };
+    });
+  },
+};
+
+export const tokenBalanceCommand: CliCommand = {
+  summary: 'ADDRESS [--network NAME]  VIXP balance of an address',
+  options: { network: { type: 'string' } },
+  run: async (context) => {
+    const [address] = context.positionals;
+    if (!address) throw new DomainError('request.invalid', 'ADDRESS is required');
+    const network = networkOption(context.values.network);
+    return withPlatform(context, async (platform) => ({ network, address, ...(await platform.wallet.getBalance(network, { address })) }));
+  },
+};

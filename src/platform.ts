@@ -1,0 +1,66 @@
+import type { Config } from './config/config.ts';
+import type { Logger } from './shared/logger.ts';
+import { systemClock, type Clock } from './shared/clock.ts';
+import { createKeyVault, loadMasterKey, type KeyVault } from './shared/key-vault.ts';
+import { openStore, type Store } from './store/db.ts';
+import { createWalletRepository } from './store/wallet-repository.ts';
+import { startChains } from './chain/chain-supervisor.ts';
+import { createChainClients, type ChainClients } from './chain/chain-clients.ts';
+import { createRelayer, type Relayer } from './chain/relayer.ts';
+import { fundRelayerOnManagedChains, loadPlatformAccount } from './chain/platform-account.ts';
+import { ensurePlatformContracts, type PlatformContractsByNetwork } from './chain/platform-contracts.ts';
+import { networkNames } from './chain/networks.ts';
+import { createWalletService, type WalletService } from './wallet/wallet-service.ts';
+
+/** The core every interface stands on: store, chains, relayer, platform contracts, wallet. */
+export interface Platform {
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  store: Store;
+  vault: KeyVault;
+  chains: ChainClients;
+  relayer: Relayer;
+  contracts: PlatformContractsByNetwork;
+  wallet: WalletService;
+  stop(): Promise<void>;
+}
+
+export interface StartPlatformOptions {
+  /** `own` for the server; `attach` for a CLI command run beside it (see startChains). */
+  chainMode?: 'own' | 'attach';
+  clock?: Clock;
+}
+
+/**
+ * Brings the core up: opens (and migrates) the store, starts or reaches the chains, finishes any
+ * transaction journaled before a crash, then deploys or finds the platform contracts.
+ */
+export async function startPlatform(config: Config, logger: Logger, options: StartPlatformOptions = {}): Promise<Platform> {
+  const clock = options.clock ?? systemClock;
+  const vault = createKeyVault(loadMasterKey(config));
+  const store = await openStore(config);
+  const cleanups: Array<() => Promise<void>> = [() => store.close()];
+  const stop = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((err: unknown) => logger.error({ err }, 'shutdown step failed'));
+  };
+  try {
+    const supervisor = await startChains({ dataDir: config.dataDir, rpcUrls: config.rpcUrls, logger, mode: options.chainMode ?? 'own' });
+    cleanups.push(() => supervisor.stop());
+    const chains = await createChainClients(supervisor.endpoints, config.chainPollMs);
+    const account = loadPlatformAccount({ privateKey: config.relayerPrivateKey, dataDir: config.dataDir, vault });
+    await fundRelayerOnManagedChains(chains, account.address, logger);
+    const relayer = createRelayer({ db: store.db, chains, account, clock, logger: logger.child({ component: 'relayer' }) });
+    await Promise.all(networkNames.map((network) => relayer.recover(network)));
+    const repo = createWalletRepository(store.db);
+    const contracts = await ensurePlatformContracts({ db: store.db, chains, relayer, wallets: repo, clock });
+    const wallet = createWalletService({
+      repo, vault, clock, chains, relayer, contracts, tempKeyTtlMs: config.tempKeyTtlSeconds * 1000,
+    });
+    logger.info({ relayer: account.address, contracts }, 'platform ready');
+    return { config, logger, clock, store, vault, chains, relayer, contracts, wallet, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

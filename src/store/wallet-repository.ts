@@ -1,0 +1,76 @@
+import type { Transaction } from 'kysely';
+import type { Db } from './db.ts';
+import type { Database, TokensTable } from './schema.ts';
+
+export interface StoredAccount {
+  address: string;
+  privateKeyEnc: string;
+  secretKeyEnc: string;
+}
+
+export interface TempKeyRecord {
+  keyHash: string;
+  address: string;
+  keyType: string;
+  expiresAt: number;
+  usedAt: number | null;
+}
+
+export type TokenRecord = TokensTable;
+
+/** Accounts, temp keys and known tokens of the custodial wallet. Addresses are stored checksummed. */
+export interface WalletRepository {
+  insertAccount(account: StoredAccount, now: number): Promise<boolean>;
+  findAccount(address: string): Promise<StoredAccount | undefined>;
+  insertTempKey(record: TempKeyRecord, now: number): Promise<void>;
+  findTempKey(keyHash: string): Promise<TempKeyRecord | undefined>;
+  /** Marks the key used if it still is unused and unexpired; false when it was not. */
+  consumeTempKey(trx: Transaction<Database>, keyHash: string, now: number): Promise<boolean>;
+  insertToken(token: TokenRecord): Promise<void>;
+  findToken(network: string, contractAddress: string): Promise<TokenRecord | undefined>;
+  findTokenBySymbol(network: string, symbol: string): Promise<TokenRecord | undefined>;
+}
+
+export function createWalletRepository(db: Db): WalletRepository {
+  return {
+    async insertAccount(account, now) {
+      const result = await db.insertInto('accounts')
+        .values({ address: account.address, private_key_enc: account.privateKeyEnc, secret_key_enc: account.secretKeyEnc, created_at: now })
+        .onConflict((oc) => oc.column('address').doNothing())
+        .executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+    },
+    async findAccount(address) {
+      const row = await db.selectFrom('accounts').selectAll().where('address', '=', address).executeTakeFirst();
+      return row && { address: row.address, privateKeyEnc: row.private_key_enc, secretKeyEnc: row.secret_key_enc };
+    },
+    async insertTempKey(record, now) {
+      await db.insertInto('temp_keys').values({
+        key_hash: record.keyHash, address: record.address, key_type: record.keyType,
+        expires_at: record.expiresAt, used_at: null, created_at: now,
+      }).execute();
+    },
+    async findTempKey(keyHash) {
+      const row = await db.selectFrom('temp_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
+      return row && { keyHash: row.key_hash, address: row.address, keyType: row.key_type, expiresAt: Number(row.expires_at), usedAt: row.used_at };
+    },
+    async consumeTempKey(trx, keyHash, now) {
+      const result = await trx.updateTable('temp_keys').set({ used_at: now })
+        .where('key_hash', '=', keyHash).where('used_at', 'is', null).where('expires_at', '>', now)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+    async insertToken(token) {
+      await db.insertInto('tokens').values(token)
+        .onConflict((oc) => oc.columns(['network', 'contract_address']).doNothing()).execute();
+    },
+    async findToken(network, contractAddress) {
+      return db.selectFrom('tokens').selectAll()
+        .where('network', '=', network).where('contract_address', '=', contractAddress).executeTakeFirst();
+    },
+    async findTokenBySymbol(network, symbol) {
+      return db.selectFrom('tokens').selectAll()
+        .where('network', '=', network).where('symbol', '=', symbol).orderBy('created_at').executeTakeFirst();
+    },
+  };
+}

@@ -1,0 +1,31 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Platform } from '../../platform.ts';
+import { installHttpErrorHandler } from './errors.ts';
+import { jsonRpcRoutes } from './routes/jsonrpc.ts';
+import { createDispatcher } from '../jsonrpc/dispatcher.ts';
+import { tokenMethods } from '../jsonrpc/methods/token-methods.ts';
+import { blockMethods } from '../jsonrpc/methods/block-methods.ts';
+
+/** The HTTP server of every HTTP interface, over a started platform. */
+export async function buildHttpApp(platform: Platform): Promise<FastifyInstance> {
+  const { config, logger } = platform;
+  const app = Fastify({ loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger, bodyLimit: config.httpBodyLimitBytes, trustProxy: false });
+  installHttpErrorHandler(app);
+
+  app.get('/healthz', async () => ({ status: 'ok', networks: Object.keys(platform.chains) }));
+
+  const token = tokenMethods(platform.wallet);
+  const block = blockMethods(platform.chains);
+  const batchLimit = config.jsonRpcBatchLimit;
+  const chainApi = createDispatcher({ methods: { ...token, ...block }, batchLimit });
+  await app.register(jsonRpcRoutes, {
+    hostLabels: config.hostLabels,
+    endpoints: {
+      '/token': createDispatcher({ methods: token, batchLimit }),
+      '/block': createDispatcher({ methods: block, batchLimit }),
+      '/v1/chain': chainApi,
+      '/v1/chain/erc20': chainApi,
+    },
+  });
+  return app;
+}

@@ -1,0 +1,48 @@
+import type { DomainErrorCode } from '../../shared/errors.ts';
+
+/** SPEC.md "Errors / JSON-RPC": protocol errors, each with the SPEC's text as `msg`. */
+export const protocolErrors = {
+  parse: { code: -32700, msg: 'parse error. not well formed' },
+  unsupportedEncoding: { code: -32701, msg: 'parse error. unsupported encoding' },
+  invalidRequest: { code: -32600, msg: 'server error. invalid xml-rpc. not conforming to spec.' },
+  methodNotFound: { code: -32601, msg: 'server error. requested method not found' },
+  invalidParams: { code: -32602, msg: 'server error. invalid method parameters' },
+  internal: { code: -32603, msg: 'server error. internal xml-rpc error' },
+} as const;
+
+export interface ProtocolError {
+  code: number;
+  msg: string;
+}
+
+/** Adds what exactly was wrong to a protocol error's SPEC text. */
+export function protocolError(kind: keyof typeof protocolErrors, detail?: string): ProtocolError {
+  const base = protocolErrors[kind];
+  return { code: base.code, msg: detail ? `${base.msg}: ${detail}` : base.msg };
+}
+
+/**
+ * Service errors travel inside `result` with a `resultCode` other than "200" and
+ * `resultData: ""`. The one mapping of domain codes for JSON-RPC; docs/token-api.md lists it.
+ */
+export const resultCodeByCode: Record<DomainErrorCode, string> = {
+  'request.invalid': '400',
+  'request.unauthorized': '401',
+  'request.not_found': '404',
+  'auth.rate_limited': '429',
+  'auth.user_exists': '409',
+  'auth.login_request_unknown': '400',
+  'auth.login_request_pending': '401',
+  'network.unknown': '421',
+  'wallet.unknown_address': '404',
+  'wallet.invalid_mnemonic': '400',
+  'wallet.temp_key_invalid': '440',
+  'wallet.hash_key_invalid': '441',
+  'wallet.signature_invalid': '442',
+  'wallet.insufficient_balance': '402',
+  'wallet.unknown_token': '404',
+  'chain.transaction_failed': '502',
+  'chain.unavailable': '503',
+  'block.not_found': '404',
+  internal: '500',
+};

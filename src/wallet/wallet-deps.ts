@@ -1,0 +1,17 @@
+import type { KeyVault } from '../shared/key-vault.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { WalletRepository } from '../store/wallet-repository.ts';
+import type { ChainClients } from '../chain/chain-clients.ts';
+import type { Relayer } from '../chain/relayer.ts';
+import type { PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
+
+/** What the wallet operations need; each operation takes the narrowest part of it. */
+export interface WalletDeps {
+  repo: WalletRepository;
+  vault: KeyVault;
+  clock: Clock;
+  chains: ChainClients;
+  relayer: Relayer;
+  contracts: PlatformContractsByNetwork;
+  tempKeyTtlMs: number;
+}

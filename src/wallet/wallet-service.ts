@@ -1,0 +1,28 @@
+import type { NetworkName } from '../chain/networks.ts';
+import type { WalletDeps } from './wallet-deps.ts';
+import { createAddress } from './create-address.ts';
+import { importAddress, type ImportAddressParameters } from './import-address.ts';
+import { issueTempKey, type IssueTempKeyParameters } from './temp-key.ts';
+import { signData, type SignDataParameters } from './sign-data.ts';
+import { transfer, type TransferParameters } from './transfer.ts';
+import { createToken, type CreateTokenParameters } from './create-token.ts';
+import { getBalance, type GetBalanceParameters } from './get-balance.ts';
+import { getTokenInfo } from './get-token-info.ts';
+import { mint } from './mint.ts';
+
+/** The custodial wallet with its dependencies bound: what transports and other domains call. */
+export function createWalletService(deps: WalletDeps) {
+  return {
+    createAddress: () => createAddress(deps),
+    importAddress: (params: ImportAddressParameters) => importAddress(deps, params),
+    issueTempKey: (params: IssueTempKeyParameters) => issueTempKey(deps, params),
+    signData: (params: SignDataParameters) => signData(deps, params),
+    transfer: (network: NetworkName, params: TransferParameters) => transfer(deps, network, params),
+    createToken: (network: NetworkName, params: CreateTokenParameters) => createToken(deps, network, params),
+    getBalance: (network: NetworkName, params: GetBalanceParameters) => getBalance(deps, network, params),
+    getTokenInfo: (network: NetworkName, params: { tokenSymbol?: string; contractAddress?: string }) => getTokenInfo(deps, network, params),
+    mint: (network: NetworkName, params: { to: string; amount: string }) => mint(deps, network, params),
+  };
+}
+
+export type WalletService = ReturnType<typeof createWalletService>;
