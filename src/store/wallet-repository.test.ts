@@ -1,0 +1,57 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { storeFactories } from '../../test/support/stores.ts';
+import { createWalletRepository, type WalletRepository } from './wallet-repository.ts';
+import type { Store } from './db.ts';
+
+for (const factory of storeFactories) {
+  describe(`wallet repository on ${factory.name}`, () => {
+    let store: Store;
+    let dispose: () => Promise<void>;
+    let repo: WalletRepository;
+    before(async () => {
+      ({ store, dispose } = await factory.open());
+      repo = createWalletRepository(store.db);
+    });
+    after(async () => { await dispose?.(); });
+
+    test('an account is stored once; a second insert of the same address changes nothing', async () => {
+      const account = { address: '0x0000000000000000000000000000000000000A11', privateKeyEnc: 'v1:a', secretKeyEnc: 'v1:b' };
+      assert.equal(await repo.insertAccount(account, 1), true);
+      assert.equal(await repo.insertAccount({ ...account, secretKeyEnc: 'v1:other' }, 2), false);
+      assert.deepEqual(await repo.findAccount(account.address), account);
+      assert.equal(await repo.findAccount('0x0000000000000000000000000000000000000B0B'), undefined);
+    });
+
+    test('a temp key is consumed once, and never after it expires', async () => {
+      await repo.insertTempKey({ keyHash: 'k1', address: '0xA', keyType: 'transfer', expiresAt: 1_000, usedAt: null }, 0);
+      await repo.insertTempKey({ keyHash: 'k2', address: '0xA', keyType: 'transfer', expiresAt: 1_000, usedAt: null }, 0);
+      const consume = (hash: string, now: number) => store.db.transaction().execute((trx) => repo.consumeTempKey(trx, hash, now));
+      const outcomes = await Promise.all([consume('k1', 500), consume('k1', 500), consume('k1', 500)]);
+      assert.deepEqual(outcomes.filter(Boolean).length, 1);
+      assert.equal((await repo.findTempKey('k1'))?.usedAt, 500);
+      assert.equal(await consume('k2', 1_000), false, 'expired');
+      assert.equal(await consume('missing', 0), false);
+    });
+
+    test('relayer nonces are handed out without gaps or repeats under concurrency', async () => {
+      await store.db.insertInto('relayer_nonces').values({ network: 'ethereum', address: '0xR', next_nonce: 7 }).execute();
+      const take = () => store.db.transaction().execute(async (trx) => {
+        const row = await trx.updateTable('relayer_nonces').set((eb) => ({ next_nonce: eb('next_nonce', '+', 1) }))
+          .where('network', '=', 'ethereum').where('address', '=', '0xR').returning('next_nonce').executeTakeFirstOrThrow();
+        return Number(row.next_nonce) - 1;
+      });
+      const nonces = await Promise.all(Array.from({ length: 25 }, take));
+      assert.deepEqual([...nonces].sort((a, b) => a - b), Array.from({ length: 25 }, (_, i) => 7 + i));
+    });
+
+    test('tokens are found by address and by symbol', async () => {
+      const token = { network: 'bnb', contract_address: '0xT', symbol: 'ABC', name: 'Abc', decimals: 18, owner: '0xO', created_at: 5 };
+      await repo.insertToken(token);
+      await repo.insertToken(token);
+      assert.deepEqual({ ...(await repo.findToken('bnb', '0xT')) }, token);
+      assert.deepEqual({ ...(await repo.findTokenBySymbol('bnb', 'ABC')) }, token);
+      assert.equal(await repo.findToken('ethereum', '0xT'), undefined);
+    });
+  });
+}

@@ -1,0 +1,61 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createServer } from 'node:net';
+
+export interface ServerProcess {
+  child: ChildProcess;
+  baseUrl: string;
+  output(): string;
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+/** `node src/main.ts` as a user runs it, waiting until /healthz answers 200. */
+export async function startServerProcess(env: Record<string, string>, timeoutMs = 90_000): Promise<ServerProcess> {
+  const port = Number(env.HTTP_PORT ?? (await freePort()));
+  const child = spawn(process.execPath, ['src/main.ts'], {
+    env: { ...process.env, LOG_LEVEL: 'warn', GRPC_PORT: String(await freePort()), ...env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
+  child.stderr?.on('data', (d: Buffer) => { output += d.toString(); });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}):\n${output}`);
+    const ok = await fetch(`${baseUrl}/healthz`).then((r) => r.ok, () => false);
+    if (ok) return { child, baseUrl, output: () => output };
+    await sleep(200);
+  }
+  child.kill('SIGKILL');
+  throw new Error(`server did not become healthy:\n${output}`);
+}
+
+/** SIGTERM (clean) or SIGKILL (crash), and wait for the exit. */
+export async function stopServerProcess(server: ServerProcess, signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<number | null> {
+  if (server.child.exitCode !== null) return server.child.exitCode;
+  const exited = once(server.child, 'exit');
+  server.child.kill(signal);
+  const [code] = await exited;
+  return code as number | null;
+}
+
+let id = 1;
+export async function rpcOver(baseUrl: string, path: string, method: string, params?: unknown): Promise<any> {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: id++, method, params }),
+  });
+  const body = await response.json() as any;
+  if (body.error) throw new Error(`${method}: ${body.error.code} ${body.error.msg}`);
+  return body.result;
+}
