@@ -11,6 +11,7 @@ import { fundRelayerOnManagedChains, loadPlatformAccount } from './chain/platfor
 import { ensurePlatformContracts, type PlatformContractsByNetwork } from './chain/platform-contracts.ts';
 import { networkNames } from './chain/networks.ts';
 import { createWalletService, type WalletService } from './wallet/wallet-service.ts';
+import { createIdentity, type Identity } from './identity/identity-service.ts';
 
 /** The core every interface stands on: store, chains, relayer, platform contracts, wallet. */
 export interface Platform {
@@ -23,6 +24,7 @@ export interface Platform {
   relayer: Relayer;
   contracts: PlatformContractsByNetwork;
   wallet: WalletService;
+  identity: Identity;
   stop(): Promise<void>;
 }
 
@@ -57,8 +59,9 @@ export async function startPlatform(config: Config, logger: Logger, options: Sta
     const wallet = createWalletService({
       repo, vault, clock, chains, relayer, contracts, tempKeyTtlMs: config.tempKeyTtlSeconds * 1000,
     });
+    const identity = await createIdentity({ db: store.db, clock, dataDir: config.dataDir, jwtTtlSeconds: config.jwtTtlSeconds });
     logger.info({ relayer: account.address, contracts }, 'platform ready');
-    return { config, logger, clock, store, vault, chains, relayer, contracts, wallet, stop };
+    return { config, logger, clock, store, vault, chains, relayer, contracts, wallet, identity, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -7,6 +7,8 @@ export interface ChainClient {
   network: NetworkName;
   chainId: number;
   managed: boolean;
+  /** The node's JSON-RPC URL, for libraries that make their own connection (ethr-did-resolver). */
+  url: string;
   client: PublicClient;
 }
 
@@ -31,7 +33,7 @@ export async function createChainClients(
         rpcUrls: { default: { http: [endpoint.url] } },
       });
       const client = createPublicClient({ chain, transport: http(endpoint.url, { retryCount: 2 }), pollingInterval });
-      return [network, { network, chainId, managed: endpoint.managed, client }];
+      return [network, { network, chainId, managed: endpoint.managed, url: endpoint.url, client }];
     }),
   );
   return Object.freeze(Object.fromEntries(entries) as Record<NetworkName, ChainClient>);

@@ -3,6 +3,7 @@ import type { Config } from '../config/config.ts';
 import type { Logger } from '../shared/logger.ts';
 import { serveCommand } from './serve-command.ts';
 import { tokenBalanceCommand, tokenMintCommand } from './token-commands.ts';
+import { userAddCommand } from './user-commands.ts';
 
 export interface CliContext {
   config: Config;
@@ -24,6 +25,7 @@ export const commands: Record<string, CliCommand> = {
   serve: serveCommand,
   'token mint': tokenMintCommand,
   'token balance': tokenBalanceCommand,
+  'user add': userAddCommand,
 };
 
 export function usage(): string {

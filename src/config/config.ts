@@ -37,6 +37,15 @@ const envSchema = z.object({
   HTTP_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   CHAIN_POLL_MS: z.coerce.number().int().min(10).default(250),
   TIME_ZONE: z.string().default('Asia/Seoul'),
+  JWT_TTL_SECONDS: z.coerce.number().int().min(60).max(86400 * 30).default(3600),
+  TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  GRPC_HOST: z.string().default('0.0.0.0'),
+  GRPC_MAX_MESSAGE_BYTES: z.coerce.number().int().min(1024).default(64 * 1024),
+  PAYMENT_NETWORK: z.enum(networkNames).default('ethereum'),
+  PAYMENT_PAIRING_WINDOW_SECONDS: z.coerce.number().positive().max(3600).default(30),
+  PAYMENT_IDLE_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(120),
+  DEFAULT_CURRENCY: z.string().regex(/^[A-Z]{3}$/, 'DEFAULT_CURRENCY must be an ISO 4217 code such as KRW').default('KRW'),
+  REWARD_LIFETIME_DAYS: z.coerce.number().positive().max(3650).default(90),
 });
 
 export interface Config {
@@ -56,6 +65,20 @@ export interface Config {
   readonly httpBodyLimitBytes: number;
   readonly chainPollMs: number;
   readonly timeZone: string;
+  readonly jwtTtlSeconds: number;
+  /** Behind a load balancer: take the client address from X-Forwarded-For (rate limits, login binding). */
+  readonly trustProxy: boolean;
+  readonly grpcHost: string;
+  readonly grpcMaxMessageBytes: number;
+  /** The network whose VIXP the payment server moves. */
+  readonly paymentNetwork: NetworkName;
+  /** How long a POS START_PAY waits for the app's DoPayment START_PAY with the same user_uuid. */
+  readonly paymentPairingWindowSeconds: number;
+  /** How long a stream may wait for its next step (app waiting for a POS, REQUEST_TRANSFER to TRANSFER). */
+  readonly paymentIdleTimeoutSeconds: number;
+  /** Currency of exchange_amount when a request does not name one. */
+  readonly defaultCurrency: string;
+  readonly rewardLifetimeDays: number;
 }
 
 /** The one place that reads the environment. Throws a readable error on a bad value. */
@@ -87,6 +110,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpBodyLimitBytes: e.HTTP_BODY_LIMIT_BYTES,
     chainPollMs: e.CHAIN_POLL_MS,
     timeZone: e.TIME_ZONE,
+    jwtTtlSeconds: e.JWT_TTL_SECONDS,
+    trustProxy: e.TRUST_PROXY === 'true',
+    grpcHost: e.GRPC_HOST,
+    grpcMaxMessageBytes: e.GRPC_MAX_MESSAGE_BYTES,
+    paymentNetwork: e.PAYMENT_NETWORK,
+    paymentPairingWindowSeconds: e.PAYMENT_PAIRING_WINDOW_SECONDS,
+    paymentIdleTimeoutSeconds: e.PAYMENT_IDLE_TIMEOUT_SECONDS,
+    defaultCurrency: e.DEFAULT_CURRENCY,
+    rewardLifetimeDays: e.REWARD_LIFETIME_DAYS,
   });
 }
 

@@ -8,6 +8,18 @@ export interface Database {
   chain_txs: ChainTxsTable;
   deployments: DeploymentsTable;
   tokens: TokensTable;
+  users: UsersTable;
+  website_logins: WebsiteLoginsTable;
+  did_keys: DidKeysTable;
+  did_private_keys: DidPrivateKeysTable;
+  dids: DidsTable;
+  used_presentations: UsedPresentationsTable;
+  stores: StoresTable;
+  rate_notices: RateNoticesTable;
+  number_sequences: NumberSequencesTable;
+  payments: PaymentsTable;
+  payment_cancellations: PaymentCancellationsTable;
+  rewards: RewardsTable;
 }
 
 export interface AccountsTable {
@@ -71,6 +83,157 @@ export interface TokensTable {
   decimals: number;
   owner: string;
   created_at: number;
+}
+
+export interface UsersTable {
+  id: string;
+  password_hash: string;
+  name: string;
+  tel_no: string | null;
+  email: string | null;
+  wallet_address: string | null;
+  did: string | null;
+  created_at: number;
+}
+
+export interface WebsiteLoginsTable {
+  request_id_hash: string;
+  site: string;
+  requester_ip: string | null;
+  expires_at: number;
+  user_id: string | null;
+  completed_at: number | null;
+  consumed_at: number | null;
+  cancelled_at: number | null;
+  created_at: number;
+}
+
+export interface DidKeysTable {
+  kid: string;
+  kms: string;
+  type: string;
+  public_key_hex: string;
+  meta_json: string | null;
+  created_at: number;
+}
+
+export interface DidPrivateKeysTable {
+  alias: string;
+  type: string;
+  private_key_enc: string;
+  created_at: number;
+}
+
+export interface DidsTable {
+  did: string;
+  provider: string;
+  alias: string | null;
+  controller_key_id: string | null;
+  key_ids_json: string;
+  services_json: string;
+  role: string | null;
+  created_at: number;
+}
+
+export interface UsedPresentationsTable {
+  jwt_hash: string;
+  holder_did: string;
+  expires_at: number;
+  used_at: number;
+}
+
+export interface StoresTable {
+  tid: string;
+  name: string;
+  settlement_address: string;
+  api_key_hash: string;
+  created_at: number;
+}
+
+export interface RateNoticesTable {
+  currency: string;
+  /** yyyyMMdd in the platform's time zone. */
+  notice_date: string;
+  notice_index: number;
+  rate: string;
+  published_at: number;
+}
+
+export interface NumberSequencesTable {
+  name: string;
+  next_value: number;
+}
+
+export type PaymentStatus = 'pending' | 'approved' | 'failed';
+
+export interface PaymentsTable {
+  id: string;
+  tid: string;
+  tran_no: string;
+  status: PaymentStatus;
+  user_uuid: string;
+  user_address: string | null;
+  settlement_address: string;
+  network: string;
+  contract_address: string | null;
+  token_symbol: string | null;
+  /** Base units. */
+  token_amount: string | null;
+  exchange_amount: string;
+  exchange_currency: string;
+  exchange_rate: string | null;
+  exchange_date_index: string | null;
+  transfer_transaction_id: string | null;
+  approval_no: string | null;
+  approval_date: string | null;
+  /** Base units refunded (or being refunded) by cancellations so far. */
+  refunded_amount: string;
+  failure_code: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export type PaymentCancellationStatus = 'pending' | 'done' | 'failed';
+
+export interface PaymentCancellationsTable {
+  id: string;
+  payment_id: string;
+  status: PaymentCancellationStatus;
+  token_amount: string;
+  exchange_amount: string | null;
+  transfer_transaction_id: string | null;
+  cancel_no: string | null;
+  cancel_date: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export type RewardStatus = 'issued' | 'claiming' | 'claimed' | 'canceling' | 'canceled';
+
+export interface RewardsTable {
+  id: string;
+  tid: string;
+  reward_reason: string;
+  status: RewardStatus;
+  network: string;
+  settlement_address: string;
+  contract_address: string;
+  token_symbol: string;
+  token_amount: string;
+  exchange_amount: string;
+  exchange_currency: string;
+  exchange_rate: string;
+  exchange_date_index: string;
+  reward_date: string;
+  expires_at: number;
+  user_address: string | null;
+  claim_transaction_id: string | null;
+  claimed_at: number | null;
+  cancel_no: string | null;
+  cancel_date: string | null;
+  cancel_transaction_id: string | null;
+  created_at: number;
+  updated_at: number;
 }
 
 export type { Generated };

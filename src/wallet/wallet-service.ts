@@ -9,6 +9,7 @@ import { createToken, type CreateTokenParameters } from './create-token.ts';
 import { getBalance, type GetBalanceParameters } from './get-balance.ts';
 import { getTokenInfo } from './get-token-info.ts';
 import { mint } from './mint.ts';
+import { transferFromCustody, type TransferFromCustodyParameters } from './transfer-from-custody.ts';
 
 /** The custodial wallet with its dependencies bound: what transports and other domains call. */
 export function createWalletService(deps: WalletDeps) {
@@ -22,6 +23,8 @@ export function createWalletService(deps: WalletDeps) {
     getBalance: (network: NetworkName, params: GetBalanceParameters) => getBalance(deps, network, params),
     getTokenInfo: (network: NetworkName, params: { tokenSymbol?: string; contractAddress?: string }) => getTokenInfo(deps, network, params),
     mint: (network: NetworkName, params: { to: string; amount: string }) => mint(deps, network, params),
+    /** Platform-initiated transfer from a custodial account we hold (refunds, reward payouts). */
+    transferFromCustody: (network: NetworkName, params: TransferFromCustodyParameters) => transferFromCustody(deps, network, params),
   };
 }
 

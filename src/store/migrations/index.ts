@@ -1,7 +1,13 @@
 import type { Migration } from 'kysely';
 import * as foundation from './0001-foundation.ts';
+import * as identity from './0002-identity.ts';
+import * as did from './0003-did.ts';
+import * as payments from './0004-payments.ts';
 
 /** Every migration, in order. Each domain adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
+  '0002-identity': identity,
+  '0003-did': did,
+  '0004-payments': payments,
 };

@@ -5,14 +5,20 @@ import { jsonRpcRoutes } from './routes/jsonrpc.ts';
 import { createDispatcher } from '../jsonrpc/dispatcher.ts';
 import { tokenMethods } from '../jsonrpc/methods/token-methods.ts';
 import { blockMethods } from '../jsonrpc/methods/block-methods.ts';
+import { authRoutes } from './routes/auth.ts';
+import { jwksRoutes } from './routes/auth-jwks.ts';
 
 /** The HTTP server of every HTTP interface, over a started platform. */
 export async function buildHttpApp(platform: Platform): Promise<FastifyInstance> {
   const { config, logger } = platform;
-  const app = Fastify({ loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger, bodyLimit: config.httpBodyLimitBytes, trustProxy: false });
+  const app = Fastify({ loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger, bodyLimit: config.httpBodyLimitBytes, trustProxy: config.trustProxy });
   installHttpErrorHandler(app);
 
   app.get('/healthz', async () => ({ status: 'ok', networks: Object.keys(platform.chains) }));
+
+  const { identity } = platform;
+  await app.register(authRoutes, { prefix: '/v2/auth', login: identity.login, websiteLogins: identity.websiteLogins });
+  await app.register(jwksRoutes, { jwt: identity.jwt });
 
   const token = tokenMethods(platform.wallet);
   const block = blockMethods(platform.chains);
