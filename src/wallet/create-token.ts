@@ -4,7 +4,7 @@ import { vixpTokenAbi, vixpTokenBytecode } from '../chain/artifacts/vixp-token.t
 import { parseTokenAmount } from '../shared/amount.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { WalletDeps } from './wallet-deps.ts';
-import { checkTempKey } from './temp-key.ts';
+import { checkTempKey, consumeTempKeyWithin } from './temp-key.ts';
 import { assertSignedBy } from './signed-request.ts';
 
 export interface CreateTokenParameters {
@@ -40,11 +40,7 @@ export async function createToken(deps: WalletDeps, network: NetworkName, params
   const result = await deps.relayer.send(network, {
     data: encodeDeployData({ abi: vixpTokenAbi, bytecode: vixpTokenBytecode, args: [params.name, params.symbol, key.address, supply] }),
     intent: { kind: 'deploy', reference: `token:${params.symbol}`, fromAddress: key.address, amount: supply.toString() },
-    withinJournal: async (trx) => {
-      if (!(await deps.repo.consumeTempKey(trx, key.keyHash, deps.clock()))) {
-        throw new DomainError('wallet.temp_key_invalid', 'tempKey was already used');
-      }
-    },
+    withinJournal: consumeTempKeyWithin(deps, key.keyHash),
   });
   const deployed = result.receipt?.contractAddress;
   if (!deployed) throw new DomainError('chain.unavailable', 'the token deployment is not confirmed yet', { details: result.txHash });

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Address } from 'viem';
+import type { Transaction } from 'kysely';
+import type { Database } from '../store/schema.ts';
 import { DomainError } from '../shared/errors.ts';
 import { safeEqual, sha256Hex } from '../shared/hash.ts';
 import type { WalletDeps } from './wallet-deps.ts';
@@ -56,4 +58,16 @@ export async function checkTempKey(
   const expected = sha256Hex(`${params.tempKey}|${deps.vault.decrypt(account.secretKeyEnc)}`);
   if (!safeEqual(expected, params.hashKey.toLowerCase())) throw new DomainError('wallet.hash_key_invalid', 'hashKey does not match');
   return { address, keyHash, privateKeyEnc: account.privateKeyEnc };
+}
+
+/**
+ * The `withinJournal` step of a relayed transaction authorised by a temp key: consumes the key in
+ * the journaling database transaction, so a replay racing this one is refused and nothing is sent.
+ */
+export function consumeTempKeyWithin(deps: Pick<WalletDeps, 'repo' | 'clock'>, keyHash: string) {
+  return async (trx: Transaction<Database>): Promise<void> => {
+    if (!(await deps.repo.consumeTempKey(trx, keyHash, deps.clock()))) {
+      throw new DomainError('wallet.temp_key_invalid', 'tempKey was already used');
+    }
+  };
 }

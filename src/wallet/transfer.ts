@@ -6,7 +6,7 @@ import { parseTokenAmount } from '../shared/amount.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { parseAddress } from './address.ts';
-import { checkTempKey } from './temp-key.ts';
+import { checkTempKey, consumeTempKeyWithin } from './temp-key.ts';
 import { assertSignedBy } from './signed-request.ts';
 import { resolveToken } from './token.ts';
 
@@ -75,11 +75,7 @@ export async function transfer(deps: WalletDeps, network: NetworkName, params: T
     to: token.contractAddress,
     data,
     intent: { kind: 'transfer', reference: params.reference, fromAddress: from, toAddress: to, contractAddress: token.contractAddress, amount: value.toString() },
-    withinJournal: async (trx) => {
-      if (!(await deps.repo.consumeTempKey(trx, key.keyHash, deps.clock()))) {
-        throw new DomainError('wallet.temp_key_invalid', 'tempKey was already used');
-      }
-    },
+    withinJournal: consumeTempKeyWithin(deps, key.keyHash),
   });
   return {
     transactionId: result.txHash,
