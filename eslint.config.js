@@ -15,7 +15,7 @@ export default tseslint.config(
   },
   {
     // Domain folders never import transports (DESIGN.md).
-    files: ['src/{shared,store,chain,wallet,payments,rewards,identity,did,ipfs}/**/*.ts'],
+    files: ['src/{shared,store,chain,wallet,payments,rewards,identity,did,ipfs,pay}/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['**/transports/**'], message: 'domain code must not import transports' }] }],

@@ -39,6 +39,7 @@ const envSchema = z.object({
   TIME_ZONE: z.string().default('Asia/Seoul'),
   JWT_TTL_SECONDS: z.coerce.number().int().min(60).max(86400 * 30).default(3600),
   TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  PAY_RECEIVER_ADDRESS: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'PAY_RECEIVER_ADDRESS must be a 0x address').optional(),
   GRPC_HOST: z.string().default('0.0.0.0'),
   GRPC_MAX_MESSAGE_BYTES: z.coerce.number().int().min(1024).default(64 * 1024),
   PAYMENT_NETWORK: z.enum(networkNames).default('ethereum'),
@@ -68,6 +69,8 @@ export interface Config {
   readonly jwtTtlSeconds: number;
   /** Behind a load balancer: take the client address from X-Forwarded-For (rate limits, login binding). */
   readonly trustProxy: boolean;
+  /** Receiving account of REST pay (`/v1/ict/pay`); the treasury when unset. */
+  readonly payReceiverAddress: `0x${string}` | undefined;
   readonly grpcHost: string;
   readonly grpcMaxMessageBytes: number;
   /** The network whose VIXP the payment server moves. */
@@ -112,6 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     timeZone: e.TIME_ZONE,
     jwtTtlSeconds: e.JWT_TTL_SECONDS,
     trustProxy: e.TRUST_PROXY === 'true',
+    payReceiverAddress: e.PAY_RECEIVER_ADDRESS as `0x${string}` | undefined,
     grpcHost: e.GRPC_HOST,
     grpcMaxMessageBytes: e.GRPC_MAX_MESSAGE_BYTES,
     paymentNetwork: e.PAYMENT_NETWORK,

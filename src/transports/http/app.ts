@@ -7,6 +7,7 @@ import { tokenMethods } from '../jsonrpc/methods/token-methods.ts';
 import { blockMethods } from '../jsonrpc/methods/block-methods.ts';
 import { authRoutes } from './routes/auth.ts';
 import { jwksRoutes } from './routes/auth-jwks.ts';
+import { payRoutes } from './routes/pay.ts';
 
 /** The HTTP server of every HTTP interface, over a started platform. */
 export async function buildHttpApp(platform: Platform): Promise<FastifyInstance> {
@@ -19,6 +20,14 @@ export async function buildHttpApp(platform: Platform): Promise<FastifyInstance>
   const { identity } = platform;
   await app.register(authRoutes, { prefix: '/v2/auth', login: identity.login, websiteLogins: identity.websiteLogins });
   await app.register(jwksRoutes, { jwt: identity.jwt });
+  await app.register(payRoutes, {
+    prefix: '/v1/ict',
+    verify: identity.jwt.verifyAccessToken,
+    pay: {
+      users: identity.users, rateLimiter: identity.rateLimiter, wallet: platform.wallet, network: config.paymentNetwork,
+      receiver: config.payReceiverAddress ?? platform.relayer.address,
+    },
+  });
 
   const token = tokenMethods(platform.wallet);
   const block = blockMethods(platform.chains);

@@ -1,0 +1,63 @@
+import { getAddress, isAddress, type Address } from 'viem';
+import type { NetworkName } from '../chain/networks.ts';
+import { vixpSymbol } from '../chain/platform-contracts.ts';
+import { DomainError } from '../shared/errors.ts';
+import type { UserService } from '../identity/users.ts';
+import type { LoginRateLimiter } from '../identity/login-rate-limiter.ts';
+import type { WalletService } from '../wallet/wallet-service.ts';
+
+export interface PayDeps {
+  users: Pick<UserService, 'verifyPassword'>;
+  rateLimiter: LoginRateLimiter;
+  wallet: Pick<WalletService, 'transferFromCustody'>;
+  network: NetworkName;
+  /** The platform's receiving account (PAY_RECEIVER_ADDRESS, by default the treasury). */
+  receiver: Address;
+}
+
+export interface PayParameters {
+  /** The authenticated user (from the JWT). */
+  userId: string;
+  tokenName: string;
+  amount: string;
+  myAddress: string;
+  password: string;
+  /** Client address, for the failed-password throttle. */
+  clientIp: string;
+}
+
+export interface PayReturnType {
+  transactionId: string;
+  status: 'confirmed' | 'signed';
+  tokenName: string;
+  amount: string;
+  fromAddress: Address;
+  toAddress: Address;
+  network: NetworkName;
+}
+
+/**
+ * REST pay: the JWT's user pays the platform's receiving account from their custodial wallet.
+ * The password is checked before the account key is touched, and `myAddress` must be the user's
+ * own wallet; the transfer then runs the wallet's journaled, gasless path.
+ */
+export async function pay(deps: PayDeps, params: PayParameters): Promise<PayReturnType> {
+  if (params.tokenName !== vixpSymbol) {
+    throw new DomainError('wallet.unknown_token', `tokenName ${JSON.stringify(params.tokenName.slice(0, 20))} is not available; use ${vixpSymbol}`);
+  }
+  if (!isAddress(params.myAddress, { strict: true })) throw new DomainError('request.invalid', 'myAddress is not a valid address', { details: 'myAddress' });
+  const attempt = deps.rateLimiter.beginAttempt(params.userId, params.clientIp);
+  const user = await deps.users.verifyPassword(params.userId, params.password);
+  attempt.succeeded();
+  const fromAddress = getAddress(params.myAddress);
+  if (!user.walletAddress || getAddress(user.walletAddress) !== fromAddress) {
+    throw new DomainError('request.unauthorized', 'myAddress is not the wallet address of the signed-in user');
+  }
+  const result = await deps.wallet.transferFromCustody(deps.network, {
+    fromAddress, toAddress: deps.receiver, amount: params.amount, reference: `pay:${params.userId}`,
+  });
+  return {
+    transactionId: result.transactionId, status: result.status, tokenName: vixpSymbol, amount: params.amount,
+    fromAddress, toAddress: deps.receiver, network: deps.network,
+  };
+}
