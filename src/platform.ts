@@ -12,6 +12,7 @@ import { ensurePlatformContracts, type PlatformContractsByNetwork } from './chai
 import { networkNames } from './chain/networks.ts';
 import { createWalletService, type WalletService } from './wallet/wallet-service.ts';
 import { createIdentity, type Identity } from './identity/identity-service.ts';
+import { startDid, type DidModule } from './did/did-module.ts';
 
 /** The core every interface stands on: store, chains, relayer, platform contracts, wallet. */
 export interface Platform {
@@ -25,6 +26,7 @@ export interface Platform {
   contracts: PlatformContractsByNetwork;
   wallet: WalletService;
   identity: Identity;
+  did: DidModule;
   stop(): Promise<void>;
 }
 
@@ -60,8 +62,12 @@ export async function startPlatform(config: Config, logger: Logger, options: Sta
       repo, vault, clock, chains, relayer, contracts, tempKeyTtlMs: config.tempKeyTtlSeconds * 1000,
     });
     const identity = await createIdentity({ db: store.db, clock, dataDir: config.dataDir, jwtTtlSeconds: config.jwtTtlSeconds });
+    const did = await startDid({
+      db: store.db, vault, wallets: repo, clock,
+      chain: { rpcUrl: chains.ethereum.url, chainId: chains.ethereum.chainId, registry: contracts.ethereum.didRegistry },
+    });
     logger.info({ relayer: account.address, contracts }, 'platform ready');
-    return { config, logger, clock, store, vault, chains, relayer, contracts, wallet, identity, stop };
+    return { config, logger, clock, store, vault, chains, relayer, contracts, wallet, identity, did, stop };
   } catch (error) {
     await stop();
     throw error;

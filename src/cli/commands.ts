@@ -4,6 +4,7 @@ import type { Logger } from '../shared/logger.ts';
 import { serveCommand } from './serve-command.ts';
 import { tokenBalanceCommand, tokenMintCommand } from './token-commands.ts';
 import { userAddCommand } from './user-commands.ts';
+import { loginApproveCommand } from './login-commands.ts';
 
 export interface CliContext {
   config: Config;
@@ -26,6 +27,7 @@ export const commands: Record<string, CliCommand> = {
   'token mint': tokenMintCommand,
   'token balance': tokenBalanceCommand,
   'user add': userAddCommand,
+  'login approve': loginApproveCommand,
 };
 
 export function usage(): string {

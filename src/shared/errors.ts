@@ -25,6 +25,7 @@ export const domainErrorCodes = [
   'did.not_system_issuer',
   'did.not_system_verifier',
   'did.key_not_held',
+  'did.holder_not_caller',
   'did.secret_key_invalid',
   'did.presentation_refused',
   'payment.canceled_by_user',

@@ -8,6 +8,9 @@ import { blockMethods } from '../jsonrpc/methods/block-methods.ts';
 import { authRoutes } from './routes/auth.ts';
 import { jwksRoutes } from './routes/auth-jwks.ts';
 import { payRoutes } from './routes/pay.ts';
+import { didRoutes } from './routes/did.ts';
+import { authVpRoutes } from './routes/auth-vp.ts';
+import { demoRoutes } from './routes/demo.ts';
 
 /** The HTTP server of every HTTP interface, over a started platform. */
 export async function buildHttpApp(platform: Platform): Promise<FastifyInstance> {
@@ -20,6 +23,15 @@ export async function buildHttpApp(platform: Platform): Promise<FastifyInstance>
   const { identity } = platform;
   await app.register(authRoutes, { prefix: '/v2/auth', login: identity.login, websiteLogins: identity.websiteLogins });
   await app.register(jwksRoutes, { jwt: identity.jwt });
+  await app.register(didRoutes, {
+    prefix: '/v2/did', did: platform.did.service, verifyAccessToken: identity.jwt.verifyAccessToken,
+    walletAddressOf: async (userId) => (await identity.users.findUser(userId))?.walletAddress ?? undefined,
+  });
+  await app.register(authVpRoutes, {
+    prefix: '/v2/auth', verifyLoginPresentation: platform.did.verifyLoginPresentation,
+    findUserIdByHolder: platform.did.findUserIdByHolder, login: identity.login, websiteLogins: identity.websiteLogins,
+  });
+  await app.register(demoRoutes, { prefix: '/demo', siteUrl: `http://localhost:${config.httpPort}/demo/login`, waitTimeSeconds: 120 });
   await app.register(payRoutes, {
     prefix: '/v1/ict',
     verify: identity.jwt.verifyAccessToken,

@@ -47,6 +47,7 @@ export const resultCodeByCode: Record<DomainErrorCode, string> = {
   'did.not_system_issuer': '400',
   'did.not_system_verifier': '400',
   'did.key_not_held': '400',
+  'did.holder_not_caller': '403',
   'did.secret_key_invalid': '401',
   'did.presentation_refused': '401',
   'payment.canceled_by_user': '409',
