@@ -5,6 +5,9 @@ import { serveCommand } from './serve-command.ts';
 import { tokenBalanceCommand, tokenMintCommand } from './token-commands.ts';
 import { userAddCommand } from './user-commands.ts';
 import { loginApproveCommand } from './login-commands.ts';
+import { ratePublishCommand, storeAddCommand } from './payment-commands.ts';
+import { appCommand, posCommand } from './simulator-commands.ts';
+import { demoPayCommand, demoRewardCommand } from './demo-commands.ts';
 
 export interface CliContext {
   config: Config;
@@ -28,6 +31,12 @@ export const commands: Record<string, CliCommand> = {
   'token balance': tokenBalanceCommand,
   'user add': userAddCommand,
   'login approve': loginApproveCommand,
+  'store add': storeAddCommand,
+  'rate publish': ratePublishCommand,
+  pos: posCommand,
+  app: appCommand,
+  'demo pay': demoPayCommand,
+  'demo reward': demoRewardCommand,
 };
 
 export function usage(): string {

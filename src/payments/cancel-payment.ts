@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import { formatTokenAmount, parseTokenAmount } from '../shared/amount.ts';
+import { DomainError } from '../shared/errors.ts';
+import type { StoreRecord } from '../store/merchant-repository.ts';
+import type { PaymentDeps } from './payment-deps.ts';
+import { nextApprovalNumber } from './approval-number.ts';
+
+export interface CancelPaymentRequest {
+  tid: string;
+  /** The approval's token transfer. */
+  transferTransactionId: string;
+  /** Tokens to refund; empty refunds everything not refunded yet. */
+  tokenAmount?: string;
+  exchangeAmount?: string;
+  userAddress?: string;
+}
+
+export interface PaymentCancellation {
+  contractAddress: string;
+  tokenSymbol: string;
+  userAddress: string;
+  tokenAmount: string;
+  exchangeAmount: string;
+  /** The store-to-user refund transfer. */
+  transferTransactionId: string;
+  /** Cancellation number and date. */
+  approvalNo: string;
+  approvalDate: string;
+}
+
+/**
+ * Refunds an approved payment of this store from its settlement account to the payer. Partial
+ * cancellations are allowed; their total never exceeds what was paid (the refunded total is
+ * reserved by compare-and-set before the transfer and released if the transfer fails). Once
+ * everything is refunded a further cancellation is `payment.already_canceled`.
+ */
+export async function cancelPayment(
+  deps: Pick<PaymentDeps, 'payments' | 'merchants' | 'wallet' | 'network' | 'clock' | 'timeZone'>,
+  store: StoreRecord,
+  request: CancelPaymentRequest,
+): Promise<PaymentCancellation> {
+  if (request.tid !== store.tid) throw new DomainError('request.unauthorized', 'tid is not the store of this API key', { details: 'tid' });
+  if (!request.transferTransactionId) throw new DomainError('request.invalid', 'transfer_transaction_id is required', { details: 'transfer_transaction_id' });
+  const load = async () => {
+    const payment = await deps.payments.findApprovedByTransferTransaction(request.transferTransactionId);
+    // Another store's payment is "not found" too: a POS learns nothing about other stores.
+    if (!payment || payment.tid !== store.tid || !payment.userAddress || !payment.tokenAmount) {
+      throw new DomainError('payment.not_found', 'no approved payment of this store with this transfer_transaction_id');
+    }
+    return { ...payment, userAddress: payment.userAddress, tokenAmount: payment.tokenAmount };
+  };
+  let payment = await load();
+  if (request.userAddress && request.userAddress.toLowerCase() !== payment.userAddress.toLowerCase()) {
+    throw new DomainError('request.invalid', 'user_address is not the payer of this payment', { details: 'user_address' });
+  }
+  const token = await deps.wallet.getTokenInfo(deps.network, { ...(payment.contractAddress && { contractAddress: payment.contractAddress }) });
+
+  // Reserve the refund: compare-and-set on the refunded total, retried when another cancellation won.
+  let units = 0n;
+  for (let attempt = 0; ; attempt++) {
+    const paid = BigInt(payment.tokenAmount);
+    const refunded = BigInt(payment.refundedAmount);
+    if (refunded >= paid) throw new DomainError('payment.already_canceled', 'this payment is already fully canceled');
+    units = request.tokenAmount ? parseTokenAmount(request.tokenAmount, token.decimals, 'token_amount') : paid - refunded;
+    if (units > paid - refunded) {
+      throw new DomainError('payment.bad_cancel_amount', `token_amount exceeds what is left to refund (${formatTokenAmount(paid - refunded, token.decimals)})`);
+    }
+    if (await deps.payments.setRefunded(payment.id, payment.refundedAmount, (refunded + units).toString(), deps.clock())) break;
+    if (attempt > 20) throw new DomainError('internal', 'could not reserve the refund');
+    payment = await load();
+  }
+  const release = async () => {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const current = await load();
+      const next = (BigInt(current.refundedAmount) - units).toString();
+      if (await deps.payments.setRefunded(current.id, current.refundedAmount, next, deps.clock())) return;
+    }
+  };
+
+  const cancellationId = randomUUID();
+  const full = units === BigInt(payment.tokenAmount);
+  const exchangeAmount = full ? payment.exchangeAmount : (request.exchangeAmount ?? '');
+  await deps.payments.insertCancellation({ id: cancellationId, paymentId: payment.id, tokenAmount: units.toString(), exchangeAmount: exchangeAmount || null }, deps.clock());
+  const tokenAmount = formatTokenAmount(units, token.decimals);
+  let refund;
+  try {
+    refund = await deps.wallet.transferFromCustody(deps.network, {
+      fromAddress: store.settlementAddress, toAddress: payment.userAddress, amount: tokenAmount,
+      contractAddress: token.contractAddress, reference: `payment-cancel:${cancellationId}`,
+    });
+  } catch (error) {
+    await deps.payments.failCancellation(cancellationId, deps.clock());
+    await release();
+    throw error;
+  }
+  const number = await nextApprovalNumber(deps);
+  await deps.payments.completeCancellation(cancellationId, { transferTransactionId: refund.transactionId, cancelNo: number.number, cancelDate: number.date }, deps.clock());
+  return {
+    contractAddress: token.contractAddress, tokenSymbol: token.tokenSymbol, userAddress: payment.userAddress, tokenAmount, exchangeAmount,
+    transferTransactionId: refund.transactionId, approvalNo: number.number, approvalDate: number.date,
+  };
+}

@@ -1,0 +1,23 @@
+import type { NetworkName } from '../chain/networks.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { WalletService } from '../wallet/wallet-service.ts';
+import type { MerchantRepository } from '../store/merchant-repository.ts';
+import type { PaymentRepository } from '../store/payment-repository.ts';
+import type { PairingDesk } from './pairing-desk.ts';
+
+/** What the payment operations need; each takes the narrowest part of it. */
+export interface PaymentDeps {
+  merchants: MerchantRepository;
+  payments: PaymentRepository;
+  wallet: Pick<WalletService, 'createAddress' | 'transfer' | 'transferFromCustody' | 'getBalance' | 'getTokenInfo'>;
+  desk: PairingDesk;
+  clock: Clock;
+  logger: Logger;
+  /** The network whose tokens payments move. */
+  network: NetworkName;
+  timeZone: string;
+  defaultCurrency: string;
+  pairingWindowMs: number;
+  idleTimeoutMs: number;
+}

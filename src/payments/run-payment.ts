@@ -1,0 +1,164 @@
+import { randomUUID } from 'node:crypto';
+import { formatTokenAmount } from '../shared/amount.ts';
+import { DomainError, isDomainError } from '../shared/errors.ts';
+import type { PaymentRecord } from '../store/payment-repository.ts';
+import type { StoreRecord } from '../store/merchant-repository.ts';
+import type { PaymentDeps } from './payment-deps.ts';
+import type { PaymentApproval, SessionSink } from './payment-events.ts';
+import type { PairedApp } from './pairing-desk.ts';
+import { quoteTokens } from './token-quote.ts';
+import { nextApprovalNumber } from './approval-number.ts';
+import { normalizeDecimal } from './exchange.ts';
+import { paymentTransferReference, settleStalePayment } from './settle-stale-payment.ts';
+
+/**
+ * After how long a pending payment can no longer be held by a live session anywhere: pairing window
+ * + idle timeout + the relayer's receipt wait, with a margin.
+ */
+const staleAfterMs = (deps: Pick<PaymentDeps, 'pairingWindowMs' | 'idleTimeoutMs'>) => deps.pairingWindowMs + deps.idleTimeoutMs + 5 * 60_000;
+
+/** The POS's StartPayment START_PAY: its own fields and the QR code's. */
+export interface StartPaymentRequest {
+  tid: string;
+  tranNo: string;
+  exchangeAmount: string;
+  exchangeCurrency?: string;
+  userUuid: string;
+  contractAddress?: string;
+  tokenSymbol?: string;
+  userAddress?: string;
+  /** Unix seconds from the QR code; 0 when absent. */
+  expirationTime: number;
+}
+
+export interface PosSide extends SessionSink {
+  /** Aborts when the POS stream ends or is cancelled. */
+  signal: AbortSignal;
+}
+
+const sameAddress = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/**
+ * One payment, from the POS's START_PAY to END_PAY on both streams, or one failure code on both
+ * streams. Nothing is half done: tokens move only in the single wallet transfer, and a payment is
+ * approved only after it; a failure before it leaves balances untouched and frees the tran_no for a
+ * new attempt. A tran_no already approved answers the original approval.
+ */
+export async function runPayment(deps: PaymentDeps, store: StoreRecord, request: StartPaymentRequest, pos: PosSide): Promise<void> {
+  try {
+    await runPaymentAttempt(deps, store, request, pos);
+  } catch (error) {
+    // Refused before the attempt began (bad field, tid, tran_no in progress): an app still waiting
+    // for this user_uuid hears it too, rather than waiting for its timeout.
+    if (isDomainError(error) && request.userUuid) deps.desk.failWaitingApp(request.userUuid, { error, tranNo: request.tranNo });
+    throw error;
+  }
+}
+
+async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request: StartPaymentRequest, pos: PosSide): Promise<void> {
+  requireText(request.tranNo, 'tran_no');
+  requireText(request.userUuid, 'user_uuid');
+  if (request.tid !== store.tid) throw new DomainError('request.unauthorized', 'tid is not the store of this API key', { details: 'tid' });
+  const exchangeAmount = normalizeDecimal(request.exchangeAmount, 'exchange_amount');
+  const id = randomUUID();
+  const claim = await deps.payments.claimTranNo({
+    id, tid: store.tid, tranNo: request.tranNo, userUuid: request.userUuid, settlementAddress: store.settlementAddress,
+    network: deps.network, exchangeAmount, exchangeCurrency: request.exchangeCurrency || deps.defaultCurrency,
+  }, deps.clock());
+  if (!claim.claimed) {
+    let { existing } = claim;
+    if (existing.status === 'pending' && deps.clock() - existing.updatedAt > staleAfterMs(deps)) {
+      const settled = await settleStalePayment(deps, existing);
+      if (settled === 'failed') return runPaymentAttempt(deps, store, request, pos);
+      if (settled === 'approved') existing = (await deps.payments.findByTranNo(store.tid, request.tranNo)) ?? existing;
+    }
+    if (existing.status === 'approved') return pos.send({ type: 'end_pay', approval: await approvalOf(deps, existing) });
+    throw new DomainError('payment.in_progress', `tran_no ${request.tranNo} is in progress`, { details: 'tran_no' });
+  }
+
+  const expiresAtMs = request.expirationTime > 0 ? request.expirationTime * 1000 : Number.POSITIVE_INFINITY;
+  const remaining = () => expiresAtMs - deps.clock();
+  const assertLive = () => {
+    if (remaining() <= 0) throw new DomainError('payment.expired', 'the QR code has expired (expiration_time)');
+  };
+  let app: PairedApp | undefined;
+  let transferred = false;
+  try {
+    assertLive();
+    app = await deps.desk.takeApp(request.userUuid, Math.min(deps.pairingWindowMs, remaining()), pos.signal);
+    if (request.userAddress && !sameAddress(request.userAddress, app.userAddress)) {
+      throw new DomainError('request.invalid', 'user_address of the QR code is not the app user\'s account', { details: 'user_address' });
+    }
+    const quote = await quoteTokens(deps, {
+      exchangeAmount,
+      ...(request.exchangeCurrency && { exchangeCurrency: request.exchangeCurrency }),
+      ...(request.contractAddress && { contractAddress: request.contractAddress }),
+      ...(request.tokenSymbol && { tokenSymbol: request.tokenSymbol }),
+    });
+    await deps.payments.recordQuote(id, {
+      userAddress: app.userAddress, contractAddress: quote.contractAddress, tokenSymbol: quote.tokenSymbol,
+      tokenAmount: quote.tokenUnits.toString(), exchangeRate: quote.exchangeRate, exchangeDateIndex: quote.exchangeDateIndex,
+    }, deps.clock());
+    const balance = await deps.wallet.getBalance(deps.network, { address: app.userAddress, contractAddress: quote.contractAddress });
+    if (BigInt(balance.balanceRaw) < quote.tokenUnits) throw new DomainError('wallet.insufficient_balance', 'the user\'s balance is below token_amount');
+
+    app.send({
+      type: 'request_transfer',
+      request: {
+        tranNo: request.tranNo, contractAddress: quote.contractAddress, tokenSymbol: quote.tokenSymbol, tokenAmount: quote.tokenAmount,
+        settlementAddress: store.settlementAddress, storeName: store.name, transferComment: `${store.name} ${request.tranNo}`,
+        exchangeDateIndex: quote.exchangeDateIndex, exchangeRate: quote.exchangeRate, exchangeAmount: quote.exchangeAmount, exchangeCurrency: quote.exchangeCurrency,
+      },
+    });
+    pos.send({ type: 'transfer_pending', tranNo: request.tranNo });
+    const credentials = await app.awaitTransfer(Math.min(deps.idleTimeoutMs, remaining()), pos.signal);
+    assertLive();
+
+    // From here on the payment is carried through even if the POS hangs up; a retry finds it.
+    transferred = true;
+    const result = await deps.wallet.transfer(deps.network, {
+      fromAddress: app.userAddress, toAddress: store.settlementAddress, amount: quote.tokenAmount,
+      tempKey: credentials.tempKey, hashKey: credentials.hashKey, signature: credentials.signature,
+      contractAddress: quote.contractAddress, reference: paymentTransferReference(id),
+    }).catch((error: unknown) => {
+      // Refused (temp key, hash key, signature, balance) or reverted on chain: nothing moved.
+      if (isDomainError(error) && (error.code.startsWith('wallet.') || error.code === 'chain.transaction_failed')) transferred = false;
+      throw error;
+    });
+    const approvalNumber = await nextApprovalNumber(deps);
+    await deps.payments.markApproved(id, { transferTransactionId: result.transactionId, approvalNo: approvalNumber.number, approvalDate: approvalNumber.date }, deps.clock());
+    const approval: PaymentApproval = {
+      tranNo: request.tranNo, contractAddress: quote.contractAddress, tokenSymbol: quote.tokenSymbol, userAddress: app.userAddress,
+      tokenAmount: quote.tokenAmount, transferTransactionId: result.transactionId, approvalNo: approvalNumber.number, approvalDate: approvalNumber.date,
+      exchangeDateIndex: quote.exchangeDateIndex, exchangeRate: quote.exchangeRate, exchangeAmount: quote.exchangeAmount, exchangeCurrency: quote.exchangeCurrency,
+    };
+    pos.send({ type: 'end_pay', approval });
+    app.send({ type: 'end_pay', approval });
+  } catch (error) {
+    const failure = isDomainError(error) ? error : new DomainError('internal', 'the payment failed', { cause: error });
+    if (!isDomainError(error)) deps.logger.error({ err: error, tid: store.tid, tranNo: request.tranNo }, 'payment failed');
+    // After a transfer was journaled the tran_no stays pending (never reusable): the journal finishes
+    // the transfer and an operator reconciles the approval; the POS sees 10 until then.
+    if (!transferred) await deps.payments.markFailed(id, failure.code, deps.clock());
+    if (app) app.send({ type: 'failed', error: failure, tranNo: request.tranNo });
+    else deps.desk.failWaitingApp(request.userUuid, { error: failure, tranNo: request.tranNo });
+    pos.send({ type: 'failed', error: failure, tranNo: request.tranNo });
+  }
+}
+
+/** END_PAY of an approved payment, as a POS retry of its tran_no receives it. */
+export async function approvalOf(deps: Pick<PaymentDeps, 'wallet' | 'network'>, payment: PaymentRecord): Promise<PaymentApproval> {
+  const token = await deps.wallet.getTokenInfo(deps.network, { ...(payment.contractAddress && { contractAddress: payment.contractAddress }) });
+  return {
+    tranNo: payment.tranNo, contractAddress: token.contractAddress, tokenSymbol: token.tokenSymbol, userAddress: payment.userAddress ?? '',
+    tokenAmount: formatTokenAmount(BigInt(payment.tokenAmount ?? '0'), token.decimals), transferTransactionId: payment.transferTransactionId ?? '',
+    approvalNo: payment.approvalNo ?? '', approvalDate: payment.approvalDate ?? '', exchangeDateIndex: payment.exchangeDateIndex ?? '',
+    exchangeRate: payment.exchangeRate ?? '', exchangeAmount: payment.exchangeAmount, exchangeCurrency: payment.exchangeCurrency,
+  };
+}
+
+function requireText(value: string, field: string): void {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 128) {
+    throw new DomainError('request.invalid', `${field} is required (at most 128 characters)`, { details: field });
+  }
+}

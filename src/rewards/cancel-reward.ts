@@ -1,0 +1,64 @@
+import { formatTokenAmount, parseTokenAmount } from '../shared/amount.ts';
+import { DomainError, isDomainError } from '../shared/errors.ts';
+import type { StoreRecord } from '../store/merchant-repository.ts';
+import { nextApprovalNumber } from '../payments/approval-number.ts';
+import type { RewardDeps } from './reward-deps.ts';
+
+export interface CancelRewardRequest {
+  rewardId: string;
+  /** Must be the reward's amount when given. */
+  tokenAmount?: string;
+}
+
+/** CancelReward's response fields. transferTransactionId is empty when nothing had to move back. */
+export interface RewardCancellation {
+  contractAddress: string;
+  tokenSymbol: string;
+  userAddress: string;
+  tokenAmount: string;
+  transferTransactionId: string;
+  approvalNo: string;
+  approvalDate: string;
+}
+
+/**
+ * Voids an unclaimed reward (nothing moves), or moves a claimed one back from the user's account to
+ * the store's. A second cancellation is `reward.already_canceled`.
+ */
+export async function cancelReward(deps: RewardDeps, store: StoreRecord, request: CancelRewardRequest): Promise<RewardCancellation> {
+  const reward = request.rewardId ? await deps.rewards.findReward(request.rewardId) : undefined;
+  if (!reward || reward.tid !== store.tid) throw new DomainError('reward.not_issued', 'no such reward of this store');
+  if (reward.status === 'canceled' || reward.status === 'canceling') throw new DomainError('reward.already_canceled', 'the reward was already canceled');
+  if (reward.status === 'claiming') throw new DomainError('payment.in_progress', 'the reward is being claimed right now');
+  const token = await deps.wallet.getTokenInfo(deps.network, { contractAddress: reward.contract_address });
+  if (request.tokenAmount) {
+    let units: bigint | undefined;
+    try { units = parseTokenAmount(request.tokenAmount, token.decimals, 'token_amount'); } catch { units = undefined; }
+    if (units !== BigInt(reward.token_amount)) throw new DomainError('reward.bad_amount', 'token_amount is not the reward\'s amount');
+  }
+  const tokenAmount = formatTokenAmount(BigInt(reward.token_amount), token.decimals);
+  const number = await nextApprovalNumber(deps);
+  const now = deps.clock();
+  const done = { cancel_no: number.number, cancel_date: number.date };
+
+  if (reward.status === 'issued') {
+    if (!(await deps.rewards.transition(reward.id, 'issued', 'canceled', done, now))) return cancelReward(deps, store, request);
+    return { contractAddress: reward.contract_address, tokenSymbol: reward.token_symbol, userAddress: '', tokenAmount, transferTransactionId: '', approvalNo: number.number, approvalDate: number.date };
+  }
+  if (!(await deps.rewards.transition(reward.id, 'claimed', 'canceling', {}, now))) return cancelReward(deps, store, request);
+  const userAddress = reward.user_address ?? '';
+  let transactionId: string;
+  try {
+    ({ transactionId } = await deps.wallet.transferFromCustody(deps.network, {
+      fromAddress: userAddress, toAddress: reward.settlement_address, amount: tokenAmount,
+      contractAddress: reward.contract_address, reference: `reward-cancel:${reward.id}`,
+    }));
+  } catch (error) {
+    if (isDomainError(error) && (error.code.startsWith('wallet.') || error.code === 'chain.transaction_failed')) {
+      await deps.rewards.transition(reward.id, 'canceling', 'claimed', {}, deps.clock());
+    }
+    throw error;
+  }
+  await deps.rewards.transition(reward.id, 'canceling', 'canceled', { ...done, cancel_transaction_id: transactionId }, deps.clock());
+  return { contractAddress: reward.contract_address, tokenSymbol: reward.token_symbol, userAddress, tokenAmount, transferTransactionId: transactionId, approvalNo: number.number, approvalDate: number.date };
+}

@@ -1,0 +1,110 @@
+import { formatTokenAmount, parseTokenAmount } from '../shared/amount.ts';
+import { DomainError, isDomainError } from '../shared/errors.ts';
+import type { StoreRecord } from '../store/merchant-repository.ts';
+import type { RewardRecord } from '../store/reward-repository.ts';
+import type { RewardClaim } from '../payments/payment-events.ts';
+import type { PosSide } from '../payments/run-payment.ts';
+import type { PairedApp } from '../payments/pairing-desk.ts';
+import type { RewardDeps } from './reward-deps.ts';
+
+export interface ClaimRewardParameters {
+  rewardId: string;
+  /** As printed on the receipt or sent by the POS; must be the reward's amount. */
+  tokenAmount: string;
+  tokenSymbol?: string;
+  /** The account to pay: the authenticated app user's. */
+  account: string;
+  /** user_address as the request states it; must be `account` when present. */
+  userAddress?: string;
+  /** Only this store's rewards (a claim at its POS). */
+  tid?: string;
+}
+
+/** Throws the SPEC's reward code for a reward that cannot be claimed now. */
+function assertClaimable(reward: RewardRecord | undefined, now: number, tid?: string): asserts reward is RewardRecord {
+  if (!reward || (tid !== undefined && reward.tid !== tid)) throw new DomainError('reward.not_issued', 'no such reward');
+  if (reward.status === 'canceled' || reward.status === 'canceling') throw new DomainError('reward.already_canceled', 'the reward was canceled');
+  if (reward.status === 'claimed' || reward.status === 'claiming') throw new DomainError('reward.already_rewarded', 'the reward was already claimed');
+  if (reward.expires_at <= now) throw new DomainError('reward.expired', 'the reward has expired');
+}
+
+/**
+ * Pays a reward once: issued -> claiming (compare-and-set) -> transfer from the store's account ->
+ * claimed. A failed transfer puts it back to issued; a second claim is `reward.already_rewarded`.
+ */
+export async function claimReward(deps: RewardDeps, params: ClaimRewardParameters): Promise<RewardClaim> {
+  if (!params.rewardId) throw new DomainError('reward.not_issued', 'reward_id is required');
+  const reward = await deps.rewards.findReward(params.rewardId);
+  assertClaimable(reward, deps.clock(), params.tid);
+  if (params.userAddress && params.userAddress.toLowerCase() !== params.account.toLowerCase()) {
+    throw new DomainError('request.invalid', 'user_address is not the app user\'s account', { details: 'user_address' });
+  }
+  if (params.tokenSymbol && params.tokenSymbol !== reward.token_symbol) throw new DomainError('reward.bad_amount', 'token_symbol is not the reward\'s token');
+  const token = await deps.wallet.getTokenInfo(deps.network, { contractAddress: reward.contract_address });
+  let units: bigint;
+  try {
+    units = parseTokenAmount(params.tokenAmount, token.decimals, 'token_amount');
+  } catch {
+    throw new DomainError('reward.bad_amount', 'token_amount is not a token amount');
+  }
+  if (units !== BigInt(reward.token_amount)) throw new DomainError('reward.bad_amount', 'token_amount is not the reward\'s amount');
+
+  if (!(await deps.rewards.transition(reward.id, 'issued', 'claiming', { user_address: params.account }, deps.clock()))) {
+    assertClaimable(await deps.rewards.findReward(reward.id), deps.clock());
+    throw new DomainError('reward.already_rewarded', 'the reward was claimed at the same time');
+  }
+  const tokenAmount = formatTokenAmount(units, token.decimals);
+  let transactionId: string;
+  try {
+    ({ transactionId } = await deps.wallet.transferFromCustody(deps.network, {
+      fromAddress: reward.settlement_address, toAddress: params.account, amount: tokenAmount,
+      contractAddress: reward.contract_address, reference: `reward:${reward.id}`,
+    }));
+  } catch (error) {
+    if (isDomainError(error) && (error.code.startsWith('wallet.') || error.code === 'chain.transaction_failed')) {
+      await deps.rewards.transition(reward.id, 'claiming', 'issued', { user_address: null }, deps.clock());
+    }
+    throw error;
+  }
+  const now = deps.clock();
+  await deps.rewards.transition(reward.id, 'claiming', 'claimed', { claim_transaction_id: transactionId, claimed_at: now }, now);
+  return {
+    rewardId: reward.id, contractAddress: reward.contract_address, tokenSymbol: reward.token_symbol, userAddress: params.account, tokenAmount,
+    transferTransactionId: transactionId, exchangeDateIndex: reward.exchange_date_index, exchangeRate: reward.exchange_rate,
+    exchangeAmount: reward.exchange_amount, exchangeCurrency: reward.exchange_currency,
+  };
+}
+
+/** The POS's StartPayment START_REWARD. */
+export interface ClaimAtPosRequest {
+  tid: string;
+  tranNo: string;
+  rewardId: string;
+  tokenAmount: string;
+  userUuid: string;
+  userAddress?: string;
+}
+
+/** A reward claim at the POS: pairs with the app's DoPayment START_PAY, pays, END_REWARD to both. */
+export async function claimRewardAtPos(deps: RewardDeps, store: StoreRecord, request: ClaimAtPosRequest, pos: PosSide): Promise<void> {
+  if (request.tid !== store.tid) throw new DomainError('request.unauthorized', 'tid is not the store of this API key', { details: 'tid' });
+  if (!request.userUuid) throw new DomainError('request.invalid', 'user_uuid is required', { details: 'user_uuid' });
+  let app: PairedApp | undefined;
+  try {
+    // Refuse a reward that cannot be claimed before making the app wait for it.
+    assertClaimable(await deps.rewards.findReward(request.rewardId), deps.clock(), store.tid);
+    app = await deps.desk.takeApp(request.userUuid, deps.pairingWindowMs, pos.signal);
+    const claim = await claimReward(deps, {
+      rewardId: request.rewardId, tokenAmount: request.tokenAmount, account: app.userAddress, tid: store.tid,
+      ...(request.userAddress && { userAddress: request.userAddress }),
+    });
+    pos.send({ type: 'end_reward', claim });
+    app.send({ type: 'end_reward', claim });
+  } catch (error) {
+    const failure = isDomainError(error) ? error : new DomainError('internal', 'the reward claim failed', { cause: error });
+    if (!isDomainError(error)) deps.logger.error({ err: error, tid: store.tid }, 'reward claim failed');
+    if (app) app.send({ type: 'failed', error: failure, flow: 'reward', tranNo: request.tranNo });
+    else deps.desk.failWaitingApp(request.userUuid, { error: failure, flow: 'reward', tranNo: request.tranNo });
+    pos.send({ type: 'failed', error: failure, flow: 'reward', tranNo: request.tranNo });
+  }
+}

@@ -1,0 +1,91 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { storeFactories } from '../../test/support/stores.ts';
+import type { Store } from './db.ts';
+import { createMerchantRepository, type MerchantRepository } from './merchant-repository.ts';
+import { createPaymentRepository, type NewPayment, type PaymentRepository } from './payment-repository.ts';
+import { createRewardRepository, type RewardRepository } from './reward-repository.ts';
+
+for (const factory of storeFactories) {
+  describe(`payment repositories on ${factory.name}`, () => {
+    let store: Store;
+    let dispose: () => Promise<void>;
+    let merchants: MerchantRepository;
+    let payments: PaymentRepository;
+    let rewards: RewardRepository;
+    before(async () => {
+      ({ store, dispose } = await factory.open());
+      merchants = createMerchantRepository(store.db);
+      payments = createPaymentRepository(store.db);
+      rewards = createRewardRepository(store.db);
+    });
+    after(async () => { await dispose?.(); });
+
+    const payment = (id: string, tranNo: string): NewPayment => ({
+      id, tid: 'T1', tranNo, userUuid: 'u', settlementAddress: '0xS', network: 'ethereum', exchangeAmount: '100', exchangeCurrency: 'KRW',
+    });
+
+    test('a store is found by tid and by API key hash; a tid is registered once', async () => {
+      const s = { tid: 'T1', name: 'Cafe', settlementAddress: '0xS', apiKeyHash: 'h1' };
+      assert.equal(await merchants.insertStore(s, 1), true);
+      assert.equal(await merchants.insertStore({ ...s, apiKeyHash: 'h2' }, 2), false);
+      assert.deepEqual({ ...(await merchants.findStoreByApiKeyHash('h1')) }, { tid: 'T1', name: 'Cafe', settlementAddress: '0xS' });
+      assert.equal(await merchants.findStoreByApiKeyHash('h2'), undefined);
+    });
+
+    test('rate notices get consecutive indexes per day and currency; the last one is in force', async () => {
+      const published = await Promise.all([1, 2, 3, 4].map((i) => merchants.insertRateNotice({ currency: 'KRW', noticeDate: '20261122', rate: `${1000 + i}`, publishedAt: i })));
+      assert.deepEqual(published.map((n) => n.noticeIndex).sort(), [1, 2, 3, 4]);
+      await merchants.insertRateNotice({ currency: 'USD', noticeDate: '20261122', rate: '0.75', publishedAt: 10 });
+      const inForce = await merchants.latestRateNotice('KRW');
+      assert.equal(inForce?.publishedAt, 4);
+      assert.equal((await merchants.latestRateNotice('USD'))?.noticeIndex, 1);
+      assert.equal(await merchants.latestRateNotice('EUR'), undefined);
+    });
+
+    test('approval numbers are handed out without gaps or repeats under concurrency', async () => {
+      const numbers = await Promise.all(Array.from({ length: 20 }, () => merchants.nextNumber('approval:20261122')));
+      assert.deepEqual([...numbers].sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i + 1));
+      assert.equal(await merchants.nextNumber('approval:20261123'), 1);
+    });
+
+    test('a tran_no is claimed once; a failed attempt may be taken over; an approved one never', async () => {
+      const outcomes = await Promise.all(['a', 'b', 'c'].map((id) => payments.claimTranNo(payment(id, 'N1'), 1)));
+      assert.equal(outcomes.filter((o) => o.claimed).length, 1);
+      const holder = (await payments.findByTranNo('T1', 'N1'))!;
+      assert.equal(holder.status, 'pending');
+      await payments.markFailed(holder.id, 'payment.expired', 2);
+      assert.deepEqual(await payments.claimTranNo(payment('d', 'N1'), 3), { claimed: true });
+      const retried = (await payments.findByTranNo('T1', 'N1'))!;
+      assert.equal(retried.status, 'pending');
+      assert.equal(retried.failureCode, null);
+      await payments.markApproved(retried.id, { transferTransactionId: '0xT', approvalNo: 'A1', approvalDate: '20261122000000' }, 4);
+      await payments.markFailed(retried.id, 'internal', 5);
+      const again = await payments.claimTranNo(payment('e', 'N1'), 6);
+      assert.equal(again.claimed, false);
+      assert.equal(!again.claimed && again.existing.approvalNo, 'A1');
+      assert.equal((await payments.findApprovedByTransferTransaction('0xT'))?.tranNo, 'N1');
+    });
+
+    test('the refunded total is compare-and-set', async () => {
+      await payments.claimTranNo(payment('r', 'N2'), 1);
+      const results = await Promise.all([payments.setRefunded('r', '0', '5', 2), payments.setRefunded('r', '0', '7', 2)]);
+      assert.deepEqual(results.filter(Boolean).length, 1);
+    });
+
+    test('a reward is issued once per tid and reason; a claim transition happens once', async () => {
+      const reward = {
+        id: 'R1', tid: 'T1', reward_reason: 'visit', network: 'ethereum', settlement_address: '0xS', contract_address: '0xC', token_symbol: 'VIXP',
+        token_amount: '1', exchange_amount: '1000', exchange_currency: 'KRW', exchange_rate: '1000', exchange_date_index: '2026112200001',
+        reward_date: '20261122000000', expires_at: 100, created_at: 1, updated_at: 1,
+      };
+      assert.equal((await rewards.insertReward(reward)).inserted, true);
+      const second = await rewards.insertReward({ ...reward, id: 'R2' });
+      assert.equal(second.inserted, false);
+      assert.equal(second.reward.id, 'R1');
+      const claims = await Promise.all([1, 2, 3].map(() => rewards.transition('R1', 'issued', 'claiming', { user_address: '0xU' }, 2)));
+      assert.equal(claims.filter(Boolean).length, 1);
+      assert.equal((await rewards.findReward('R1'))?.status, 'claiming');
+    });
+  });
+}

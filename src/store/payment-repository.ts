@@ -1,0 +1,170 @@
+import type { Db } from './db.ts';
+import type { PaymentCancellationsTable, PaymentsTable, PaymentStatus } from './schema.ts';
+
+export interface PaymentRecord {
+  id: string;
+  tid: string;
+  tranNo: string;
+  status: PaymentStatus;
+  userUuid: string;
+  userAddress: string | null;
+  settlementAddress: string;
+  network: string;
+  contractAddress: string | null;
+  tokenSymbol: string | null;
+  /** Base units. */
+  tokenAmount: string | null;
+  exchangeAmount: string;
+  exchangeCurrency: string;
+  exchangeRate: string | null;
+  exchangeDateIndex: string | null;
+  transferTransactionId: string | null;
+  approvalNo: string | null;
+  approvalDate: string | null;
+  /** Base units refunded or being refunded. */
+  refundedAmount: string;
+  failureCode: string | null;
+  updatedAt: number;
+}
+
+export type NewPayment = Pick<PaymentRecord, 'id' | 'tid' | 'tranNo' | 'userUuid' | 'settlementAddress' | 'network' | 'exchangeAmount' | 'exchangeCurrency'>;
+
+export interface PaymentQuote {
+  userAddress: string;
+  contractAddress: string;
+  tokenSymbol: string;
+  tokenAmount: string;
+  exchangeRate: string;
+  exchangeDateIndex: string;
+}
+
+export interface CancellationRecord {
+  id: string;
+  paymentId: string;
+  tokenAmount: string;
+  exchangeAmount: string | null;
+  transferTransactionId: string | null;
+  cancelNo: string | null;
+  cancelDate: string | null;
+}
+
+/** Payments and their cancellations. (tid, tran_no) is unique: the idempotency key of a POS. */
+export interface PaymentRepository {
+  /**
+   * Claims (tid, tranNo) for a new attempt: inserts it as pending, or takes over a failed attempt.
+   * Otherwise answers the payment that holds it (approved, or pending elsewhere).
+   */
+  claimTranNo(payment: NewPayment, now: number): Promise<{ claimed: true } | { claimed: false; existing: PaymentRecord }>;
+  recordQuote(id: string, quote: PaymentQuote, now: number): Promise<void>;
+  markApproved(id: string, approval: { transferTransactionId: string; approvalNo: string; approvalDate: string }, now: number): Promise<void>;
+  /** Only a pending payment fails; an approved one stays approved. */
+  markFailed(id: string, failureCode: string, now: number): Promise<void>;
+  findByTranNo(tid: string, tranNo: string): Promise<PaymentRecord | undefined>;
+  findApprovedByTransferTransaction(transferTransactionId: string): Promise<PaymentRecord | undefined>;
+  /** Compare-and-set of the refunded total: false when another cancellation changed it first. */
+  setRefunded(id: string, expected: string, next: string, now: number): Promise<boolean>;
+  insertCancellation(cancellation: { id: string; paymentId: string; tokenAmount: string; exchangeAmount: string | null }, now: number): Promise<void>;
+  completeCancellation(id: string, done: { transferTransactionId: string; cancelNo: string; cancelDate: string }, now: number): Promise<void>;
+  failCancellation(id: string, now: number): Promise<void>;
+  listCancellations(paymentId: string): Promise<CancellationRecord[]>;
+  /** The journaled chain transaction with this reference (see the relayer), if any. */
+  findJournaledTransfer(reference: string): Promise<{ txHash: string; status: string } | undefined>;
+}
+
+const toPayment = (row: PaymentsTable): PaymentRecord => ({
+  id: row.id, tid: row.tid, tranNo: row.tran_no, status: row.status, userUuid: row.user_uuid, userAddress: row.user_address,
+  settlementAddress: row.settlement_address, network: row.network, contractAddress: row.contract_address, tokenSymbol: row.token_symbol,
+  tokenAmount: row.token_amount, exchangeAmount: row.exchange_amount, exchangeCurrency: row.exchange_currency, exchangeRate: row.exchange_rate,
+  exchangeDateIndex: row.exchange_date_index, transferTransactionId: row.transfer_transaction_id, approvalNo: row.approval_no,
+  approvalDate: row.approval_date, refundedAmount: row.refunded_amount, failureCode: row.failure_code, updatedAt: Number(row.updated_at),
+});
+
+const toCancellation = (row: PaymentCancellationsTable): CancellationRecord => ({
+  id: row.id, paymentId: row.payment_id, tokenAmount: row.token_amount, exchangeAmount: row.exchange_amount,
+  transferTransactionId: row.transfer_transaction_id, cancelNo: row.cancel_no, cancelDate: row.cancel_date,
+});
+
+const updated = (result: { numUpdatedRows: bigint }) => Number(result.numUpdatedRows) === 1;
+
+export function createPaymentRepository(db: Db): PaymentRepository {
+  const fresh = (p: NewPayment, now: number) => ({
+    id: p.id, tid: p.tid, tran_no: p.tranNo, status: 'pending' as const, user_uuid: p.userUuid, user_address: null,
+    settlement_address: p.settlementAddress, network: p.network, contract_address: null, token_symbol: null, token_amount: null,
+    exchange_amount: p.exchangeAmount, exchange_currency: p.exchangeCurrency, exchange_rate: null, exchange_date_index: null,
+    transfer_transaction_id: null, approval_no: null, approval_date: null, refunded_amount: '0', failure_code: null,
+    created_at: now, updated_at: now,
+  });
+  const findByTranNo = async (tid: string, tranNo: string) => {
+    const row = await db.selectFrom('payments').selectAll().where('tid', '=', tid).where('tran_no', '=', tranNo).executeTakeFirst();
+    return row && toPayment(row);
+  };
+
+  return {
+    async claimTranNo(payment, now) {
+      const inserted = await db.insertInto('payments').values(fresh(payment, now))
+        .onConflict((oc) => oc.columns(['tid', 'tran_no']).doNothing()).executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1) return { claimed: true };
+      const existing = await findByTranNo(payment.tid, payment.tranNo);
+      if (!existing) return this.claimTranNo(payment, now);
+      if (existing.status === 'failed') {
+        // A failed attempt moved nothing: the POS may try the same tran_no again, as a new attempt.
+        const { tid: _tid, tran_no: _tranNo, created_at: _created, ...retry } = fresh(payment, now);
+        const taken = await db.updateTable('payments').set(retry)
+          .where('id', '=', existing.id).where('status', '=', 'failed').executeTakeFirst();
+        if (updated(taken)) return { claimed: true };
+        return this.claimTranNo(payment, now);
+      }
+      return { claimed: false, existing };
+    },
+    async recordQuote(id, q, now) {
+      await db.updateTable('payments').set({
+        user_address: q.userAddress, contract_address: q.contractAddress, token_symbol: q.tokenSymbol, token_amount: q.tokenAmount,
+        exchange_rate: q.exchangeRate, exchange_date_index: q.exchangeDateIndex, updated_at: now,
+      }).where('id', '=', id).execute();
+    },
+    async markApproved(id, approval, now) {
+      await db.updateTable('payments').set({
+        status: 'approved', transfer_transaction_id: approval.transferTransactionId, approval_no: approval.approvalNo,
+        approval_date: approval.approvalDate, updated_at: now,
+      }).where('id', '=', id).execute();
+    },
+    async markFailed(id, failureCode, now) {
+      await db.updateTable('payments').set({ status: 'failed', failure_code: failureCode, updated_at: now })
+        .where('id', '=', id).where('status', '=', 'pending').execute();
+    },
+    findByTranNo,
+    async findApprovedByTransferTransaction(transferTransactionId) {
+      const row = await db.selectFrom('payments').selectAll()
+        .where('transfer_transaction_id', '=', transferTransactionId).where('status', '=', 'approved').executeTakeFirst();
+      return row && toPayment(row);
+    },
+    async setRefunded(id, expected, next, now) {
+      return updated(await db.updateTable('payments').set({ refunded_amount: next, updated_at: now })
+        .where('id', '=', id).where('refunded_amount', '=', expected).executeTakeFirst());
+    },
+    async insertCancellation(c, now) {
+      await db.insertInto('payment_cancellations').values({
+        id: c.id, payment_id: c.paymentId, status: 'pending', token_amount: c.tokenAmount, exchange_amount: c.exchangeAmount,
+        transfer_transaction_id: null, cancel_no: null, cancel_date: null, created_at: now, updated_at: now,
+      }).execute();
+    },
+    async completeCancellation(id, done, now) {
+      await db.updateTable('payment_cancellations').set({
+        status: 'done', transfer_transaction_id: done.transferTransactionId, cancel_no: done.cancelNo, cancel_date: done.cancelDate, updated_at: now,
+      }).where('id', '=', id).execute();
+    },
+    async failCancellation(id, now) {
+      await db.updateTable('payment_cancellations').set({ status: 'failed', updated_at: now }).where('id', '=', id).execute();
+    },
+    async listCancellations(paymentId) {
+      const rows = await db.selectFrom('payment_cancellations').selectAll()
+        .where('payment_id', '=', paymentId).where('status', '=', 'done').orderBy('created_at').execute();
+      return rows.map(toCancellation);
+    },
+    async findJournaledTransfer(reference) {
+      const row = await db.selectFrom('chain_txs').select(['tx_hash', 'status']).where('reference', '=', reference)
+        .orderBy('created_at', 'desc').executeTakeFirst();
+      return row && { txHash: row.tx_hash, status: row.status };
+    },
+  };
+}

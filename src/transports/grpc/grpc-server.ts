@@ -1,0 +1,41 @@
+import * as grpc from '@grpc/grpc-js';
+import type { GrpcDeps } from './grpc-deps.ts';
+import { loadPaymentsService } from './proto.ts';
+import { startPaymentHandler } from './start-payment.ts';
+import { doPaymentHandler } from './do-payment.ts';
+import { cancelPaymentHandler, cancelRewardHandler, issueRewardHandler } from './unary-calls.ts';
+
+export interface GrpcServer {
+  /** The bound port (the configured one, or the one the OS chose for port 0). */
+  port: number;
+  /** Stops accepting calls, lets running calls finish for `graceMs`, then cancels the rest. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** `g00.payments.v2.PaymentsService` on a plain HTTP/2 gRPC server (any language's client can call it). */
+export async function startGrpcServer(deps: GrpcDeps, options: { host: string; port: number; maxMessageBytes: number }): Promise<GrpcServer> {
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': options.maxMessageBytes,
+    'grpc.max_send_message_length': options.maxMessageBytes,
+    'grpc.keepalive_permit_without_calls': 1,
+  });
+  server.addService(loadPaymentsService().service, {
+    StartPayment: startPaymentHandler(deps),
+    DoPayment: doPaymentHandler(deps),
+    CancelPayment: cancelPaymentHandler(deps),
+    IssueReward: issueRewardHandler(deps),
+    CancelReward: cancelRewardHandler(deps),
+  });
+  const address = options.host.includes(':') ? `[${options.host}]:${options.port}` : `${options.host}:${options.port}`;
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)));
+  });
+  deps.logger.info({ port }, 'gRPC payments server listening');
+  return {
+    port,
+    stop: (graceMs = 5000) => new Promise<void>((resolve) => {
+      const timer = setTimeout(() => { server.forceShutdown(); resolve(); }, graceMs);
+      server.tryShutdown(() => { clearTimeout(timer); resolve(); });
+    }),
+  };
+}

@@ -1,0 +1,80 @@
+import type { PaymentApproval, RewardClaim, SessionEvent, TransferRequest } from '../../payments/payment-events.ts';
+import { formatDateTime } from '../../payments/platform-dates.ts';
+import type { Clock } from '../../shared/clock.ts';
+import type { CommonMessage, ContentMessage, PayDataMessage, PayDataReply, StateName } from './proto.ts';
+import { resultOf, success, type ResCode } from './res-codes.ts';
+
+/** Routing fields a response echoes from its request (all of Common but the response-only ones). */
+const echoed = [
+  'target_name', 'target_svc', 'target_package', 'target_api', 'source_svc', 'source_ver', 'source_addr',
+  'req_timestamp', 'language_code', 'tran_no',
+] as const satisfies ReadonlyArray<keyof CommonMessage>;
+
+export interface ReplyContext {
+  clock: Clock;
+  timeZone: string;
+}
+
+/** A response: the request's routing fields, rsp_timestamp (yyyyMMddHHmmss), res_code, res_message. */
+export function reply(context: ReplyContext, request: PayDataMessage | undefined, result: ResCode, content: Partial<ContentMessage>): PayDataReply {
+  const common: Partial<CommonMessage> = {};
+  for (const field of echoed) common[field] = request?.common?.[field] ?? '';
+  common.rsp_timestamp = formatDateTime(context.clock(), context.timeZone);
+  common.res_code = result.res_code;
+  common.res_message = result.res_message;
+  return { common, content };
+}
+
+/** DoPayment REQUEST_TRANSFER (server to app): SPEC.md's field list. */
+function appTransferRequest(r: TransferRequest): Partial<ContentMessage> {
+  return {
+    state: 'REQUEST_TRANSFER', tran_no: r.tranNo, contract_address: r.contractAddress, token_amount: r.tokenAmount,
+    settlement_address: r.settlementAddress, store_name: r.storeName, transfer_comment: r.transferComment,
+    exchange_date_index: r.exchangeDateIndex, exchange_rate: r.exchangeRate, exchange_amount: r.exchangeAmount,
+  };
+}
+
+/** END_PAY: to the POS with approval_no and approval_date, to the app without them. */
+export function endPay(a: PaymentApproval, side: 'pos' | 'app'): Partial<ContentMessage> {
+  return {
+    state: 'END_PAY', tran_no: a.tranNo, contract_address: a.contractAddress, token_symbol: a.tokenSymbol, user_address: a.userAddress,
+    token_amount: a.tokenAmount, transfer_transaction_id: a.transferTransactionId,
+    ...(side === 'pos' && { approval_no: a.approvalNo, approval_date: a.approvalDate }),
+    exchange_date_index: a.exchangeDateIndex, exchange_rate: a.exchangeRate, exchange_amount: a.exchangeAmount,
+  };
+}
+
+/** END_REWARD, to the POS and the app alike. */
+export function endReward(c: RewardClaim): Partial<ContentMessage> {
+  return {
+    state: 'END_REWARD', contract_address: c.contractAddress, token_symbol: c.tokenSymbol, user_address: c.userAddress,
+    token_amount: c.tokenAmount, exchange_date_index: c.exchangeDateIndex, exchange_rate: c.exchangeRate, exchange_amount: c.exchangeAmount,
+  };
+}
+
+/**
+ * The PayData of a session event on one side. A failure is the flow's terminal state (END_PAY or
+ * END_REWARD) with the failure's res_code and the tran_no, and nothing else.
+ */
+export function eventReply(
+  context: ReplyContext, request: PayDataMessage | undefined, event: SessionEvent, side: 'pos' | 'app', terminal: StateName,
+): PayDataReply {
+  switch (event.type) {
+    case 'request_transfer':
+      return reply(context, request, success, appTransferRequest(event.request));
+    case 'transfer_pending':
+      return reply(context, request, success, { state: 'REQUEST_TRANSFER', tran_no: event.tranNo });
+    case 'end_pay':
+      return reply(context, request, success, endPay(event.approval, side));
+    case 'end_reward':
+      return reply(context, request, success, endReward(event.claim));
+    case 'failed':
+      return reply(context, request, resultOf(event.error), {
+        state: event.flow === 'reward' ? 'END_REWARD' : event.flow === 'payment' ? 'END_PAY' : terminal,
+        tran_no: event.tranNo ?? request?.content?.tran_no ?? '',
+      });
+  }
+}
+
+/** Terminal events end the stream. */
+export const isTerminal = (event: SessionEvent) => event.type === 'end_pay' || event.type === 'end_reward' || event.type === 'failed';

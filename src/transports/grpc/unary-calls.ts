@@ -1,0 +1,63 @@
+import type { handleUnaryCall, ServerUnaryCall } from '@grpc/grpc-js';
+import { isDomainError } from '../../shared/errors.ts';
+import type { StoreRecord } from '../../store/merchant-repository.ts';
+import type { ContentMessage, PayDataMessage, PayDataReply } from './proto.ts';
+import type { GrpcDeps } from './grpc-deps.ts';
+import { bearerOf } from './caller-auth.ts';
+import { reply } from './pay-data.ts';
+import { resultOf, success } from './res-codes.ts';
+
+type Operation = (store: StoreRecord, content: ContentMessage) => Promise<Partial<ContentMessage>>;
+
+/** A POS unary call: the store from its API key, then the operation; every outcome is a PayData. */
+function posCall(deps: GrpcDeps, operation: Operation): handleUnaryCall<PayDataMessage, PayDataReply> {
+  return (call: ServerUnaryCall<PayDataMessage, PayDataReply>, callback) => {
+    const request = call.request;
+    (async () => {
+      const store = await deps.payments.authenticateStore(bearerOf(call.metadata));
+      return operation(store, request.content ?? ({} as ContentMessage));
+    })().then(
+      (content) => callback(null, reply(deps, request, success, content)),
+      (error: unknown) => {
+        if (!isDomainError(error)) deps.logger.error({ err: error, api: request.common?.target_api }, 'call failed');
+        callback(null, reply(deps, request, resultOf(error), { tran_no: request.content?.tran_no ?? '' }));
+      },
+    );
+  };
+}
+
+export function cancelPaymentHandler(deps: GrpcDeps) {
+  return posCall(deps, async (store, c) => {
+    const done = await deps.payments.cancelPayment(store, {
+      tid: c.tid, transferTransactionId: c.transfer_transaction_id, tokenAmount: c.token_amount, exchangeAmount: c.exchange_amount,
+      userAddress: c.user_address,
+    });
+    return {
+      contract_address: done.contractAddress, token_symbol: done.tokenSymbol, user_address: done.userAddress, token_amount: done.tokenAmount,
+      exchange_amount: done.exchangeAmount, transfer_transaction_id: done.transferTransactionId, approval_no: done.approvalNo, approval_date: done.approvalDate,
+    };
+  });
+}
+
+export function issueRewardHandler(deps: GrpcDeps) {
+  return posCall(deps, async (store, c) => {
+    const reward = await deps.rewards.issueReward(store, {
+      tid: c.tid, rewardReason: c.reward_reason, exchangeAmount: c.exchange_amount, exchangeCurrency: c.exchange_currency,
+    });
+    return {
+      contract_address: reward.contractAddress, token_symbol: reward.tokenSymbol, token_amount: reward.tokenAmount,
+      exchange_date_index: reward.exchangeDateIndex, exchange_rate: reward.exchangeRate, exchange_amount: reward.exchangeAmount,
+      reward_id: reward.rewardId, reward_date: reward.rewardDate,
+    };
+  });
+}
+
+export function cancelRewardHandler(deps: GrpcDeps) {
+  return posCall(deps, async (store, c) => {
+    const done = await deps.rewards.cancelReward(store, { rewardId: c.reward_id, tokenAmount: c.token_amount });
+    return {
+      contract_address: done.contractAddress, token_symbol: done.tokenSymbol, user_address: done.userAddress, token_amount: done.tokenAmount,
+      transfer_transaction_id: done.transferTransactionId, approval_no: done.approvalNo, approval_date: done.approvalDate,
+    };
+  });
+}

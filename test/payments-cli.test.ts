@@ -1,0 +1,57 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { freePort, startServerProcess, stopServerProcess, type ServerProcess } from './support/server-process.ts';
+
+const run = promisify(execFile);
+let server: ServerProcess;
+let env: Record<string, string>;
+before(async () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'vixpay-cli-'));
+  env = { DATA_DIR: dataDir, HTTP_PORT: String(await freePort()), GRPC_PORT: String(await freePort()) };
+  server = await startServerProcess(env);
+});
+after(async () => {
+  if (server) await stopServerProcess(server);
+  rmSync(env.DATA_DIR!, { recursive: true, force: true });
+});
+
+const vixpay = async (...args: string[]) => {
+  const { stdout } = await run(process.execPath, ['bin/vixpay.js', ...args], { env: { ...process.env, ...env, LOG_LEVEL: 'warn' }, timeout: 60_000 });
+  return stdout;
+};
+
+test('vixpay demo pay runs a whole payment over the public interfaces and prints each state', async () => {
+  const out = await vixpay('demo', 'pay', '--amount', '12000');
+  for (const line of ['app -> START_PAY', 'pos -> START_PAY', 'app <- REQUEST_TRANSFER [00 Success]', 'pos <- REQUEST_TRANSFER [00 Success]', 'app -> TRANSFER', 'app <- END_PAY [00 Success]', 'pos <- END_PAY [00 Success]']) {
+    assert.ok(out.includes(line), `${line}\n${out}`);
+  }
+  const result = JSON.parse(out.slice(out.lastIndexOf('\n{')));
+  assert.equal(result.resCode, '00');
+  assert.match(result.approvalNo, /^\d{16}$/);
+  assert.equal(result.balances.user, String(100 - Number(result.tokenAmount)));
+});
+
+test('vixpay demo reward: issue, claim, 05 on a second claim, cancel, 03 on a second cancel', async () => {
+  const out = await vixpay('demo', 'reward');
+  assert.ok(out.includes('app <- END_REWARD [00 Success]'), out);
+  assert.ok(out.includes('app <- END_REWARD [05 Already rewarded]'), out);
+  assert.ok(out.includes('pos <- CancelReward [03 Reward already canceled]'), out);
+  const result = JSON.parse(out.slice(out.lastIndexOf('\n{')));
+  assert.equal(result.lastResCode, '03');
+  assert.equal(result.userBalance, '0');
+});
+
+test('vixpay store add and rate publish print what an operator needs', async () => {
+  const store = JSON.parse(await vixpay('store', 'add', '--tid', 'CLI-1', '--name', 'Noodle Bar', '--json'));
+  assert.equal(store.tid, 'CLI-1');
+  assert.match(store.settlementAddress, /^0x[0-9a-fA-F]{40}$/);
+  assert.match(store.apiKey, /^vxp_/);
+  const notice = JSON.parse(await vixpay('rate', 'publish', '--currency', 'USD', '--rate', '0.75', '--json'));
+  assert.equal(notice.rate, '0.75');
+  assert.match(notice.exchangeDateIndex, /^\d{8}00001$/);
+});
