@@ -13,6 +13,9 @@ import { networkNames } from './chain/networks.ts';
 import { createWalletService, type WalletService } from './wallet/wallet-service.ts';
 import { createIdentity, type Identity } from './identity/identity-service.ts';
 import { startDid, type DidModule } from './did/did-module.ts';
+import type { IpfsBackend } from './ipfs/ipfs-backend.ts';
+import { createEmbeddedBackend } from './ipfs/embedded-backend.ts';
+import { createKuboBackend } from './ipfs/kubo-backend.ts';
 
 /** The core every interface stands on: store, chains, relayer, platform contracts, wallet. */
 export interface Platform {
@@ -27,6 +30,8 @@ export interface Platform {
   wallet: WalletService;
   identity: Identity;
   did: DidModule;
+  /** Kubo when IPFS_API_URL is set; otherwise the embedded blockstore in DATA_DIR/ipfs. */
+  ipfs: IpfsBackend;
   stop(): Promise<void>;
 }
 
@@ -66,8 +71,10 @@ export async function startPlatform(config: Config, logger: Logger, options: Sta
       db: store.db, vault, wallets: repo, clock,
       chain: { rpcUrl: chains.ethereum.url, chainId: chains.ethereum.chainId, registry: contracts.ethereum.didRegistry },
     });
+    const ipfs = config.ipfsApiUrl ? createKuboBackend({ apiUrl: config.ipfsApiUrl }) : await createEmbeddedBackend({ dataDir: config.dataDir });
+    cleanups.push(async () => { await ipfs.close(); });
     logger.info({ relayer: account.address, contracts }, 'platform ready');
-    return { config, logger, clock, store, vault, chains, relayer, contracts, wallet, identity, did, stop };
+    return { config, logger, clock, store, vault, chains, relayer, contracts, wallet, identity, did, ipfs, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -39,6 +39,9 @@ const envSchema = z.object({
   TIME_ZONE: z.string().default('Asia/Seoul'),
   JWT_TTL_SECONDS: z.coerce.number().int().min(60).max(86400 * 30).default(3600),
   TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  IPFS_API_URL: optionalUrl,
+  IPFS_MAX_TOTAL_BYTES: z.coerce.number().int().min(1).optional(),
+  IPFS_MAX_PARTS: z.coerce.number().int().min(1).optional(),
   PAY_RECEIVER_ADDRESS: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'PAY_RECEIVER_ADDRESS must be a 0x address').optional(),
   GRPC_HOST: z.string().default('0.0.0.0'),
   GRPC_MAX_MESSAGE_BYTES: z.coerce.number().int().min(1024).default(64 * 1024),
@@ -69,6 +72,10 @@ export interface Config {
   readonly jwtTtlSeconds: number;
   /** Behind a load balancer: take the client address from X-Forwarded-For (rate limits, login binding). */
   readonly trustProxy: boolean;
+  /** Kubo RPC (`http://127.0.0.1:5001`) instead of the embedded IPFS blockstore. */
+  readonly ipfsApiUrl: string | undefined;
+  readonly ipfsMaxTotalBytes: number | undefined;
+  readonly ipfsMaxParts: number | undefined;
   /** Receiving account of REST pay (`/v1/ict/pay`); the treasury when unset. */
   readonly payReceiverAddress: `0x${string}` | undefined;
   readonly grpcHost: string;
@@ -115,6 +122,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     timeZone: e.TIME_ZONE,
     jwtTtlSeconds: e.JWT_TTL_SECONDS,
     trustProxy: e.TRUST_PROXY === 'true',
+    ipfsApiUrl: e.IPFS_API_URL,
+    ipfsMaxTotalBytes: e.IPFS_MAX_TOTAL_BYTES,
+    ipfsMaxParts: e.IPFS_MAX_PARTS,
     payReceiverAddress: e.PAY_RECEIVER_ADDRESS as `0x${string}` | undefined,
     grpcHost: e.GRPC_HOST,
     grpcMaxMessageBytes: e.GRPC_MAX_MESSAGE_BYTES,

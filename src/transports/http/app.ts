@@ -11,6 +11,8 @@ import { payRoutes } from './routes/pay.ts';
 import { didRoutes } from './routes/did.ts';
 import { authVpRoutes } from './routes/auth-vp.ts';
 import { demoRoutes } from './routes/demo.ts';
+import { ipfsRoutes } from './routes/ipfs.ts';
+import { ipfsLimits } from '../../ipfs/ipfs-limits.ts';
 
 /** The HTTP server of every HTTP interface, over a started platform. */
 export async function buildHttpApp(platform: Platform): Promise<FastifyInstance> {
@@ -30,6 +32,13 @@ export async function buildHttpApp(platform: Platform): Promise<FastifyInstance>
   await app.register(authVpRoutes, {
     prefix: '/v2/auth', verifyLoginPresentation: platform.did.verifyLoginPresentation,
     findUserIdByHolder: platform.did.findUserIdByHolder, login: identity.login, websiteLogins: identity.websiteLogins,
+  });
+  await app.register(ipfsRoutes, {
+    prefix: '/v1/ipfs', backend: platform.ipfs, verify: identity.jwt.verifyAccessToken,
+    limits: ipfsLimits({
+      ...(config.ipfsMaxTotalBytes !== undefined && { maxTotalBytes: config.ipfsMaxTotalBytes }),
+      ...(config.ipfsMaxParts !== undefined && { maxParts: config.ipfsMaxParts }),
+    }),
   });
   await app.register(demoRoutes, { prefix: '/demo', siteUrl: `http://localhost:${config.httpPort}/demo/login`, waitTimeSeconds: 120 });
   await app.register(payRoutes, {

@@ -1,0 +1,41 @@
+import { buildTestApp } from './ipfs-test-support.ts';
+
+/**
+ * Test support for ipfs-streaming.test.ts: the IPFS API in a process of its own (started with
+ * --expose-gc), so the test measures the server's memory alone. Sends `{port}` once listening.
+ * On `'start'` it samples RSS every 10 ms (`peak`: what the OS sees, uncollected garbage
+ * included) and, every 250 ms right after a full GC, the live JS heap + ArrayBuffers
+ * (`livePeak`: what the upload really holds); `'memory'` answers `{baseline, peak,
+ * liveBaseline, livePeak}` in bytes; `'stop'` exits.
+ */
+const collectGarbage = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
+const app = await buildTestApp();
+await app.app.listen({ port: 0, host: '127.0.0.1' });
+const address = app.app.server.address();
+let baseline = 0;
+let peak = 0;
+let liveBaseline = 0;
+let livePeak = 0;
+function live(): number {
+  collectGarbage();
+  const memory = process.memoryUsage();
+  return memory.heapUsed + memory.arrayBuffers;
+}
+const timers: NodeJS.Timeout[] = [];
+process.on('message', async (message) => {
+  if (message === 'start') {
+    liveBaseline = livePeak = live();
+    baseline = peak = process.memoryUsage().rss;
+    timers.push(setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10));
+    timers.push(
+      setInterval(() => (livePeak = Math.max(livePeak, live())), 250),
+    );
+  } else if (message === 'memory') {
+    for (const timer of timers.splice(0)) clearInterval(timer);
+    process.send?.({ baseline, peak, liveBaseline, livePeak });
+  } else if (message === 'stop') {
+    await app.close();
+    process.exit(0);
+  }
+});
+process.send?.({ port: typeof address === 'object' && address ? address.port : 0 });
