@@ -1,6 +1,7 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { loadPaymentsService } from '../transports/grpc/proto.ts';
+import { sha256Hex } from '../shared/hash.ts';
 
 /**
  * What the simulators use: only the public interfaces, as a store's POS or a user's app would.
@@ -12,7 +13,6 @@ export interface Endpoints {
   http: string;
 }
 
-const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
 
 export function paymentsClient(endpoints: Endpoints): grpc.Client & Record<string, any> {
   const Service = loadPaymentsService();
