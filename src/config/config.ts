@@ -50,6 +50,7 @@ const envSchema = z.object({
   PAYMENT_IDLE_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(120),
   DEFAULT_CURRENCY: z.string().regex(/^[A-Z]{3}$/, 'DEFAULT_CURRENCY must be an ISO 4217 code such as KRW').default('KRW'),
   REWARD_LIFETIME_DAYS: z.coerce.number().positive().max(3650).default(90),
+  REDIS_URL: optionalUrl,
 });
 
 export interface Config {
@@ -89,6 +90,8 @@ export interface Config {
   /** Currency of exchange_amount when a request does not name one. */
   readonly defaultCurrency: string;
   readonly rewardLifetimeDays: number;
+  /** Redis (`redis://host:6379`) pairing POS and app streams across instances; in-process when unset. */
+  readonly redisUrl: string | undefined;
 }
 
 /** The one place that reads the environment. Throws a readable error on a bad value. */
@@ -133,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     paymentIdleTimeoutSeconds: e.PAYMENT_IDLE_TIMEOUT_SECONDS,
     defaultCurrency: e.DEFAULT_CURRENCY,
     rewardLifetimeDays: e.REWARD_LIFETIME_DAYS,
+    redisUrl: e.REDIS_URL,
   });
 }
 

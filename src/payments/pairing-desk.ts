@@ -27,9 +27,9 @@ export interface PairedApp {
 
 /**
  * Pairs an app's DoPayment with a POS's StartPayment by `user_uuid`, whichever arrives first. An
- * app waits up to `appWaitMs` for a POS; a POS waits up to the window it asks for. In-process: a
- * deployment with several instances must route both streams of a user_uuid to the same instance
- * (or replace this desk with one over Redis pub/sub or PostgreSQL LISTEN/NOTIFY; same interface).
+ * app waits up to `appWaitMs` for a POS; a POS waits up to the window it asks for.
+ * `createPairingDesk` is in-process (both streams of a user_uuid on one instance);
+ * `createRedisPairingDesk` (redis-pairing-desk.ts) pairs them across instances.
  */
 export interface PairingDesk {
   connectApp(arrival: AppArrival): AppConnection;

@@ -2,7 +2,7 @@ import type { Platform } from '../platform.ts';
 import { createMerchantRepository } from '../store/merchant-repository.ts';
 import { createPaymentRepository } from '../store/payment-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';
-import { createPairingDesk, type AppArrival } from './pairing-desk.ts';
+import { createPairingDesk, type AppArrival, type PairingDesk } from './pairing-desk.ts';
 import { addStore } from './add-store.ts';
 import { authenticateStore } from './authenticate-store.ts';
 import { publishRateNotice } from './publish-rate-notice.ts';
@@ -28,15 +28,15 @@ export function createPaymentService(deps: PaymentDeps) {
 
 export type PaymentService = ReturnType<typeof createPaymentService>;
 
-/** The payment dependencies over a started platform, with the timing of its config. */
-export function paymentDepsOf(platform: Pick<Platform, 'store' | 'wallet' | 'clock' | 'logger' | 'config'>): PaymentDeps {
+/** The payment dependencies over a started platform, with the timing of its config (and an in-process desk unless given one). */
+export function paymentDepsOf(platform: Pick<Platform, 'store' | 'wallet' | 'clock' | 'logger' | 'config'>, desk?: PairingDesk): PaymentDeps {
   const { config } = platform;
   const idleTimeoutMs = config.paymentIdleTimeoutSeconds * 1000;
   return {
     merchants: createMerchantRepository(platform.store.db),
     payments: createPaymentRepository(platform.store.db),
     wallet: platform.wallet,
-    desk: createPairingDesk({ appWaitMs: idleTimeoutMs }),
+    desk: desk ?? createPairingDesk({ appWaitMs: idleTimeoutMs }),
     clock: platform.clock,
     logger: platform.logger.child({ component: 'payments' }),
     network: config.paymentNetwork,

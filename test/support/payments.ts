@@ -4,6 +4,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { startTestPlatform, type TestPlatform } from './platform.ts';
 import { prepareTransfer, type Wallet } from './transfer-scheme.ts';
 import { startPaymentServer, type PaymentServer } from '../../src/payment-server.ts';
+import { deleteKeys, testRedisUrl, uniquePrefix } from './redis.ts';
 
 /** A client of our own, from the .proto alone: what any language's generated client does. */
 const protoFile = new URL('../../proto/g00/payments/v2/payments.proto', import.meta.url).pathname;
@@ -17,9 +18,16 @@ export interface PaymentTest {
   stop(): Promise<void>;
 }
 
+/**
+ * A platform and its payment server. `VIXPAY_TEST_PAIRING=redis` runs the server on the Redis pairing
+ * desk (127.0.0.1:6379, a key prefix of its own) instead of the in-process one: the same suites then
+ * check that desk.
+ */
 export async function startPaymentTest(env: Record<string, string> = {}): Promise<PaymentTest> {
-  const t = await startTestPlatform({ env });
-  const server = await startPaymentServer(t.platform, { port: 0, host: '127.0.0.1' });
+  const overRedis = process.env.VIXPAY_TEST_PAIRING === 'redis';
+  const t = await startTestPlatform({ env: { ...(overRedis && { REDIS_URL: testRedisUrl }), ...env } });
+  const redisKeyPrefix = uniquePrefix('payments');
+  const server = await startPaymentServer(t.platform, { port: 0, host: '127.0.0.1', redisKeyPrefix });
   const client = new PaymentsService(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure()) as grpc.Client & Record<string, any>;
   return {
     t, server, client,
@@ -27,8 +35,14 @@ export async function startPaymentTest(env: Record<string, string> = {}): Promis
       client.close();
       await server.stop(1000);
       await t.stop();
+      if (overRedis) await deleteKeys(redisKeyPrefix);
     },
   };
+}
+
+/** A client of the payment server listening on `port` (127.0.0.1). */
+export function paymentsClient(port: number): grpc.Client & Record<string, any> {
+  return new PaymentsService(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as grpc.Client & Record<string, any>;
 }
 
 export function bearer(token: string): grpc.Metadata {

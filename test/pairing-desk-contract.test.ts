@@ -1,0 +1,290 @@
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { createPairingDesk, type AppArrival, type AppConnection, type PairingDesk } from '../src/payments/pairing-desk.ts';
+import { createRedisPairingDesk, type RedisPairingDesk } from '../src/payments/redis-pairing-desk.ts';
+import type { SessionEvent } from '../src/payments/payment-events.ts';
+import { DomainError } from '../src/shared/errors.ts';
+import { deleteKeys, keysUnder, redisAnswers, skipWithoutRedis, testRedisUrl, uniquePrefix } from './support/redis.ts';
+
+/**
+ * One contract for every pairing desk: the in-process one, the Redis one with both streams on one
+ * instance, and the Redis one with the app on instance A and the POS on instance B. The payment
+ * flows (test/payments*.test.ts) build on exactly these behaviours.
+ */
+interface Desks {
+  /** Where the app's DoPayment arrives. */
+  app: PairingDesk;
+  /** Where the POS's StartPayment arrives. */
+  pos: PairingDesk;
+  /** Another POS instance (two POSes racing). */
+  otherPos: PairingDesk;
+  close(): Promise<void>;
+}
+
+const redis = await redisAnswers();
+const prefix = uniquePrefix('desk-contract');
+const opened: RedisPairingDesk[] = [];
+after(async () => {
+  await Promise.all(opened.map((desk) => desk.close()));
+  if (redis) await deleteKeys(prefix);
+});
+
+async function redisDesk(appWaitMs: number): Promise<RedisPairingDesk> {
+  const desk = await createRedisPairingDesk({ url: testRedisUrl, appWaitMs, keyPrefix: prefix });
+  opened.push(desk);
+  return desk;
+}
+
+const variants: Array<{ name: string; skip?: string; make(appWaitMs: number): Promise<Desks> }> = [
+  {
+    name: 'in-process desk',
+    async make(appWaitMs) {
+      const desk = createPairingDesk({ appWaitMs });
+      return { app: desk, pos: desk, otherPos: desk, close: async () => undefined };
+    },
+  },
+  {
+    name: 'Redis desk, one instance',
+    ...(!redis && { skip: skipWithoutRedis }),
+    async make(appWaitMs) {
+      const desk = await redisDesk(appWaitMs);
+      return { app: desk, pos: desk, otherPos: desk, close: () => desk.close() };
+    },
+  },
+  {
+    name: 'Redis desk, app on instance A, POS on instance B (and C)',
+    ...(!redis && { skip: skipWithoutRedis }),
+    async make(appWaitMs) {
+      const [a, b, c] = await Promise.all([redisDesk(appWaitMs), redisDesk(appWaitMs), redisDesk(appWaitMs)]);
+      return { app: a, pos: b, otherPos: c, close: async () => { await Promise.all([a.close(), b.close(), c.close()]); } };
+    },
+  },
+];
+
+const sink = () => {
+  const events: SessionEvent[] = [];
+  return { events, send: (event: SessionEvent) => { events.push(event); } };
+};
+const arrival = (userUuid: string, s = sink()): AppArrival => ({ userUuid, userId: 'u1', userAddress: '0xA', sink: s });
+const credentials = { tempKey: 't', hashKey: 'h', signature: '0xs', comment: 'c' };
+const live = () => new AbortController().signal;
+const uuid = () => randomUUID();
+
+async function until(condition: () => boolean, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Connects an app and waits until the desk has registered it (at once in-process, a round trip over Redis). */
+async function connect(desk: PairingDesk, a: AppArrival): Promise<AppConnection> {
+  const before = desk.size().apps;
+  const connection = desk.connectApp(a);
+  await until(() => desk.size().apps > before);
+  return connection;
+}
+
+/** An app refused: in-process the call throws; over Redis the refusal is the app's failure event. */
+async function refused(desk: PairingDesk, a: AppArrival & { sink: ReturnType<typeof sink> }): Promise<string> {
+  try {
+    desk.connectApp(a);
+  } catch (error) {
+    return (error as DomainError).code;
+  }
+  await until(() => a.sink.events.length > 0);
+  const event = a.sink.events[0]!;
+  return event.type === 'failed' ? event.error.code : event.type;
+}
+
+for (const variant of variants) {
+  describe(`pairing desk contract: ${variant.name}`, { ...(variant.skip && { skip: variant.skip }) }, () => {
+    test('app first, then POS: paired; TRANSFER resolves the wait; events reach the app in order', async () => {
+      const d = await variant.make(2000);
+      const s = sink();
+      const q = uuid();
+      const c2 = await connect(d.app, arrival(q, s));
+      const app = await d.pos.takeApp(q, 2000, live());
+      assert.equal(app.userAddress, '0xA');
+      assert.equal(app.userId, 'u1');
+      app.send({ type: 'transfer_pending', tranNo: 'N1' });
+      const waiting = app.awaitTransfer(2000, live());
+      c2.submitTransfer(credentials);
+      assert.deepEqual(await waiting, credentials);
+      app.send({ type: 'failed', error: new DomainError('wallet.signature_invalid', 'bad signature', { details: 'x' }), tranNo: 'N1' });
+      await until(() => s.events.length === 2);
+      assert.equal(s.events[0]!.type, 'transfer_pending');
+      const failed = s.events[1]!;
+      assert.ok(failed.type === 'failed' && failed.error instanceof DomainError);
+      assert.equal(failed.type === 'failed' && failed.error.code, 'wallet.signature_invalid');
+      assert.equal(failed.type === 'failed' && failed.error.details, 'x');
+      assert.equal(failed.type === 'failed' && failed.tranNo, 'N1');
+      c2.hangUp();
+      await d.close();
+    });
+
+    test('POS first: waits for the app within the window, else 03', async () => {
+      const d = await variant.make(2000);
+      const q = uuid();
+      const pending = d.pos.takeApp(q, 2000, live());
+      await until(() => d.pos.size().pos === 1);
+      d.app.connectApp(arrival(q));
+      assert.equal((await pending).userId, 'u1');
+      await assert.rejects(d.pos.takeApp(uuid(), 50, live()), { code: 'payment.expired' });
+      assert.equal(d.pos.size().pos, 0);
+      await d.close();
+    });
+
+    test('the app hanging up before TRANSFER is 01; a TRANSFER already given is kept', async () => {
+      const d = await variant.make(2000);
+      const q4 = uuid();
+      const first = await connect(d.app, arrival(q4));
+      const app = await d.pos.takeApp(q4, 2000, live());
+      const waiting = app.awaitTransfer(2000, live());
+      first.hangUp();
+      await assert.rejects(waiting, { code: 'payment.canceled_by_user' });
+
+      const q5 = uuid();
+      const second = await connect(d.app, arrival(q5));
+      const paired = await d.pos.takeApp(q5, 2000, live());
+      second.submitTransfer(credentials);
+      second.hangUp();
+      assert.deepEqual(await paired.awaitTransfer(2000, live()), credentials);
+      await d.close();
+    });
+
+    test('the app hanging up right after the claim, before any message reached it, is 01', async () => {
+      const d = await variant.make(2000);
+      const q = uuid();
+      const connection = await connect(d.app, arrival(q));
+      const app = await d.pos.takeApp(q, 2000, live());
+      connection.hangUp();
+      await assert.rejects(app.awaitTransfer(2000, live()), { code: 'payment.canceled_by_user' });
+      await d.close();
+    });
+
+    test('no TRANSFER in time is 03; the POS aborting is 01', async () => {
+      const d = await variant.make(2000);
+      const q = uuid();
+      await connect(d.app, arrival(q));
+      const app = await d.pos.takeApp(q, 2000, live());
+      await assert.rejects(app.awaitTransfer(30, live()), { code: 'payment.expired' });
+      const abort = new AbortController();
+      const waiting = app.awaitTransfer(2000, abort.signal);
+      abort.abort();
+      await assert.rejects(waiting, { code: 'payment.canceled_by_user' });
+      const pendingAbort = new AbortController();
+      const waitingPos = d.pos.takeApp(uuid(), 2000, pendingAbort.signal);
+      await until(() => d.pos.size().pos === 1);
+      pendingAbort.abort();
+      await assert.rejects(waitingPos, { code: 'payment.canceled_by_user' });
+      await d.close();
+    });
+
+    test('an app nobody picks up is told 03; a user_uuid in use is refused', async () => {
+      const d = await variant.make(100);
+      const s = sink();
+      const q = uuid();
+      await connect(d.app, arrival(q, s));
+      assert.equal(await refused(d.app, { ...arrival(q), sink: sink() }), 'request.invalid');
+      assert.equal(await refused(d.pos, { ...arrival(q), sink: sink() }), 'request.invalid', 'also on another instance');
+      await until(() => s.events.length > 0, 2000);
+      assert.equal(s.events[0]?.type, 'failed');
+      assert.equal(s.events[0]?.type === 'failed' && s.events[0].error.code, 'payment.expired');
+      assert.deepEqual(d.app.size(), { apps: 0, pos: 0 });
+      // A POS coming after the app gave up waits for a new app (not this one).
+      await assert.rejects(d.pos.takeApp(q, 30, live()), { code: 'payment.expired' });
+      await d.close();
+    });
+
+    test('a waiting app is told when the POS attempt fails before pairing', async () => {
+      const d = await variant.make(2000);
+      const s = sink();
+      const q = uuid();
+      const connection = await connect(d.app, arrival(q, s));
+      d.pos.failWaitingApp(q, { error: new DomainError('payment.expired', 'the QR code has expired'), tranNo: 'N8' });
+      await until(() => s.events.length > 0);
+      assert.equal(s.events.length, 1);
+      assert.equal(s.events[0]?.type === 'failed' && s.events[0].tranNo, 'N8');
+      assert.equal(d.app.size().apps, 0);
+      connection.hangUp();
+      await d.close();
+    });
+
+    test('a POS coming for an app that already hung up is told 01 at once', async () => {
+      const d = await variant.make(2000);
+      const q = uuid();
+      (await connect(d.app, arrival(q))).hangUp();
+      // Over Redis the hang-up is recorded one round trip later (the POS scans the QR code well after).
+      await new Promise((r) => setTimeout(r, 50));
+      await assert.rejects(d.pos.takeApp(q, 1000, live()), { code: 'payment.canceled_by_user' });
+      await d.close();
+    });
+
+    test('two POSes racing for one waiting app: exactly one pairs, the other is refused (11)', async () => {
+      const d = await variant.make(2000);
+      const q = uuid();
+      await connect(d.app, arrival(q));
+      const results = await Promise.allSettled([d.pos.takeApp(q, 500, live()), d.otherPos.takeApp(q, 500, live())]);
+      assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
+      const loser = results.find((r) => r.status === 'rejected');
+      assert.equal((loser as PromiseRejectedResult).reason.code, 'request.invalid');
+      await d.close();
+    });
+
+    test('two POSes waiting for one absent app: the second is refused (11); the first pairs when it comes', async () => {
+      const d = await variant.make(2000);
+      const q = uuid();
+      const first = d.pos.takeApp(q, 2000, live());
+      await until(() => d.pos.size().pos === 1);
+      await assert.rejects(d.otherPos.takeApp(q, 2000, live()), { code: 'request.invalid' });
+      d.app.connectApp(arrival(q));
+      assert.equal((await first).userAddress, '0xA');
+      await d.close();
+    });
+
+    test('a user_uuid is free again once its payment ended', async () => {
+      const d = await variant.make(2000);
+      const q = uuid();
+      const s = sink();
+      await connect(d.app, arrival(q, s));
+      const app = await d.pos.takeApp(q, 2000, live());
+      app.send({ type: 'failed', error: new DomainError('payment.expired', 'late'), tranNo: 'N9' });
+      await until(() => s.events.length === 1);
+      const again = sink();
+      await connect(d.app, arrival(q, again));
+      assert.equal(again.events.length, 0);
+      assert.equal((await d.otherPos.takeApp(q, 2000, live())).userId, 'u1');
+      await d.close();
+    });
+  });
+}
+
+describe('Redis desk housekeeping', { ...(!redis && { skip: skipWithoutRedis }) }, () => {
+  test('keys live under the prefix only and are gone after a finished payment', async () => {
+    const own = uniquePrefix('housekeeping');
+    const a = await createRedisPairingDesk({ url: testRedisUrl, appWaitMs: 2000, keyPrefix: own });
+    const b = await createRedisPairingDesk({ url: testRedisUrl, appWaitMs: 2000, keyPrefix: own });
+    try {
+      const q = uuid();
+      const s = sink();
+      const connection = await connect(a, arrival(q, s));
+      assert.deepEqual(await keysUnder(own), [`${own}:app:${q}`]);
+      const app = await b.takeApp(q, 2000, live());
+      const waiting = app.awaitTransfer(2000, live());
+      connection.submitTransfer(credentials);
+      await waiting;
+      app.send({ type: 'failed', error: new DomainError('internal', 'x') });
+      await until(() => s.events.length === 1);
+      connection.hangUp();
+      await until(() => a.size().apps === 0);
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(await keysUnder(own), []);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      await deleteKeys(own);
+    }
+  });
+});

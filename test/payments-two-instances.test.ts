@@ -1,0 +1,186 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { startPaymentServer, type PaymentServer } from '../src/payment-server.ts';
+import type { RedisPairingDesk } from '../src/payments/redis-pairing-desk.ts';
+import { startTestPlatform, type TestPlatform } from './support/platform.ts';
+import { balanceOf, newUser, openSession, paymentsClient, startPay, transferFor, type PaymentTest } from './support/payments.ts';
+import { deleteKeys, keysUnder, redisAnswers, skipWithoutRedis, testRedisUrl, uniquePrefix } from './support/redis.ts';
+
+/**
+ * Two payment server instances, A and B, each with its own Redis pairing desk (same key prefix) over
+ * one platform (the shared database and chain stand for what instances share in production; the
+ * pairing itself has nothing in memory in common). The app talks to A, the POS to B.
+ */
+const redis = await redisAnswers();
+const prefix = uniquePrefix('two-instances');
+
+let t: TestPlatform;
+let a: PaymentTest;
+let b: PaymentTest;
+let store: { tid: string; name: string; settlementAddress: string; apiKey: string };
+
+function instance(server: PaymentServer): PaymentTest {
+  const client = paymentsClient(server.port);
+  return { t, server, client, stop: async () => { client.close(); await server.stop(1000); } };
+}
+
+const deskOf = (p: PaymentTest) => p.server.payments.deps.desk as RedisPairingDesk;
+const tranNo = () => `TR${randomUUID().slice(0, 8)}`;
+
+async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('payments across two instances (Redis pairing desk)', { ...(!redis && { skip: skipWithoutRedis }) }, () => {
+  before(async () => {
+    t = await startTestPlatform({ env: { REDIS_URL: testRedisUrl, PAYMENT_IDLE_TIMEOUT_SECONDS: '4', PAYMENT_PAIRING_WINDOW_SECONDS: '4' } });
+    const options = { port: 0, host: '127.0.0.1', redisKeyPrefix: prefix };
+    a = instance(await startPaymentServer(t.platform, options));
+    b = instance(await startPaymentServer(t.platform, options));
+    store = await a.server.payments.addStore({ tid: 'T-2I01', name: 'Two Towers Cafe' });
+    await a.server.payments.publishRateNotice({ currency: 'KRW', rate: '1500' });
+  });
+  after(async () => {
+    await a?.stop();
+    await b?.stop();
+    await t?.stop();
+    await deleteKeys(prefix);
+  });
+
+  test('the two servers have desks of their own', () => {
+    assert.notEqual(a.server.payments.deps.desk, b.server.payments.deps.desk);
+    assert.notEqual(deskOf(a).instanceId, undefined);
+    assert.notEqual(deskOf(a).instanceId, deskOf(b).instanceId);
+  });
+
+  for (const order of ['app first', 'POS first'] as const) {
+    test(`app on A, POS on B (${order}): END_PAY on both sides, tokens moved exactly once`, async () => {
+      const user = await newUser(a, '100');
+      const storeBefore = Number(await balanceOf(a, store.settlementAddress));
+      const uuid = randomUUID();
+      const tran = tranNo();
+      const app = openSession(a.client, 'DoPayment', user.token);
+      const pos = openSession(b.client, 'StartPayment', store.apiKey);
+      if (order === 'app first') {
+        app.send({ state: 'START_PAY', user_uuid: uuid });
+        await until(() => deskOf(a).size().apps > 0);
+        pos.send(startPay(a, store.tid, tran, user, uuid, '15000'));
+      } else {
+        pos.send(startPay(a, store.tid, tran, user, uuid, '15000'));
+        await until(() => deskOf(b).size().pos > 0);
+        app.send({ state: 'START_PAY', user_uuid: uuid });
+      }
+      const appRequest = await app.next();
+      assert.equal(appRequest.content.state, 'REQUEST_TRANSFER', JSON.stringify(appRequest.common));
+      assert.equal(appRequest.content.token_amount, '10');
+      assert.equal(appRequest.content.settlement_address, store.settlementAddress);
+      assert.equal(appRequest.content.tran_no, tran);
+      assert.equal(appRequest.common.target_api, 'doPayment');
+      const posRequest = await pos.next();
+      assert.equal(posRequest.content.state, 'REQUEST_TRANSFER');
+      assert.equal(posRequest.content.tran_no, tran);
+
+      app.send(await transferFor(a, user, appRequest));
+      const posEnd = await pos.next();
+      const appEnd = await app.next();
+      assert.equal(posEnd.common.res_code, '00', JSON.stringify(posEnd.common));
+      assert.equal(posEnd.content.state, 'END_PAY');
+      assert.match(posEnd.content.approval_no, /^\d{16}$/);
+      assert.match(posEnd.content.transfer_transaction_id, /^0x[0-9a-f]{64}$/);
+      assert.equal(appEnd.common.res_code, '00');
+      assert.equal(appEnd.content.state, 'END_PAY');
+      assert.equal(appEnd.content.approval_no, '');
+      assert.equal(appEnd.content.transfer_transaction_id, posEnd.content.transfer_transaction_id);
+      assert.equal((await pos.closed).code, 0);
+      assert.equal((await app.closed).code, 0);
+
+      assert.equal(await balanceOf(a, user.address), '90');
+      assert.equal(Number(await balanceOf(a, store.settlementAddress)) - storeBefore, 10);
+      const record = await a.server.payments.deps.payments.findByTranNo(store.tid, tran);
+      assert.equal(record?.status, 'approved');
+      await until(() => deskOf(a).size().apps === 0 && deskOf(b).size().pos === 0);
+    });
+  }
+
+  test('the app on A hanging up before TRANSFER is 01 END_PAY to the POS on B; nothing moves', async () => {
+    const user = await newUser(a, '10');
+    const storeBefore = await balanceOf(a, store.settlementAddress);
+    const uuid = randomUUID();
+    const app = openSession(a.client, 'DoPayment', user.token);
+    const pos = openSession(b.client, 'StartPayment', store.apiKey);
+    app.send({ state: 'START_PAY', user_uuid: uuid });
+    await until(() => deskOf(a).size().apps > 0);
+    pos.send(startPay(a, store.tid, tranNo(), user, uuid, '1500'));
+    assert.equal((await app.next()).content.state, 'REQUEST_TRANSFER');
+    assert.equal((await pos.next()).content.state, 'REQUEST_TRANSFER');
+    app.call.end();
+
+    const posEnd = await pos.next();
+    assert.equal(posEnd.common.res_code, '01');
+    assert.equal(posEnd.common.res_message, 'Canceled by the user');
+    assert.equal(posEnd.content.state, 'END_PAY');
+    assert.equal((await pos.closed).code, 0);
+    const appEnd = await app.next();
+    assert.equal(appEnd.common.res_code, '01', 'the app, half-closed, hears the end too');
+    assert.equal((await app.closed).code, 0);
+    assert.equal(await balanceOf(a, user.address), '10');
+    assert.equal(await balanceOf(a, store.settlementAddress), storeBefore);
+  });
+
+  test('an app on A that left before any POS came: the POS on B is told 01 at once', async () => {
+    const user = await newUser(a, '10');
+    const uuid = randomUUID();
+    const app = openSession(a.client, 'DoPayment', user.token);
+    app.send({ state: 'START_PAY', user_uuid: uuid });
+    await until(() => deskOf(a).size().apps > 0);
+    app.call.cancel();
+    await app.closed;
+    await new Promise((r) => setTimeout(r, 100));
+    const pos = openSession(b.client, 'StartPayment', store.apiKey);
+    const started = Date.now();
+    pos.send(startPay(a, store.tid, tranNo(), user, uuid, '1500'));
+    const posEnd = await pos.next();
+    assert.equal(posEnd.common.res_code, '01');
+    assert.ok(Date.now() - started < 2000, 'not after the pairing window');
+  });
+
+  test('two POSes on A and B racing for one app on A: exactly one pairs and is paid, the other is refused (11)', async () => {
+    const user = await newUser(a, '10');
+    const uuid = randomUUID();
+    const app = openSession(a.client, 'DoPayment', user.token);
+    app.send({ state: 'START_PAY', user_uuid: uuid });
+    await until(() => deskOf(a).size().apps > 0);
+    const tranA = tranNo();
+    const tranB = tranNo();
+    const posA = openSession(a.client, 'StartPayment', store.apiKey);
+    const posB = openSession(b.client, 'StartPayment', store.apiKey);
+    posA.send(startPay(a, store.tid, tranA, user, uuid, '1500'));
+    posB.send(startPay(a, store.tid, tranB, user, uuid, '1500'));
+    const [firstA, firstB] = await Promise.all([posA.next(), posB.next()]);
+    const states = [firstA, firstB].map((m) => `${m.content.state}/${m.common.res_code}`).sort();
+    assert.deepEqual(states, ['END_PAY/11', 'REQUEST_TRANSFER/00'], JSON.stringify([firstA.common, firstB.common]));
+    const [winner, winnerTran, loser] = firstA.content.state === 'REQUEST_TRANSFER' ? [posA, tranA, firstB] : [posB, tranB, firstA];
+    assert.match(loser.common.res_message, /already in a payment|another POS/);
+
+    const request = await app.next();
+    assert.equal(request.content.state, 'REQUEST_TRANSFER');
+    assert.equal(request.content.tran_no, winnerTran, 'the app is asked by the POS that paired');
+    app.send(await transferFor(a, user, request));
+    assert.equal((await winner.next()).common.res_code, '00');
+    assert.equal((await app.next()).common.res_code, '00');
+    assert.equal(await balanceOf(a, user.address), '9');
+  });
+
+  test('no pairing keys are left behind once the payments ended', async () => {
+    await until(() => deskOf(a).size().apps === 0 && deskOf(b).size().pos === 0);
+    const keys = await keysUnder(prefix);
+    // Only departure markers of apps that left unpaired remain (they expire with the idle timeout).
+    for (const key of keys) assert.match(key, /:app:/);
+    assert.ok(keys.length <= 1, keys.join());
+  });
+});
