@@ -6,6 +6,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { balanceOf, newUser, startPaymentTest, type PaymentTest } from './support/payments.ts';
+import { skipWithout } from './support/parts.ts';
 
 // Interop with another language: a Python POS and app, whose gRPC stubs grpc_tools.protoc generates
 // from test/interop/spec-payments.proto (written from SPEC.md alone, not from our .proto), run whole
@@ -20,10 +21,10 @@ function pythonGrpcMissing(): false | string {
     execFileSync(python, ['-c', 'import grpc, grpc_tools'], { stdio: 'ignore' });
     return false;
   } catch {
-    return `${python} cannot import grpc and grpc_tools (apt-get install python3-grpcio python3-grpc-tools)`;
+    return `${python} cannot import grpc and grpc_tools`;
   }
 }
-const skip = pythonGrpcMissing();
+const skip = skipWithout('python-grpc', pythonGrpcMissing());
 
 let p: PaymentTest;
 let store: { tid: string; name: string; settlementAddress: string; apiKey: string };

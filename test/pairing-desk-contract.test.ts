@@ -5,7 +5,7 @@ import { createPairingDesk, type AppArrival, type AppConnection, type PairingDes
 import { createRedisPairingDesk, type RedisPairingDesk } from '../src/payments/redis-pairing-desk.ts';
 import type { SessionEvent } from '../src/payments/payment-events.ts';
 import { DomainError } from '../src/shared/errors.ts';
-import { deleteKeys, keysUnder, redisAnswers, skipWithoutRedis, testRedisUrl, uniquePrefix } from './support/redis.ts';
+import { deleteKeys, keysUnder, redisSkip, testRedisUrl, uniquePrefix } from './support/redis.ts';
 
 /**
  * One contract for every pairing desk: the in-process one, the Redis one with both streams on one
@@ -22,7 +22,8 @@ interface Desks {
   close(): Promise<void>;
 }
 
-const redis = await redisAnswers();
+const skipRedis = await redisSkip();
+const redis = !skipRedis;
 const prefix = uniquePrefix('desk-contract');
 const opened: RedisPairingDesk[] = [];
 after(async () => {
@@ -46,7 +47,7 @@ const variants: Array<{ name: string; skip?: string; make(appWaitMs: number): Pr
   },
   {
     name: 'Redis desk, one instance',
-    ...(!redis && { skip: skipWithoutRedis }),
+    skip: skipRedis || undefined,
     async make(appWaitMs) {
       const desk = await redisDesk(appWaitMs);
       return { app: desk, pos: desk, otherPos: desk, close: () => desk.close() };
@@ -54,7 +55,7 @@ const variants: Array<{ name: string; skip?: string; make(appWaitMs: number): Pr
   },
   {
     name: 'Redis desk, app on instance A, POS on instance B (and C)',
-    ...(!redis && { skip: skipWithoutRedis }),
+    skip: skipRedis || undefined,
     async make(appWaitMs) {
       const [a, b, c] = await Promise.all([redisDesk(appWaitMs), redisDesk(appWaitMs), redisDesk(appWaitMs)]);
       return { app: a, pos: b, otherPos: c, close: async () => { await Promise.all([a.close(), b.close(), c.close()]); } };
@@ -262,7 +263,7 @@ for (const variant of variants) {
   });
 }
 
-describe('Redis desk housekeeping', { ...(!redis && { skip: skipWithoutRedis }) }, () => {
+describe('Redis desk housekeeping', { skip: skipRedis }, () => {
   test('keys live under the prefix only and are gone after a finished payment', async () => {
     const own = uniquePrefix('housekeeping');
     const a = await createRedisPairingDesk({ url: testRedisUrl, appWaitMs: 2000, keyPrefix: own });

@@ -5,14 +5,14 @@ import { startPaymentServer, type PaymentServer } from '../src/payment-server.ts
 import type { RedisPairingDesk } from '../src/payments/redis-pairing-desk.ts';
 import { startTestPlatform, type TestPlatform } from './support/platform.ts';
 import { balanceOf, newUser, openSession, paymentsClient, startPay, transferFor, type PaymentTest } from './support/payments.ts';
-import { deleteKeys, keysUnder, redisAnswers, skipWithoutRedis, testRedisUrl, uniquePrefix } from './support/redis.ts';
+import { deleteKeys, keysUnder, redisSkip, testRedisUrl, uniquePrefix } from './support/redis.ts';
 
 /**
  * Two payment server instances, A and B, each with its own Redis pairing desk (same key prefix) over
  * one platform (the shared database and chain stand for what instances share in production; the
  * pairing itself has nothing in memory in common). The app talks to A, the POS to B.
  */
-const redis = await redisAnswers();
+const skipRedis = await redisSkip();
 const prefix = uniquePrefix('two-instances');
 
 let t: TestPlatform;
@@ -36,7 +36,7 @@ async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> 
   }
 }
 
-describe('payments across two instances (Redis pairing desk)', { ...(!redis && { skip: skipWithoutRedis }) }, () => {
+describe('payments across two instances (Redis pairing desk)', { skip: skipRedis }, () => {
   before(async () => {
     t = await startTestPlatform({ env: { REDIS_URL: testRedisUrl, PAYMENT_IDLE_TIMEOUT_SECONDS: '4', PAYMENT_PAIRING_WINDOW_SECONDS: '4' } });
     const options = { port: 0, host: '127.0.0.1', redisKeyPrefix: prefix };

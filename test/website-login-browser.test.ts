@@ -5,13 +5,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { startTestPlatform, type TestPlatform } from './support/platform.ts';
+import { skipWithout } from './support/parts.ts';
 import { addUser } from '../src/identity/add-user.ts';
 import { approveWebsiteLogin } from '../src/cli/approve-login.ts';
 
 // The demo shop's website login, driven in a real headless Chromium: the page shows the QR code,
 // the app side answers with a VP over the public APIs, and the page greets the user.
 const chromiumPath = '/usr/bin/chromium';
-const skip = existsSync(chromiumPath) ? false : 'Debian chromium is not installed (apt-get install chromium)';
+const skip = skipWithout('chromium', !existsSync(chromiumPath) && `${chromiumPath} does not exist`);
 
 let t: TestPlatform;
 let browser: Browser;

@@ -5,6 +5,7 @@ import { startTestPlatform, type TestPlatform } from './platform.ts';
 import { prepareTransfer, type Wallet } from './transfer-scheme.ts';
 import { startPaymentServer, type PaymentServer } from '../../src/payment-server.ts';
 import { deleteKeys, testRedisUrl, uniquePrefix } from './redis.ts';
+import { freshPostgresSchema } from './stores.ts';
 
 /** A client of our own, from the .proto alone: what any language's generated client does. */
 const protoFile = new URL('../../proto/g00/payments/v2/payments.proto', import.meta.url).pathname;
@@ -18,26 +19,66 @@ export interface PaymentTest {
   stop(): Promise<void>;
 }
 
+/** The pairing desk the payment suites run on: VIXPAY_TEST_PAIRING=in-process (default) or redis. */
+export function testPairing(env: NodeJS.ProcessEnv = process.env): 'in-process' | 'redis' {
+  const value = env.VIXPAY_TEST_PAIRING || 'in-process';
+  if (value !== 'in-process' && value !== 'redis') throw new Error(`VIXPAY_TEST_PAIRING=${value}: expected in-process or redis`);
+  return value;
+}
+
+/** The store the payment suites run on: VIXPAY_TEST_STORE=sqlite (default) or postgres. */
+export function testStore(env: NodeJS.ProcessEnv = process.env): 'sqlite' | 'postgres' {
+  const value = env.VIXPAY_TEST_STORE || 'sqlite';
+  if (value !== 'sqlite' && value !== 'postgres') throw new Error(`VIXPAY_TEST_STORE=${value}: expected sqlite or postgres`);
+  return value;
+}
+
 /**
  * A platform and its payment server. `VIXPAY_TEST_PAIRING=redis` runs the server on the Redis pairing
- * desk (127.0.0.1:6379, a key prefix of its own) instead of the in-process one: the same suites then
- * check that desk.
+ * desk (127.0.0.1:6379, a key prefix of its own) instead of the in-process one, and
+ * `VIXPAY_TEST_STORE=postgres` the platform on PostgreSQL (VIXPAY_TEST_DATABASE_URL, a fresh schema of
+ * its own, dropped by `stop`) instead of SQLite: the same suites then check that desk and that store
+ * (`npm run test:matrix`).
  */
 export async function startPaymentTest(env: Record<string, string> = {}): Promise<PaymentTest> {
-  const overRedis = process.env.VIXPAY_TEST_PAIRING === 'redis';
-  const t = await startTestPlatform({ env: { ...(overRedis && { REDIS_URL: testRedisUrl }), ...env } });
+  const overRedis = testPairing() === 'redis';
+  const postgres = testStore() === 'postgres' ? await freshPostgresSchema('vixpay_pay') : undefined;
+  let t: TestPlatform;
+  try {
+    t = await startTestPlatform({
+      env: { ...(overRedis && { REDIS_URL: testRedisUrl }), ...(postgres && { DATABASE_URL: postgres.databaseUrl }), ...env },
+    });
+  } catch (error) {
+    await postgres?.drop();
+    throw error;
+  }
   const redisKeyPrefix = uniquePrefix('payments');
-  const server = await startPaymentServer(t.platform, { port: 0, host: '127.0.0.1', redisKeyPrefix });
+  let server: PaymentServer;
+  try {
+    server = await startPaymentServer(t.platform, { port: 0, host: '127.0.0.1', redisKeyPrefix });
+  } catch (error) {
+    await t.stop();
+    await postgres?.drop();
+    throw error;
+  }
   const client = new PaymentsService(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure()) as grpc.Client & Record<string, any>;
-  return {
+  const p: PaymentTest = {
     t, server, client,
     async stop() {
       client.close();
       await server.stop(1000);
       await t.stop();
       if (overRedis) await deleteKeys(redisKeyPrefix);
+      await postgres?.drop();
     },
   };
+  // The run is on what it says it is on.
+  const onRedis = 'instanceId' in server.payments.deps.desk;
+  if (onRedis !== overRedis || t.platform.store.dialect !== testStore()) {
+    await p.stop();
+    throw new Error(`startPaymentTest: expected the ${testPairing()} desk on ${testStore()}, got the ${onRedis ? 'redis' : 'in-process'} desk on ${t.platform.store.dialect}`);
+  }
+  return p;
 }
 
 /** A client of the payment server listening on `port` (127.0.0.1). */

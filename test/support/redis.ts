@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { createClient } from 'redis';
+import { skipWithout } from './parts.ts';
 
 /** The Redis the multi-instance tests use (also CI's). */
 export const testRedisUrl = 'redis://127.0.0.1:6379';
@@ -17,7 +18,13 @@ export function redisAnswers(): Promise<boolean> {
   });
 }
 
-export const skipWithoutRedis = 'no Redis answers at 127.0.0.1:6379 (start one to run the cross-instance pairing tests)';
+/**
+ * The `skip` option of the tests that need this Redis: false when it answers; when it does not, why
+ * (or a failure where Redis is required: VIXPAY_REQUIRE, CI; see parts.ts).
+ */
+export async function redisSkip(): Promise<string | false> {
+  return skipWithout('redis', !(await redisAnswers()) && 'no Redis answers at 127.0.0.1:6379');
+}
 
 /** A key prefix of its own for one test run. */
 export const uniquePrefix = (name: string) => `vixpay-test:${name}:${randomUUID()}`;

@@ -28,21 +28,39 @@ export const storeFactories: StoreFactory[] = [
     name: 'postgres',
     async open() {
       // A schema of its own per suite: the same database serves parallel runs without collisions.
-      const schema = `vixpay_t_${randomBytes(6).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: testDatabaseUrl });
-      await admin.connect();
-      await admin.query(`CREATE SCHEMA ${schema}`);
-      const url = new URL(testDatabaseUrl);
-      url.searchParams.set('options', `-c search_path=${schema}`);
-      const store = await openStore({ databaseUrl: url.toString(), dataDir: tmpdir() });
-      return {
-        store,
-        dispose: async () => {
-          await store.close();
-          await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-          await admin.end();
-        },
-      };
+      const { databaseUrl, drop } = await freshPostgresSchema('vixpay_t');
+      const store = await openStore({ databaseUrl, dataDir: tmpdir() });
+      return { store, dispose: async () => { await store.close(); await drop(); } };
     },
   },
 ];
+
+/**
+ * A new, empty schema in the test PostgreSQL: `databaseUrl` points a store or a whole platform
+ * (DATABASE_URL) at it, `drop` removes it with everything in it. Runs sharing the database never see
+ * each other's tables.
+ */
+export async function freshPostgresSchema(prefix = 'vixpay_t'): Promise<{ schema: string; databaseUrl: string; drop(): Promise<void> }> {
+  const schema = `${prefix}_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: testDatabaseUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE SCHEMA ${schema}`);
+  } catch (error) {
+    await admin.end();
+    throw error;
+  }
+  const url = new URL(testDatabaseUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    schema,
+    databaseUrl: url.toString(),
+    async drop() {
+      try {
+        await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      } finally {
+        await admin.end();
+      }
+    },
+  };
+}
