@@ -5,6 +5,8 @@ import { createPairingDesk, type AppArrival, type AppConnection, type PairingDes
 import { createRedisPairingDesk, type RedisPairingDesk } from '../src/payments/redis-pairing-desk.ts';
 import type { SessionEvent } from '../src/payments/payment-events.ts';
 import { DomainError } from '../src/shared/errors.ts';
+import { createClient } from 'redis';
+import { waitFor } from './support/wait-for.ts';
 import { deleteKeys, keysUnder, redisSkip, testRedisUrl, uniquePrefix } from './support/redis.ts';
 
 /**
@@ -72,11 +74,20 @@ const credentials = { tempKey: 't', hashKey: 'h', signature: '0xs', comment: 'c'
 const live = () => new AbortController().signal;
 const uuid = () => randomUUID();
 
-async function until(condition: () => boolean, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 5));
+const until = (condition: () => boolean | Promise<boolean>, message: string, timeoutMs = 3000) => waitFor(condition, { timeoutMs, message, intervalMs: 5 });
+
+/**
+ * Until the desk has recorded that the app of `userUuid` hung up while waiting: at once in-process;
+ * over Redis when its key says `departed` (a round trip later).
+ */
+async function departureRecorded(desk: PairingDesk, userUuid: string): Promise<void> {
+  if (!('close' in desk)) return;
+  const client = createClient({ url: testRedisUrl });
+  await client.connect();
+  try {
+    await until(async () => JSON.parse((await client.get(`${prefix}:app:${userUuid}`)) ?? '{}').s === 'departed', `the app of ${userUuid} is recorded as departed in Redis`);
+  } finally {
+    await client.close();
   }
 }
 
@@ -84,7 +95,7 @@ async function until(condition: () => boolean, timeoutMs = 3000): Promise<void> 
 async function connect(desk: PairingDesk, a: AppArrival): Promise<AppConnection> {
   const before = desk.size().apps;
   const connection = desk.connectApp(a);
-  await until(() => desk.size().apps > before);
+  await until(() => desk.size().apps > before, 'the desk registers the app');
   return connection;
 }
 
@@ -95,7 +106,7 @@ async function refused(desk: PairingDesk, a: AppArrival & { sink: ReturnType<typ
   } catch (error) {
     return (error as DomainError).code;
   }
-  await until(() => a.sink.events.length > 0);
+  await until(() => a.sink.events.length > 0, 'the refused app hears its refusal');
   const event = a.sink.events[0]!;
   return event.type === 'failed' ? event.error.code : event.type;
 }
@@ -115,7 +126,7 @@ for (const variant of variants) {
       c2.submitTransfer(credentials);
       assert.deepEqual(await waiting, credentials);
       app.send({ type: 'failed', error: new DomainError('wallet.signature_invalid', 'bad signature', { details: 'x' }), tranNo: 'N1' });
-      await until(() => s.events.length === 2);
+      await until(() => s.events.length === 2, 'the app receives transfer_pending and the failure');
       assert.equal(s.events[0]!.type, 'transfer_pending');
       const failed = s.events[1]!;
       assert.ok(failed.type === 'failed' && failed.error instanceof DomainError);
@@ -130,7 +141,7 @@ for (const variant of variants) {
       const d = await variant.make(2000);
       const q = uuid();
       const pending = d.pos.takeApp(q, 2000, live());
-      await until(() => d.pos.size().pos === 1);
+      await until(() => d.pos.size().pos === 1, 'the POS waits at the desk');
       d.app.connectApp(arrival(q));
       assert.equal((await pending).userId, 'u1');
       await assert.rejects(d.pos.takeApp(uuid(), 50, live()), { code: 'payment.expired' });
@@ -178,7 +189,7 @@ for (const variant of variants) {
       await assert.rejects(waiting, { code: 'payment.canceled_by_user' });
       const pendingAbort = new AbortController();
       const waitingPos = d.pos.takeApp(uuid(), 2000, pendingAbort.signal);
-      await until(() => d.pos.size().pos === 1);
+      await until(() => d.pos.size().pos === 1, 'the POS waits at the desk');
       pendingAbort.abort();
       await assert.rejects(waitingPos, { code: 'payment.canceled_by_user' });
       await d.close();
@@ -191,7 +202,7 @@ for (const variant of variants) {
       await connect(d.app, arrival(q, s));
       assert.equal(await refused(d.app, { ...arrival(q), sink: sink() }), 'request.invalid');
       assert.equal(await refused(d.pos, { ...arrival(q), sink: sink() }), 'request.invalid', 'also on another instance');
-      await until(() => s.events.length > 0, 2000);
+      await until(() => s.events.length > 0, 'the app nobody picked up is told 03', 2000);
       assert.equal(s.events[0]?.type, 'failed');
       assert.equal(s.events[0]?.type === 'failed' && s.events[0].error.code, 'payment.expired');
       assert.deepEqual(d.app.size(), { apps: 0, pos: 0 });
@@ -206,7 +217,7 @@ for (const variant of variants) {
       const q = uuid();
       const connection = await connect(d.app, arrival(q, s));
       d.pos.failWaitingApp(q, { error: new DomainError('payment.expired', 'the QR code has expired'), tranNo: 'N8' });
-      await until(() => s.events.length > 0);
+      await until(() => s.events.length > 0, 'the waiting app hears the POS\'s failure');
       assert.equal(s.events.length, 1);
       assert.equal(s.events[0]?.type === 'failed' && s.events[0].tranNo, 'N8');
       assert.equal(d.app.size().apps, 0);
@@ -219,7 +230,7 @@ for (const variant of variants) {
       const q = uuid();
       (await connect(d.app, arrival(q))).hangUp();
       // Over Redis the hang-up is recorded one round trip later (the POS scans the QR code well after).
-      await new Promise((r) => setTimeout(r, 50));
+      await departureRecorded(d.app, q);
       await assert.rejects(d.pos.takeApp(q, 1000, live()), { code: 'payment.canceled_by_user' });
       await d.close();
     });
@@ -239,7 +250,7 @@ for (const variant of variants) {
       const d = await variant.make(2000);
       const q = uuid();
       const first = d.pos.takeApp(q, 2000, live());
-      await until(() => d.pos.size().pos === 1);
+      await until(() => d.pos.size().pos === 1, 'the first POS waits at the desk');
       await assert.rejects(d.otherPos.takeApp(q, 2000, live()), { code: 'request.invalid' });
       d.app.connectApp(arrival(q));
       assert.equal((await first).userAddress, '0xA');
@@ -253,7 +264,7 @@ for (const variant of variants) {
       await connect(d.app, arrival(q, s));
       const app = await d.pos.takeApp(q, 2000, live());
       app.send({ type: 'failed', error: new DomainError('payment.expired', 'late'), tranNo: 'N9' });
-      await until(() => s.events.length === 1);
+      await until(() => s.events.length === 1, 'the app hears the end of its payment');
       const again = sink();
       await connect(d.app, arrival(q, again));
       assert.equal(again.events.length, 0);
@@ -278,11 +289,11 @@ describe('Redis desk housekeeping', { skip: skipRedis }, () => {
       connection.submitTransfer(credentials);
       await waiting;
       app.send({ type: 'failed', error: new DomainError('internal', 'x') });
-      await until(() => s.events.length === 1);
+      await until(() => s.events.length === 1, 'the app hears the end of its payment');
       connection.hangUp();
-      await until(() => a.size().apps === 0);
-      await new Promise((r) => setTimeout(r, 50));
-      assert.deepEqual(await keysUnder(own), []);
+      await until(() => a.size().apps === 0, 'the desk lets the app go');
+      // The hang-up reaches Redis a round trip later.
+      await until(async () => (await keysUnder(own)).length === 0, `no key left under ${own}`);
     } finally {
       await Promise.all([a.close(), b.close()]);
       await deleteKeys(own);

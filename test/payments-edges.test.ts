@@ -2,34 +2,40 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { balanceOf, newUser, openSession, startPay, startPaymentTest, unary, type PaymentTest } from './support/payments.ts';
+import { prepareTransfer } from './support/transfer-scheme.ts';
+import { waitFor } from './support/wait-for.ts';
 
 let p: PaymentTest;
 let store: { tid: string; name: string; settlementAddress: string; apiKey: string };
 before(async () => {
   p = await startPaymentTest({ PAYMENT_IDLE_TIMEOUT_SECONDS: '2', PAYMENT_PAIRING_WINDOW_SECONDS: '2' });
   store = await p.server.payments.addStore({ tid: 'E-3001', name: 'Edge Store' });
+  // KRW (the default currency) has a notice; no test here publishes JPY.
+  await p.server.payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
 });
 after(async () => { await p?.stop(); });
 
 const tranNo = () => `E${randomUUID().slice(0, 8)}`;
-const waitForApps = async (count: number) => {
-  while (p.server.payments.deps.desk.size().apps < count) await new Promise((r) => setTimeout(r, 10));
-};
+const waitForApps = (count: number) => waitFor(() => p.server.payments.deps.desk.size().apps >= count, {
+  timeoutMs: 10_000, message: `${count} app(s) with START_PAY registered at the desk`,
+});
 
 describe('payment edges', () => {
-  test('17 before any rate notice is published', async () => {
+  test('17 for a currency without any rate notice', async () => {
     const user = await newUser(p, '10');
     const pos = openSession(p.client, 'StartPayment', store.apiKey);
     const app = openSession(p.client, 'DoPayment', user.token);
     const uuid = randomUUID();
     app.send({ state: 'START_PAY', user_uuid: uuid });
     await waitForApps(1);
-    pos.send(startPay(p, store.tid, tranNo(), user, uuid, '1000'));
+    pos.send({ ...startPay(p, store.tid, tranNo(), user, uuid, '1000'), exchange_currency: 'JPY' });
     const answer = await pos.next();
     assert.equal(answer.common.res_code, '17');
-    assert.match(answer.common.res_message, /^No exchange rate notice: /);
-    assert.equal((await app.next()).common.res_code, '17');
-    await p.server.payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
+    assert.match(answer.common.res_message, /^No exchange rate notice: .*JPY/);
+    const told = await app.next();
+    assert.equal(told.common.res_code, '17');
+    assert.equal(told.content.state, 'END_PAY');
+    assert.equal(await balanceOf(p, user.address), '10');
   });
 
   test('12 when the tid is not the API key\'s store; 11 when the QR\'s user_address is not the app user\'s', async () => {
@@ -91,40 +97,57 @@ describe('payment edges', () => {
     assert.equal(poor.common.res_code, '02');
   });
 
-  test('a payment left pending by a stopped instance is settled from the transfer journal on a retry', async () => {
+  test('a payment left pending by a stopped instance is settled from the chain on a retry', async () => {
     const old = Date.now() - 3_600_000;
-    const stale = (id: string, tran: string) => ({
-      id, tid: store.tid, tran_no: tran, status: 'pending' as const, user_uuid: 'u', user_address: store.settlementAddress,
-      settlement_address: store.settlementAddress, network: 'ethereum', contract_address: p.t.platform.contracts.ethereum.vixpToken,
+    const vixp = p.t.platform.contracts.ethereum.vixpToken;
+    const stale = (id: string, tran: string, userAddress: string) => ({
+      id, tid: store.tid, tran_no: tran, status: 'pending' as const, user_uuid: 'u', user_address: userAddress,
+      settlement_address: store.settlementAddress, network: 'ethereum', contract_address: vixp,
       token_symbol: 'VIXP', token_amount: '1000000000000000000', exchange_amount: '1000', exchange_currency: 'KRW', exchange_rate: '1000',
       exchange_date_index: '2026112200001', transfer_transaction_id: null, approval_no: null, approval_date: null, refunded_amount: '0',
       failure_code: null, created_at: old, updated_at: old,
     });
     const db = p.t.platform.store.db;
-    // No transfer was journaled: the tran_no is free again (here the app never comes: 03, not 13).
+    // No transfer was ever made for it: the tran_no is free again (here the app never comes: 03, not 13).
+    const idle = await newUser(p, '1');
     const freeTran = tranNo();
-    await db.insertInto('payments').values(stale(randomUUID(), freeTran)).execute();
+    await db.insertInto('payments').values(stale(randomUUID(), freeTran, idle.address)).execute();
     const pos = openSession(p.client, 'StartPayment', store.apiKey);
-    pos.send(startPay(p, store.tid, freeTran, { address: store.settlementAddress }, randomUUID(), '1000'));
+    pos.send(startPay(p, store.tid, freeTran, idle, randomUUID(), '1000'));
     assert.equal((await pos.next()).common.res_code, '03');
+    assert.equal(await balanceOf(p, idle.address), '1');
 
-    // A confirmed transfer was journaled: the retry gets an approval carrying that transaction.
+    // The stopped instance had made the payment's transfer: a real one on the chain, made the way
+    // runPayment makes it (the app's signed transfer, under the payment's reference), before the
+    // instance could record the approval.
+    const user = await newUser(p, '5');
     const paidId = randomUUID();
     const paidTran = tranNo();
-    const txHash = `0x${'cd'.repeat(32)}`;
-    await db.insertInto('payments').values(stale(paidId, paidTran)).execute();
-    await db.insertInto('chain_txs').values({
-      id: randomUUID(), network: 'ethereum', kind: 'transfer', reference: `payment:${paidId}`, relayer: '0xstale', nonce: 1, raw_tx: '0x',
-      tx_hash: txHash, from_address: null, to_address: null, contract_address: null, amount: null, status: 'confirmed', block_number: 1,
-      error: null, created_at: old, updated_at: old,
-    }).execute();
+    await db.insertInto('payments').values(stale(paidId, paidTran, user.address)).execute();
+    const storeBefore = await balanceOf(p, store.settlementAddress);
+    const signed = await prepareTransfer(p.t.app, user, store.settlementAddress, '1');
+    const { data: _data, ...transfer } = signed;
+    const made = await p.t.platform.wallet.transfer('ethereum', { ...transfer, contractAddress: vixp, reference: `payment:${paidId}` });
+    const receipt = await p.t.platform.chains.ethereum.client.getTransactionReceipt({ hash: made.transactionId });
+    assert.equal(receipt.status, 'success');
+    assert.equal(await balanceOf(p, user.address), '4');
+
     const retry = openSession(p.client, 'StartPayment', store.apiKey);
-    retry.send(startPay(p, store.tid, paidTran, { address: store.settlementAddress }, randomUUID(), '1000'));
+    retry.send(startPay(p, store.tid, paidTran, user, randomUUID(), '1000'));
     const approved = await retry.next();
-    assert.equal(approved.common.res_code, '00');
+    assert.equal(approved.common.res_code, '00', JSON.stringify(approved.common));
     assert.equal(approved.content.state, 'END_PAY');
-    assert.equal(approved.content.transfer_transaction_id, txHash);
+    assert.equal(approved.content.transfer_transaction_id, made.transactionId);
     assert.match(approved.content.approval_no, /^\d{16}$/);
     assert.equal(approved.content.token_amount, '1');
+    assert.equal(approved.content.user_address, user.address);
+    // Settling moved nothing more: the one transfer on the chain is the payment.
+    assert.equal(await balanceOf(p, user.address), '4');
+    assert.equal(Number(await balanceOf(p, store.settlementAddress)) - Number(storeBefore), 1);
+    const again = openSession(p.client, 'StartPayment', store.apiKey);
+    again.send(startPay(p, store.tid, paidTran, user, randomUUID(), '1000'));
+    const repeated = await again.next();
+    assert.equal(repeated.content.approval_no, approved.content.approval_no);
+    assert.equal(repeated.content.transfer_transaction_id, made.transactionId);
   });
 });

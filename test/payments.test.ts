@@ -1,10 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
 import { parseUnits } from 'viem';
 import {
   balanceOf, newUser, openSession, startPay, startPaymentTest, transferFor, unary, type PaymentTest, type TestUser,
 } from './support/payments.ts';
+import { waitFor } from './support/wait-for.ts';
 
 let p: PaymentTest;
 let store: { tid: string; name: string; settlementAddress: string; apiKey: string };
@@ -24,8 +26,9 @@ async function pay(user: TestUser, amount: string, options: { tranNo?: string; p
   const app = openSession(p.client, 'DoPayment', user.token);
   const pos = openSession(p.client, 'StartPayment', store.apiKey);
   if (options.posFirst) {
+    const posWaiting = p.server.payments.deps.desk.size().pos;
     pos.send(startPay(p, store.tid, tran, user, uuid, amount));
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(() => p.server.payments.deps.desk.size().pos > posWaiting, { timeoutMs: 10_000, message: 'the POS waits at the desk for the app' });
     app.send({ state: 'START_PAY', user_uuid: uuid });
   } else {
     app.send({ state: 'START_PAY', user_uuid: uuid });
@@ -117,14 +120,6 @@ describe('payment approval', () => {
   });
 });
 
-async function until(condition: () => boolean, timeoutMs = 5000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 /** Opens both sides and returns them after the app got REQUEST_TRANSFER (or the failure). */
 async function opened(user: TestUser, amount: string, expiresIn = 300) {
   const uuid = randomUUID();
@@ -133,7 +128,7 @@ async function opened(user: TestUser, amount: string, expiresIn = 300) {
   const pos = openSession(p.client, 'StartPayment', store.apiKey);
   app.send({ state: 'START_PAY', user_uuid: uuid });
   // The app shows its QR code before the POS scans it: let its START_PAY be registered first.
-  await until(() => p.server.payments.deps.desk.size().apps > 0);
+  await waitFor(() => p.server.payments.deps.desk.size().apps > 0, { timeoutMs: 10_000, message: 'the app\'s START_PAY is registered at the desk' });
   pos.send(startPay(p, store.tid, tran, user, uuid, amount, expiresIn));
   return { app, pos, tran, uuid };
 }
@@ -167,13 +162,35 @@ describe('payment failures reach both streams and move nothing', () => {
     assert.equal(await balanceOf(p, store.settlementAddress), before);
   });
 
-  test('01 to the app too when it cancels its call', async () => {
+  test('01 to the POS when the app cancels its call before TRANSFER', async () => {
     const user = await newUser(p, '10');
     const { app, pos } = await opened(user, '1500');
-    await app.next();
-    await pos.next();
+    assert.equal((await app.next()).content.state, 'REQUEST_TRANSFER');
+    assert.equal((await pos.next()).content.state, 'REQUEST_TRANSFER');
     app.call.cancel();
     await assertFailedBoth(undefined, pos, '01', 'Canceled by the user');
+    // The app ended its own call: it hears its cancellation, nothing from the server.
+    assert.equal((await app.closed).code, grpc.status.CANCELLED);
+    assert.equal(await balanceOf(p, user.address), '10');
+  });
+
+  test('01 to the app too when the POS cancels its call before TRANSFER', async () => {
+    const user = await newUser(p, '10');
+    const before = await balanceOf(p, store.settlementAddress);
+    const { app, pos, tran } = await opened(user, '1500');
+    assert.equal((await app.next()).content.state, 'REQUEST_TRANSFER');
+    assert.equal((await pos.next()).content.state, 'REQUEST_TRANSFER');
+    pos.call.cancel();
+    const told = await app.next();
+    assert.equal(told.common.res_code, '01', JSON.stringify(told.common));
+    assert.equal(told.common.res_message, 'Canceled by the user');
+    assert.equal(told.content.state, 'END_PAY');
+    assert.equal(told.content.tran_no, tran);
+    assert.equal(told.content.transfer_transaction_id, '');
+    assert.equal((await app.closed).code, grpc.status.OK);
+    assert.equal((await pos.closed).code, grpc.status.CANCELLED);
+    assert.equal(await balanceOf(p, user.address), '10');
+    assert.equal(await balanceOf(p, store.settlementAddress), before);
   });
 
   test('02: balance below token_amount, before any REQUEST_TRANSFER', async () => {
@@ -246,9 +263,7 @@ describe('load and idempotency', () => {
   test('twenty payments at once from twenty users at one store, each tran_no also retried at once: each pays once', async () => {
     const users = await Promise.all(Array.from({ length: 20 }, () => newUser(p, '5')));
     const storeBefore = parseUnits(await balanceOf(p, store.settlementAddress), 18);
-    const started = Date.now();
     const results = await Promise.all(users.map((user) => pay(user, '1500')));
-    const elapsed = Date.now() - started;
     assert.ok(results.every((r) => r.posEnd.common.res_code === '00'), JSON.stringify(results.map((r) => r.posEnd.common)));
     const retries = await Promise.all(results.map(async (r, i) => {
       const pos = openSession(p.client, 'StartPayment', store.apiKey);
@@ -259,7 +274,6 @@ describe('load and idempotency', () => {
     assert.equal(new Set(results.map((r) => r.posEnd.content.approval_no)).size, 20);
     for (const user of users) assert.equal(await balanceOf(p, user.address), '4');
     assert.equal(parseUnits(await balanceOf(p, store.settlementAddress), 18) - storeBefore, parseUnits('20', 18));
-    console.log(`# 20 concurrent payments: ${elapsed} ms`);
   });
 
   test('the same tran_no started twice at once: one payment, the other is told it is in progress', async () => {

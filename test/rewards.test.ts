@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { balanceOf, newUser, openSession, startPaymentTest, unary, type PaymentTest } from './support/payments.ts';
+import { waitFor } from './support/wait-for.ts';
 
 let p: PaymentTest;
 let store: { tid: string; name: string; settlementAddress: string; apiKey: string };
@@ -113,7 +114,8 @@ describe('reward claims and CancelReward', () => {
     const uuid = randomUUID();
     const app = openSession(p.client, 'DoPayment', user.token);
     app.send({ state: 'START_PAY', user_uuid: uuid });
-    while (p.server.payments.deps.desk.size().apps === 0) await new Promise((r) => setTimeout(r, 10));
+    // The failure reaches an app that is waiting: let its START_PAY be registered first.
+    await waitFor(() => p.server.payments.deps.desk.size().apps > 0, { timeoutMs: 10_000, message: 'the app\'s START_PAY is registered at the desk' });
     const pos = openSession(p.client, 'StartPayment', store.apiKey);
     pos.send({ state: 'START_REWARD', tid: store.tid, tran_no: 'RW-2', reward_id: 'NOPE', token_amount: '1', user_uuid: uuid, user_address: user.address });
     for (const end of [await pos.next(), await app.next()]) {

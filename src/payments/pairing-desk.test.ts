@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createPairingDesk } from './pairing-desk.ts';
 import type { SessionEvent } from './payment-events.ts';
 import { DomainError } from '../shared/errors.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 
 const sink = () => {
   const events: SessionEvent[] = [];
@@ -64,7 +65,7 @@ describe('pairing desk', () => {
     const s = sink();
     desk.connectApp(arrival('q7', s));
     assert.throws(() => desk.connectApp(arrival('q7')), { code: 'request.invalid' });
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => s.events.length > 0, { timeoutMs: 5000, message: 'the app nobody picked up is told' });
     assert.equal(s.events[0]?.type, 'failed');
     assert.equal(s.events[0]?.type === 'failed' && s.events[0].error.code, 'payment.expired');
     assert.deepEqual(desk.size(), { apps: 0, pos: 0 });

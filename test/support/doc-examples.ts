@@ -26,13 +26,15 @@ export function readDocExamples(file: string): Map<string, DocExample> {
 
 /**
  * Asserts that `actual` has exactly the documented shape: the same keys at every level, the same
- * JSON types, and equal values for the members that do not change from run to run.
+ * JSON types, arrays of the same length compared element by element, and equal values for the
+ * members that do not change from run to run.
  */
 export function assertSameShape(documented: unknown, actual: unknown, fixedKeys: ReadonlySet<string>, at = '$'): void {
   const kind = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
   assert.equal(kind(actual), kind(documented), `${at}: type`);
   if (Array.isArray(documented) && Array.isArray(actual)) {
-    if (documented.length > 0 && actual.length > 0) assertSameShape(documented[0], actual[0], fixedKeys, `${at}[0]`);
+    assert.equal(actual.length, documented.length, `${at}: length`);
+    documented.forEach((element, index) => assertSameShape(element, actual[index], fixedKeys, `${at}[${index}]`));
     return;
   }
   if (kind(documented) === 'object') {
