@@ -1,8 +1,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config/config.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { startPlatform, type Platform } from '../src/platform.ts';
@@ -10,15 +12,21 @@ import { sha256Hex } from './support/transfer-scheme.ts';
 import { rpcOver, startServerProcess, stopServerProcess, type ServerProcess } from './support/server-process.ts';
 
 // The server runs as users run it (`node src/main.ts`); this test process shares its data directory
-// the way the operator CLI does (attached to the same anvils and database).
+// the way the operator CLI does (attached to the same anvils and database). What the server journaled
+// is read straight from its SQLite file, and the ethereum anvil is driven through its own JSON-RPC
+// (mining paused, pool inspected, process killed) so that each crash happens with transactions
+// provably in flight, never by luck of timing.
 const dataDir = mkdtempSync(path.join(tmpdir(), 'vixpay-crash-'));
-const env = { DATA_DIR: dataDir, CHAIN_POLL_MS: '50' };
+// A 20 s receipt wait (instead of 60) keeps the chain-node case short: its requests answer when the wait gives up.
+const env = { DATA_DIR: dataDir, CHAIN_POLL_MS: '50', RECEIPT_TIMEOUT_SECONDS: '20' };
 let server: ServerProcess;
 let operator: Platform;
 
+const startOperator = () => startPlatform(loadConfig({ ...env, LOG_LEVEL: 'silent' }), createLogger('silent'), { chainMode: 'attach' });
+
 before(async () => {
   server = await startServerProcess(env);
-  operator = await startPlatform(loadConfig({ ...env, LOG_LEVEL: 'silent' }), createLogger('silent'), { chainMode: 'attach' });
+  operator = await startOperator();
 });
 after(async () => {
   await operator?.stop();
@@ -43,7 +51,146 @@ async function signedTransfer(baseUrl: string, from: Funded, to: string, amount:
   return { fromAddress: from.address, toAddress: to, amount, tempKey, hashKey, signature };
 }
 
-const balanceOf = async (address: string) => (await operator.wallet.getBalance('ethereum', { address })).balance;
+/** Balances in base units (VIXP has 18 decimals): exact, unlike decimal strings added as floats. */
+const unit = 10n ** 18n;
+const senderStart = 10n * unit;
+const recipientStart = unit / 1_000_000n; // 0.000001
+const amountRaw = 4n * unit;
+const balanceRaw = async (address: string) => BigInt((await operator.wallet.getBalance('ethereum', { address })).balanceRaw);
+const sum = (values: bigint[]) => values.reduce((a, b) => a + b, 0n);
+
+/** Polls `probe` until it returns a value, or fails with `what` at the deadline. */
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`gave up after ${timeoutMs} ms waiting for: ${what}`);
+    await sleep(25);
+  }
+}
+
+interface JournalRow {
+  tx_hash: string; nonce: number; status: string; from_address: string; to_address: string; amount: string;
+  block_number: number | null; updated_at: number;
+}
+
+/** The server's transfer journal (chain_txs), read from its SQLite file as it stands on disk. */
+function journal(senders: Funded[]): JournalRow[] {
+  const db = new DatabaseSync(path.join(dataDir, 'vixpay.sqlite'), { readOnly: true, timeout: 5_000 });
+  try {
+    const from = new Set(senders.map((s) => s.address.toLowerCase()));
+    const rows = db.prepare(`SELECT tx_hash, nonce, status, from_address, to_address, amount, block_number, updated_at FROM chain_txs
+      WHERE network = 'ethereum' AND kind = 'transfer' ORDER BY nonce`).all() as unknown as JournalRow[];
+    return rows.filter((r) => from.has(r.from_address.toLowerCase()));
+  } finally {
+    db.close();
+  }
+}
+
+/** Highest relayer nonce journaled on ethereum (any kind: transfers, mints, deployments). */
+function lastJournaledNonce(): number {
+  const db = new DatabaseSync(path.join(dataDir, 'vixpay.sqlite'), { readOnly: true, timeout: 5_000 });
+  try {
+    const row = db.prepare(`SELECT MAX(nonce) AS nonce FROM chain_txs WHERE network = 'ethereum'`).get() as { nonce: number };
+    return Number(row.nonce);
+  } finally {
+    db.close();
+  }
+}
+
+/** The server's ethereum anvil, as the chain supervisor records it in DATA_DIR/chains/ethereum. */
+function ethereumAnvil(): { url: string; pid: number } {
+  const dir = path.join(dataDir, 'chains', 'ethereum');
+  return { url: readFileSync(path.join(dir, 'anvil.url'), 'utf8').trim(), pid: Number(readFileSync(path.join(dir, 'anvil.pid'), 'utf8')) };
+}
+
+let chainRpcId = 1;
+async function chainRpc(url: string, method: string, params: unknown[] = []): Promise<any> {
+  const response = await fetch(url, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: chainRpcId++, method, params }),
+  });
+  const body = await response.json() as any;
+  if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+  return body.result;
+}
+
+type Outcome = { resultCode?: string; TransactionID?: string } | { lost: string };
+const answered = (o: Outcome): o is { resultCode?: string; TransactionID?: string } => !('lost' in o);
+
+/**
+ * What recovery must leave behind for one burst (sender i → recipient i, 4 VIXP each), checked on
+ * chain in base units: no journal row still `signed`; every journaled transfer has a successful
+ * receipt and moved its amount exactly once; nothing else moved; every transfer answered 200 is
+ * among them; the total is conserved; relayer nonces have no gap (the chain's next nonce is the
+ * journal's last one + 1, so nothing journaled is stuck behind a hole).
+ */
+async function assertExactlyOnce(senders: Funded[], recipients: Funded[], outcomes: Outcome[], totalBefore: bigint): Promise<JournalRow[]> {
+  const rows = journal(senders);
+  assert.deepEqual(rows.filter((r) => r.status !== 'confirmed').map((r) => `${r.tx_hash} ${r.status}`), [],
+    'recovery finished every journaled transfer (none left signed or failed)');
+  const { client } = operator.chains.ethereum;
+  for (const row of rows) {
+    const receipt = await client.getTransactionReceipt({ hash: row.tx_hash as `0x${string}` }).catch(() => undefined);
+    assert.equal(receipt?.status, 'success', `journaled transfer ${row.tx_hash} (nonce ${row.nonce}) has a successful receipt on chain`);
+  }
+  const journaledFrom = new Set(rows.map((r) => r.from_address.toLowerCase()));
+  for (let i = 0; i < senders.length; i++) {
+    const sent = await balanceRaw(senders[i]!.address);
+    const received = await balanceRaw(recipients[i]!.address);
+    const moved = journaledFrom.has(senders[i]!.address.toLowerCase());
+    assert.equal(sent, moved ? senderStart - amountRaw : senderStart, `sender ${i} (${moved ? 'journaled' : 'not journaled'}): balance ${sent}`);
+    assert.equal(received, moved ? recipientStart + amountRaw : recipientStart, `recipient ${i} (${moved ? 'journaled' : 'not journaled'}): balance ${received}`);
+    const outcome = outcomes[i]!;
+    if (answered(outcome) && outcome.resultCode === '200') assert.ok(moved, `transfer ${i} was answered 200 (${outcome.TransactionID}) and happened`);
+  }
+  const totalAfter = sum(await Promise.all([...senders, ...recipients].map((a) => balanceRaw(a.address))));
+  assert.equal(totalAfter, totalBefore, 'the burst conserved the total');
+  const chainNonce = await client.getTransactionCount({ address: operator.relayer.address, blockTag: 'latest' });
+  assert.equal(chainNonce, lastJournaledNonce() + 1, 'every journaled relayer nonce is mined: no gap, nothing stuck');
+  return rows;
+}
+
+/**
+ * Sends every request of the burst again. One that was journaled is refused before anything is
+ * signed (its temp key is spent) and journals nothing. One the crash cut off before it was journaled
+ * either happens now, once, or is refused because the crash had already spent its temp key; never
+ * both. Afterwards a pair has moved exactly once if its transfer was journaled or its replay
+ * succeeded, and not at all otherwise.
+ */
+async function assertReplaysSettleOnce(senders: Funded[], recipients: Funded[], requests: Awaited<ReturnType<typeof signedTransfer>>[], journaled: JournalRow[], totalBefore: bigint) {
+  const journaledFrom = new Set(journaled.map((r) => r.from_address.toLowerCase()));
+  const replays = await Promise.all(requests.map((p) => rpcOver(server.baseUrl, '/token', 'transfer', p)));
+  const rows = journal(senders);
+  for (let i = 0; i < senders.length; i++) {
+    const from = senders[i]!.address.toLowerCase();
+    const code = replays[i].resultCode;
+    const rowsOf = rows.filter((r) => r.from_address.toLowerCase() === from).length;
+    if (journaledFrom.has(from)) {
+      assert.equal(code, '440', `replay ${i} of a journaled transfer refused: its temp key is spent`);
+      assert.equal(rowsOf, 1, `replay ${i} of a journaled transfer journaled nothing`);
+    } else {
+      assert.ok(code === '200' || code === '440', `replay ${i} of a transfer never journaled happens now or is refused: ${code}`);
+      assert.equal(rowsOf, code === '200' ? 1 : 0, `replay ${i} (${code}) journaled exactly what it did`);
+    }
+    const moved = journaledFrom.has(from) || code === '200';
+    assert.equal(await balanceRaw(senders[i]!.address), moved ? senderStart - amountRaw : senderStart, `sender ${i} sent ${moved ? 'exactly once' : 'nothing'}`);
+    assert.equal(await balanceRaw(recipients[i]!.address), moved ? recipientStart + amountRaw : recipientStart, `recipient ${i} received ${moved ? 'exactly once' : 'nothing'}`);
+  }
+  const totalAfter = sum(await Promise.all([...senders, ...recipients].map((a) => balanceRaw(a.address))));
+  assert.equal(totalAfter, totalBefore, 'the replays conserved the total');
+  return replays.filter((r, i) => r.resultCode === '200' && !journaledFrom.has(senders[i]!.address.toLowerCase())).length;
+}
+
+async function burst() {
+  const senders = await fundedAccounts(100, '10');
+  const recipients = await fundedAccounts(100, '0.000001');
+  const requests = await Promise.all(senders.map((s, i) => signedTransfer(server.baseUrl, s, recipients[i]!.address, '4')));
+  const totalBefore = sum(await Promise.all([...senders, ...recipients].map((a) => balanceRaw(a.address))));
+  assert.equal(totalBefore, 100n * (senderStart + recipientStart));
+  return { senders, recipients, requests, totalBefore };
+}
 
 test('100 concurrent transfers from 100 accounts all succeed, with contiguous relayer nonces', async () => {
   const senders = await fundedAccounts(100, '10');
@@ -59,42 +206,65 @@ test('100 concurrent transfers from 100 accounts all succeed, with contiguous re
   assert.deepEqual(nonces, Array.from({ length: 100 }, (_, i) => nonces[0]! + i), 'contiguous');
   assert.ok(rows.every((r) => r.status === 'confirmed'));
   for (let i = 0; i < 100; i++) {
-    assert.equal(await balanceOf(senders[i]!.address), '7');
-    assert.equal(await balanceOf(recipients[i]!.address), '3.000001');
+    assert.equal(await balanceRaw(senders[i]!.address), senderStart - 3n * unit, `sender ${i}`);
+    assert.equal(await balanceRaw(recipients[i]!.address), recipientStart + 3n * unit, `recipient ${i}`);
   }
 });
 
-test('kill -9 during a burst, then a restart: every accepted transfer happened exactly once, none twice', async () => {
-  const senders = await fundedAccounts(100, '10');
-  const recipients = await fundedAccounts(100, '0.000001');
-  const requests = await Promise.all(senders.map((s, i) => signedTransfer(server.baseUrl, s, recipients[i]!.address, '4')));
+test('kill -9 of the server with transfers journaled but unmined: the restart finishes each exactly once', async () => {
+  const { senders, recipients, requests, totalBefore } = await burst();
+  const chain = ethereumAnvil();
+  // Mining paused: every transfer that gets journaled and broadcast stays unmined until the kill.
+  await chainRpc(chain.url, 'evm_setAutomine', [false]);
+  let outcomes: Outcome[];
+  let atKill: JournalRow[];
+  try {
+    const inFlight = requests.map((p) => rpcOver(server.baseUrl, '/token', 'transfer', p).catch((error: Error): Outcome => ({ lost: error.message })));
+    // Kill once at least half the burst is journaled and the lower half of those is in the node's pool.
+    atKill = await waitFor('50 transfers journaled, the lowest 25 of them broadcast to the paused chain', async () => {
+      const rows = journal(senders);
+      if (rows.length < 50) return undefined;
+      const known = await Promise.all(rows.slice(0, 25).map((r) => chainRpc(chain.url, 'eth_getTransactionByHash', [r.tx_hash])));
+      return known.every((tx) => tx !== null) ? rows : undefined;
+    });
+    await stopServerProcess(server, 'SIGKILL');
+    outcomes = await Promise.all(inFlight);
+    atKill = journal(senders);
 
-  const inFlight = requests.map((p) => rpcOver(server.baseUrl, '/token', 'transfer', p).catch((error: Error) => ({ lost: error.message })));
-  await new Promise((resolve) => setTimeout(resolve, 150));
-  await stopServerProcess(server, 'SIGKILL');
-  const outcomes = await Promise.all(inFlight);
+    assert.ok(atKill.length >= 50, `${atKill.length} transfers journaled at the kill`);
+    assert.deepEqual(atKill.filter((r) => r.status !== 'signed').map((r) => r.tx_hash), [], 'nothing was mined, so every journaled row is signed at the kill');
+    assert.deepEqual(outcomes.filter((o) => answered(o) && ['200', '202'].includes(o.resultCode!)), [], 'nothing was answered 200 or 202 with mining paused');
+    const fromOf = senders.map((s) => s.address.toLowerCase());
+    for (const row of atKill) {
+      const i = fromOf.indexOf(row.from_address.toLowerCase());
+      assert.ok(!answered(outcomes[i]!), `journaled transfer ${i} (${row.tx_hash}) was accepted and still unanswered at the kill`);
+    }
+    const nonces = atKill.map((r) => Number(r.nonce));
+    assert.deepEqual(nonces, Array.from({ length: nonces.length }, (_, i) => nonces[0]! + i), 'journaled nonces are contiguous');
+
+    // The two ways a node can stand after the crash. The lower half of the journaled transfers is
+    // mined while the server is down (on chain, but its journal row still says signed); the upper
+    // half is dropped from the node's pool (only the journal still has it).
+    const pool = await Promise.all(atKill.map(async (r) => (await chainRpc(chain.url, 'eth_getTransactionByHash', [r.tx_hash])) !== null));
+    const half = Math.floor(atKill.length / 2);
+    for (let k = half; k < atKill.length; k++) if (pool[k]) await chainRpc(chain.url, 'anvil_dropTransaction', [atKill[k]!.tx_hash]);
+    await chainRpc(chain.url, 'evm_mine', []);
+    await chainRpc(chain.url, 'anvil_dropAllTransactions', []);
+    const minedWhileDown = (await Promise.all(atKill.map((r) => chainRpc(chain.url, 'eth_getTransactionReceipt', [r.tx_hash]))))
+      .filter((receipt) => receipt !== null).length;
+    assert.ok(minedWhileDown >= 25, `${minedWhileDown} journaled transfers mined while the server was down`);
+    assert.ok(atKill.length - minedWhileDown >= 1, 'some journaled transfers exist only in the journal');
+    console.log(`server kill: ${atKill.length} transfers journaled and unmined at the kill (${pool.filter(Boolean).length} in the node's pool); ` +
+      `${minedWhileDown} mined while the server was down, ${atKill.length - minedWhileDown} left only in the journal`);
+  } finally {
+    await chainRpc(chain.url, 'evm_setAutomine', [true]);
+  }
 
   server = await startServerProcess(env);
-  const accepted = outcomes.map((o: any) => o.resultCode === '200');
-  assert.ok(accepted.some(Boolean) || outcomes.every((o: any) => 'lost' in o), 'the burst reached the server');
-
-  const stuck = await operator.store.db.selectFrom('chain_txs').select('tx_hash').where('status', '=', 'signed').execute();
-  assert.deepEqual(stuck, [], 'recovery finished every journaled transaction');
-  for (let i = 0; i < 100; i++) {
-    const received = await balanceOf(recipients[i]!.address);
-    const sent = await balanceOf(senders[i]!.address);
-    assert.ok(received === '4.000001' || received === '0.000001', `recipient ${i}: ${received}`);
-    assert.equal(Number(sent) + Number(received), 10.000001, `sender ${i} and recipient ${i} together hold what they had`);
-    if (accepted[i]) assert.equal(received, '4.000001', `accepted transfer ${i} happened`);
-  }
-  // Sending every request again: one that had happened is refused; one the crash cut off before it
-  // was journaled happens now, once. Either way each recipient ends with exactly one transfer.
-  const before = await Promise.all(recipients.slice(0, 20).map((r) => balanceOf(r.address)));
-  const replays = await Promise.all(requests.slice(0, 20).map((p) => rpcOver(server.baseUrl, '/token', 'transfer', p)));
-  for (let i = 0; i < 20; i++) {
-    if (before[i] === '4.000001') assert.notEqual(replays[i].resultCode, '200', `replay ${i} refused`);
-    assert.equal(await balanceOf(recipients[i]!.address), '4.000001', `recipient ${i} received exactly once`);
-  }
+  const journaled = await assertExactlyOnce(senders, recipients, outcomes, totalBefore);
+  assert.deepEqual(journaled.map((r) => r.tx_hash), atKill.map((r) => r.tx_hash), 'recovery finished exactly the transfers in flight at the kill');
+  const replayed = await assertReplaysSettleOnce(senders, recipients, requests, journaled, totalBefore);
+  console.log(`server kill: ${requests.length - journaled.length} transfers never journaled, ${replayed} of them done by their replay`);
 });
 
 test('stopping and starting again keeps accounts, balances and contracts', async () => {
@@ -102,9 +272,101 @@ test('stopping and starting again keeps accounts, balances and contracts', async
   const contractsBefore = operator.contracts;
   await stopServerProcess(server);
   server = await startServerProcess(env);
+  // A clean stop ends the server's anvils; the restarted ones listen on new ports.
+  await operator.stop();
+  operator = await startOperator();
   const info = await rpcOver(server.baseUrl, '/token', 'getTokenInfo', {});
   assert.equal(info.resultData.contractAddress, contractsBefore.ethereum.vixpToken);
   assert.equal((await rpcOver(server.baseUrl, '/token', 'getBalance', { address: holder!.address })).resultData.balance, '5');
   const temp = await rpcOver(server.baseUrl, '/token', 'net_getTempKey', { address: holder!.address, keyType: 'transfer' });
   assert.equal(temp.resultCode, '200', 'the account is still in custody');
+});
+
+// Last: when recovery cannot finish what the chain node lost, the relayer's nonces stay stuck behind
+// a gap and every later transaction on ethereum waits forever (see the todo below).
+test('kill -9 of the ethereum anvil during a burst, then a restart', async (t) => {
+  const { senders, recipients, requests, totalBefore } = await burst();
+  const chain = ethereumAnvil();
+  const statePath = path.join(dataDir, 'chains', 'ethereum', 'state.json');
+  const inFlight = requests.map((p) => rpcOver(server.baseUrl, '/token', 'transfer', p).catch((error: Error): Outcome => ({ lost: error.message })));
+  // Kill mid-burst, right after a transfer was recorded as mined since the node's last state dump
+  // (anvil writes state.json every second): transfers journaled, some mined and answered, some not.
+  await waitFor('30 transfers journaled, one recorded as mined after the last state dump', () => {
+    const rows = journal(senders);
+    const dumpedAt = statSync(statePath).mtimeMs;
+    return rows.length >= 30 && rows.some((r) => r.status === 'signed') && rows.some((r) => r.status === 'confirmed' && r.updated_at > dumpedAt) ? rows : undefined;
+  });
+  process.kill(chain.pid, 'SIGKILL');
+  const atKill = journal(senders);
+  // What the node will come back with: the last dump's block.
+  const dumpedBlock = Number(BigInt(JSON.parse(readFileSync(statePath, 'utf8')).best_block_number));
+  // The server, still running, answers each request once its receipt wait gives up.
+  const outcomes = await Promise.all(inFlight);
+  const answers = (code: string) => outcomes.filter((o) => answered(o) && o.resultCode === code).length;
+  const report = [
+    `anvil kill: ${atKill.length} transfers journaled at the kill (${atKill.filter((r) => r.status === 'signed').length} signed, ` +
+    `${atKill.filter((r) => r.status === 'confirmed').length} confirmed, ` +
+    `${atKill.filter((r) => r.status === 'confirmed' && r.block_number! > dumpedBlock).length} of them in blocks after the last state dump, block ${dumpedBlock})`,
+    `answers: ${answers('200')} × 200, ${answers('202')} × 202, ${outcomes.length - answers('200') - answers('202')} other or lost`,
+  ];
+  assert.ok(atKill.some((r) => r.status === 'signed'), 'some journaled transfers were unmined at the kill');
+
+  await stopServerProcess(server);
+  server = await startServerProcess(env);
+  await operator.stop();
+  operator = await startOperator();
+
+  const { client } = operator.chains.ethereum;
+  const after = journal(senders);
+  const onChain = await Promise.all(after.map(async (r) => (await client.getTransactionReceipt({ hash: r.tx_hash as `0x${string}` }).catch(() => undefined))?.status));
+  const chainNonce = await client.getTransactionCount({ address: operator.relayer.address, blockTag: 'latest' });
+  report.push(`after the restart: ${after.filter((r) => r.status === 'signed').length} rows still signed; ` +
+    `${onChain.filter((s) => s === 'success').length} of ${after.length} journaled transfers on chain; ` +
+    `${after.filter((r, i) => r.status === 'confirmed' && onChain[i] !== 'success').length} recorded confirmed but absent from the chain; ` +
+    `relayer nonce on chain ${chainNonce}, last journaled ${lastJournaledNonce()}`);
+  console.log(report.join('\n'));
+
+  await t.test('nothing happened twice, nothing appeared that was not journaled, and the total is conserved', async () => {
+    const journaledFrom = new Set(after.map((r) => r.from_address.toLowerCase()));
+    for (let i = 0; i < senders.length; i++) {
+      const sent = await balanceRaw(senders[i]!.address);
+      const received = await balanceRaw(recipients[i]!.address);
+      const moved = sent === senderStart - amountRaw && received === recipientStart + amountRaw;
+      assert.ok(moved || (sent === senderStart && received === recipientStart), `pair ${i} moved once or not at all: ${sent}, ${received}`);
+      if (moved) assert.ok(journaledFrom.has(senders[i]!.address.toLowerCase()), `pair ${i} moved only through the journal`);
+    }
+    const totalAfter = sum(await Promise.all([...senders, ...recipients].map((a) => balanceRaw(a.address))));
+    assert.equal(totalAfter, totalBefore, 'the burst conserved the total');
+    // A journaled transfer is never signed a second time, whatever the chain lost: its temp key is spent.
+    const replayed = after.map((r) => senders.findIndex((s) => s.address.toLowerCase() === r.from_address.toLowerCase()));
+    const replays = await Promise.all(replayed.map((i) => rpcOver(server.baseUrl, '/token', 'transfer', requests[i]!)));
+    replays.forEach((r, k) => assert.equal(r.resultCode, '440', `replay of journaled transfer ${replayed[k]} refused: its temp key is spent`));
+    assert.equal(journal(senders).length, after.length, 'the replays journaled nothing');
+    // The platform answered 200 only on a recorded receipt.
+    const recorded = new Map(after.map((r) => [r.tx_hash, r.status]));
+    outcomes.forEach((o, i) => {
+      if (answered(o) && o.resultCode === '200') assert.equal(recorded.get(o.TransactionID!), 'confirmed', `transfer ${i} answered 200 on a recorded receipt`);
+    });
+  });
+
+  const bug = 'bug in relayer recovery: anvil dumps state.json every second, so its kill -9 loses every block mined since the ' +
+    'last dump; recover() rebroadcasts only rows still `signed` and never lowers relayer_nonces to the chain, so transfers ' +
+    'recorded `confirmed` (answered 200) are gone from the chain, and the `signed` ones (answered 202) and every later ' +
+    'relayer transaction on that network wait forever behind the nonce gap';
+
+  await t.test('every transfer answered 200 is on chain, exactly once', { todo: bug }, async () => {
+    for (let i = 0; i < senders.length; i++) {
+      const outcome = outcomes[i]!;
+      if (!answered(outcome) || outcome.resultCode !== '200') continue;
+      const receipt = await client.getTransactionReceipt({ hash: outcome.TransactionID as `0x${string}` }).catch(() => undefined);
+      assert.equal(receipt?.status, 'success', `transfer ${i} answered 200 (${outcome.TransactionID}) is on chain`);
+      assert.equal(await balanceRaw(senders[i]!.address), senderStart - amountRaw, `sender ${i} of a transfer answered 200`);
+      assert.equal(await balanceRaw(recipients[i]!.address), recipientStart + amountRaw, `recipient ${i} of a transfer answered 200`);
+    }
+  });
+
+  await t.test('recovery finished every journaled transfer exactly once: no row left signed, no nonce gap, replays settle', { todo: bug }, async () => {
+    const journaled = await assertExactlyOnce(senders, recipients, outcomes, totalBefore);
+    await assertReplaysSettleOnce(senders, recipients, requests, journaled, totalBefore);
+  });
 });
