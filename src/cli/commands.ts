@@ -2,7 +2,7 @@ import type { ParseArgsConfig } from 'node:util';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../shared/logger.ts';
 import { serveCommand } from './serve-command.ts';
-import { tokenBalanceCommand, tokenMintCommand } from './token-commands.ts';
+import { tokenAllowCommand, tokenAllowedCommand, tokenBalanceCommand, tokenDisallowCommand, tokenMintCommand } from './token-commands.ts';
 import { userAddCommand } from './user-commands.ts';
 import { loginApproveCommand } from './login-commands.ts';
 import { ratePublishCommand, storeAddCommand } from './payment-commands.ts';
@@ -29,6 +29,9 @@ export const commands: Record<string, CliCommand> = {
   serve: serveCommand,
   'token mint': tokenMintCommand,
   'token balance': tokenBalanceCommand,
+  'token allow': tokenAllowCommand,
+  'token disallow': tokenDisallowCommand,
+  'token allowed': tokenAllowedCommand,
   'user add': userAddCommand,
   'login approve': loginApproveCommand,
   'store add': storeAddCommand,

@@ -1,10 +1,14 @@
 import { DomainError } from '../shared/errors.ts';
 import { isNetworkName, networkNames, type NetworkName } from '../chain/networks.ts';
 import { startPlatform, type Platform } from '../platform.ts';
+import { createSettlementTokenRepository } from '../store/settlement-token-repository.ts';
+import {
+  allowSettlementToken, disallowSettlementToken, listSettlementTokens, type SettlementTokenAllowListDeps,
+} from '../payments/settlement-token-allow-list.ts';
 import type { CliCommand, CliContext } from './commands.ts';
 
-function networkOption(value: string | boolean | undefined): NetworkName {
-  const network = typeof value === 'string' ? value : 'ethereum';
+function networkOption(value: string | boolean | undefined, fallback: NetworkName = 'ethereum'): NetworkName {
+  const network = typeof value === 'string' ? value : fallback;
   if (!isNetworkName(network)) throw new DomainError('network.unknown', `--network must be one of ${networkNames.join(', ')}`);
   return network;
 }
@@ -42,5 +46,44 @@ export const tokenBalanceCommand: CliCommand = {
     if (!address) throw new DomainError('request.invalid', 'ADDRESS is required');
     const network = networkOption(context.values.network);
     return withPlatform(context, async (platform) => ({ network, address, ...(await platform.wallet.getBalance(network, { address })) }));
+  },
+};
+
+const allowListDeps = (platform: Platform): SettlementTokenAllowListDeps => ({
+  wallet: platform.wallet, settlementTokens: createSettlementTokenRepository(platform.store.db), clock: platform.clock,
+});
+
+function contractOption(context: CliContext): string {
+  const { contract } = context.values;
+  if (typeof contract !== 'string') throw new DomainError('request.invalid', '--contract is required');
+  return contract;
+}
+
+export const tokenAllowCommand: CliCommand = {
+  summary: '--contract ADDRESS [--network NAME]  let a token settle payments, refunds and rewards besides VIXP',
+  options: { contract: { type: 'string' }, network: { type: 'string' } },
+  run: async (context) => {
+    const contract = contractOption(context);
+    const network = networkOption(context.values.network, context.config.paymentNetwork);
+    return withPlatform(context, (platform) => allowSettlementToken(allowListDeps(platform), network, contract));
+  },
+};
+
+export const tokenDisallowCommand: CliCommand = {
+  summary: '--contract ADDRESS [--network NAME]  take a token off the allow-list',
+  options: { contract: { type: 'string' }, network: { type: 'string' } },
+  run: async (context) => {
+    const contract = contractOption(context);
+    const network = networkOption(context.values.network, context.config.paymentNetwork);
+    return withPlatform(context, (platform) => disallowSettlementToken(allowListDeps(platform), network, contract));
+  },
+};
+
+export const tokenAllowedCommand: CliCommand = {
+  summary: '[--network NAME]  tokens that settle payments: VIXP and the allow-list',
+  options: { network: { type: 'string' } },
+  run: async (context) => {
+    const network = typeof context.values.network === 'string' ? networkOption(context.values.network) : undefined;
+    return withPlatform(context, async (platform) => ({ tokens: await listSettlementTokens(allowListDeps(platform), network) }));
   },
 };

@@ -4,6 +4,7 @@ import { DomainError } from '../shared/errors.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';
 import { nextApprovalNumber } from './approval-number.ts';
+import { resolveSettlementToken } from './settlement-token.ts';
 
 export interface CancelPaymentRequest {
   tid: string;
@@ -13,6 +14,8 @@ export interface CancelPaymentRequest {
   tokenAmount?: string;
   exchangeAmount?: string;
   userAddress?: string;
+  /** The POS's contract_address: when given, must be the payment's token (and a settlement token). */
+  contractAddress?: string;
 }
 
 export interface PaymentCancellation {
@@ -35,7 +38,7 @@ export interface PaymentCancellation {
  * everything is refunded a further cancellation is `payment.already_canceled`.
  */
 export async function cancelPayment(
-  deps: Pick<PaymentDeps, 'payments' | 'merchants' | 'wallet' | 'network' | 'clock' | 'timeZone'>,
+  deps: Pick<PaymentDeps, 'payments' | 'merchants' | 'wallet' | 'settlementTokens' | 'network' | 'clock' | 'timeZone'>,
   store: StoreRecord,
   request: CancelPaymentRequest,
 ): Promise<PaymentCancellation> {
@@ -53,7 +56,13 @@ export async function cancelPayment(
   if (request.userAddress && request.userAddress.toLowerCase() !== payment.userAddress.toLowerCase()) {
     throw new DomainError('request.invalid', 'user_address is not the payer of this payment', { details: 'user_address' });
   }
-  const token = await deps.wallet.getTokenInfo(deps.network, { ...(payment.contractAddress && { contractAddress: payment.contractAddress }) });
+  // A refund moves the payment's own token, and only while it is a settlement token (VIXP or allowed):
+  // a contract the POS names is refused unless it is that token.
+  const named = request.contractAddress ? await resolveSettlementToken(deps, deps.network, { contractAddress: request.contractAddress }) : undefined;
+  const token = await resolveSettlementToken(deps, deps.network, { ...(payment.contractAddress && { contractAddress: payment.contractAddress }) });
+  if (named && named.contractAddress !== token.contractAddress) {
+    throw new DomainError('request.invalid', 'contract_address is not the token of this payment', { details: 'contract_address' });
+  }
 
   // Reserve the refund: compare-and-set on the refunded total, retried when another cancellation won.
   let units = 0n;

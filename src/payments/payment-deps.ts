@@ -4,12 +4,15 @@ import type { Logger } from '../shared/logger.ts';
 import type { WalletService } from '../wallet/wallet-service.ts';
 import type { MerchantRepository } from '../store/merchant-repository.ts';
 import type { PaymentRepository } from '../store/payment-repository.ts';
+import type { SettlementTokenRepository } from '../store/settlement-token-repository.ts';
 import type { PairingDesk } from './pairing-desk.ts';
 
 /** What the payment operations need; each takes the narrowest part of it. */
 export interface PaymentDeps {
   merchants: MerchantRepository;
   payments: PaymentRepository;
+  /** Tokens besides VIXP that may settle payments, refunds and rewards (operator allow-list). */
+  settlementTokens: Pick<SettlementTokenRepository, 'find' | 'findBySymbol'>;
   wallet: Pick<WalletService, 'createAddress' | 'transfer' | 'transferFromCustody' | 'getBalance' | 'getTokenInfo'>;
   desk: PairingDesk;
   clock: Clock;

@@ -1,6 +1,7 @@
 import type { Platform } from '../platform.ts';
 import { createMerchantRepository } from '../store/merchant-repository.ts';
 import { createPaymentRepository } from '../store/payment-repository.ts';
+import { createSettlementTokenRepository } from '../store/settlement-token-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';
 import { createPairingDesk, type AppArrival, type PairingDesk } from './pairing-desk.ts';
 import { addStore } from './add-store.ts';
@@ -35,6 +36,7 @@ export function paymentDepsOf(platform: Pick<Platform, 'store' | 'wallet' | 'clo
   return {
     merchants: createMerchantRepository(platform.store.db),
     payments: createPaymentRepository(platform.store.db),
+    settlementTokens: createSettlementTokenRepository(platform.store.db),
     wallet: platform.wallet,
     desk: desk ?? createPairingDesk({ appWaitMs: idleTimeoutMs }),
     clock: platform.clock,

@@ -7,6 +7,7 @@ import type { PaymentDeps } from './payment-deps.ts';
 import type { PaymentApproval, SessionSink } from './payment-events.ts';
 import type { PairedApp } from './pairing-desk.ts';
 import { quoteTokens } from './token-quote.ts';
+import { resolveSettlementToken } from './settlement-token.ts';
 import { nextApprovalNumber } from './approval-number.ts';
 import { normalizeDecimal } from './exchange.ts';
 import { paymentTransferReference, settleStalePayment } from './settle-stale-payment.ts';
@@ -85,6 +86,12 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
   let transferred = false;
   try {
     assertLive();
+    // A token that may not settle (a user's own, whatever its name) is refused before the app is
+    // paired or asked to pay; quoteTokens checks it again.
+    await resolveSettlementToken(deps, deps.network, {
+      ...(request.contractAddress && { contractAddress: request.contractAddress }),
+      ...(request.tokenSymbol && { tokenSymbol: request.tokenSymbol }),
+    });
     app = await deps.desk.takeApp(request.userUuid, Math.min(deps.pairingWindowMs, remaining()), pos.signal);
     if (request.userAddress && !sameAddress(request.userAddress, app.userAddress)) {
       throw new DomainError('request.invalid', 'user_address of the QR code is not the app user\'s account', { details: 'user_address' });

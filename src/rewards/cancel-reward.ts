@@ -2,6 +2,7 @@ import { formatTokenAmount, parseTokenAmount } from '../shared/amount.ts';
 import { DomainError, isDomainError } from '../shared/errors.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import { nextApprovalNumber } from '../payments/approval-number.ts';
+import { resolveSettlementToken } from '../payments/settlement-token.ts';
 import type { RewardDeps } from './reward-deps.ts';
 
 export interface CancelRewardRequest {
@@ -30,7 +31,8 @@ export async function cancelReward(deps: RewardDeps, store: StoreRecord, request
   if (!reward || reward.tid !== store.tid) throw new DomainError('reward.not_issued', 'no such reward of this store');
   if (reward.status === 'canceled' || reward.status === 'canceling') throw new DomainError('reward.already_canceled', 'the reward was already canceled');
   if (reward.status === 'claiming') throw new DomainError('payment.in_progress', 'the reward is being claimed right now');
-  const token = await deps.wallet.getTokenInfo(deps.network, { contractAddress: reward.contract_address });
+  // Only a settlement token moves back (a voided, unclaimed reward moves nothing, but is checked alike).
+  const token = await resolveSettlementToken(deps, deps.network, { contractAddress: reward.contract_address });
   if (request.tokenAmount) {
     let units: bigint | undefined;
     try { units = parseTokenAmount(request.tokenAmount, token.decimals, 'token_amount'); } catch { units = undefined; }

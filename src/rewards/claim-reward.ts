@@ -5,6 +5,7 @@ import type { RewardRecord } from '../store/reward-repository.ts';
 import type { RewardClaim } from '../payments/payment-events.ts';
 import type { PosSide } from '../payments/run-payment.ts';
 import type { PairedApp } from '../payments/pairing-desk.ts';
+import { resolveSettlementToken, type SettlementToken } from '../payments/settlement-token.ts';
 import type { RewardDeps } from './reward-deps.ts';
 
 export interface ClaimRewardParameters {
@@ -18,6 +19,8 @@ export interface ClaimRewardParameters {
   userAddress?: string;
   /** Only this store's rewards (a claim at its POS). */
   tid?: string;
+  /** contract_address as the request states it (outside SPEC's fields); must be the reward's token when present. */
+  contractAddress?: string;
 }
 
 /** Throws the SPEC's reward code for a reward that cannot be claimed now. */
@@ -26,6 +29,20 @@ function assertClaimable(reward: RewardRecord | undefined, now: number, tid?: st
   if (reward.status === 'canceled' || reward.status === 'canceling') throw new DomainError('reward.already_canceled', 'the reward was canceled');
   if (reward.status === 'claimed' || reward.status === 'claiming') throw new DomainError('reward.already_rewarded', 'the reward was already claimed');
   if (reward.expires_at <= now) throw new DomainError('reward.expired', 'the reward has expired');
+}
+
+/**
+ * The reward's token, refused unless it is a settlement token (VIXP or allowed) and, when the
+ * request names a contract, that very token.
+ */
+async function rewardToken(deps: RewardDeps, reward: RewardRecord, namedContract?: string): Promise<SettlementToken> {
+  if (namedContract) {
+    const named = await resolveSettlementToken(deps, deps.network, { contractAddress: namedContract });
+    if (named.contractAddress.toLowerCase() !== reward.contract_address.toLowerCase()) {
+      throw new DomainError('request.invalid', 'contract_address is not the reward\'s token', { details: 'contract_address' });
+    }
+  }
+  return resolveSettlementToken(deps, deps.network, { contractAddress: reward.contract_address });
 }
 
 /**
@@ -40,7 +57,7 @@ export async function claimReward(deps: RewardDeps, params: ClaimRewardParameter
     throw new DomainError('request.invalid', 'user_address is not the app user\'s account', { details: 'user_address' });
   }
   if (params.tokenSymbol && params.tokenSymbol !== reward.token_symbol) throw new DomainError('reward.bad_amount', 'token_symbol is not the reward\'s token');
-  const token = await deps.wallet.getTokenInfo(deps.network, { contractAddress: reward.contract_address });
+  const token = await rewardToken(deps, reward, params.contractAddress);
   let units: bigint;
   try {
     units = parseTokenAmount(params.tokenAmount, token.decimals, 'token_amount');
@@ -83,6 +100,7 @@ export interface ClaimAtPosRequest {
   tokenAmount: string;
   userUuid: string;
   userAddress?: string;
+  contractAddress?: string;
 }
 
 /** A reward claim at the POS: pairs with the app's DoPayment START_PAY, pays, END_REWARD to both. */
@@ -92,11 +110,14 @@ export async function claimRewardAtPos(deps: RewardDeps, store: StoreRecord, req
   let app: PairedApp | undefined;
   try {
     // Refuse a reward that cannot be claimed before making the app wait for it.
-    assertClaimable(await deps.rewards.findReward(request.rewardId), deps.clock(), store.tid);
+    const reward = await deps.rewards.findReward(request.rewardId);
+    assertClaimable(reward, deps.clock(), store.tid);
+    await rewardToken(deps, reward, request.contractAddress);
     app = await deps.desk.takeApp(request.userUuid, deps.pairingWindowMs, pos.signal);
     const claim = await claimReward(deps, {
       rewardId: request.rewardId, tokenAmount: request.tokenAmount, account: app.userAddress, tid: store.tid,
       ...(request.userAddress && { userAddress: request.userAddress }),
+      ...(request.contractAddress && { contractAddress: request.contractAddress }),
     });
     pos.send({ type: 'end_reward', claim });
     app.send({ type: 'end_reward', claim });

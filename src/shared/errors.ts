@@ -35,6 +35,7 @@ export const domainErrorCodes = [
   'payment.already_canceled',
   'payment.bad_cancel_amount',
   'payment.no_rate_notice',
+  'payment.token_not_accepted',
   'reward.not_issued',
   'reward.expired',
   'reward.already_canceled',

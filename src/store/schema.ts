@@ -20,6 +20,7 @@ export interface Database {
   payments: PaymentsTable;
   payment_cancellations: PaymentCancellationsTable;
   rewards: RewardsTable;
+  settlement_tokens: SettlementTokensTable;
 }
 
 export interface AccountsTable {
@@ -234,6 +235,14 @@ export interface RewardsTable {
   cancel_transaction_id: string | null;
   created_at: number;
   updated_at: number;
+}
+
+/** Operator allow-list: tokens besides a network's VIXP that settle payments, refunds and rewards. */
+export interface SettlementTokensTable {
+  network: string;
+  contract_address: string;
+  symbol: string;
+  allowed_at: number;
 }
 
 export type { Generated };

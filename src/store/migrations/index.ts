@@ -3,6 +3,7 @@ import * as foundation from './0001-foundation.ts';
 import * as identity from './0002-identity.ts';
 import * as did from './0003-did.ts';
 import * as payments from './0004-payments.ts';
+import * as settlementTokens from './0005-settlement-tokens.ts';
 
 /** Every migration, in order. Each domain adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '0002-identity': identity,
   '0003-did': did,
   '0004-payments': payments,
+  '0005-settlement-tokens': settlementTokens,
 };

@@ -57,7 +57,7 @@ export function doPaymentHandler(deps: GrpcDeps): handleBidiStreamingCall<PayDat
       } else if (content?.state === 'START_REWARD') {
         const claim = await deps.rewards.claimFromReceipt({
           rewardId: content.reward_id, tokenAmount: content.token_amount, tokenSymbol: content.token_symbol,
-          userAddress: content.user_address, account: user.address,
+          userAddress: content.user_address, account: user.address, contractAddress: content.contract_address,
         });
         stream.event(message, { type: 'end_reward', claim });
       } else {

@@ -45,6 +45,7 @@ export const resCodeByCode: Record<DomainErrorCode, ResCode> = {
   'payment.already_canceled': { res_code: '15', res_message: 'Payment already canceled' },
   'payment.bad_cancel_amount': { res_code: '16', res_message: 'Bad cancel amount' },
   'payment.no_rate_notice': { res_code: '17', res_message: 'No exchange rate notice' },
+  'payment.token_not_accepted': { res_code: '18', res_message: 'Token not accepted' },
   'reward.not_issued': { res_code: '01', res_message: 'Reward not issued' },
   'reward.expired': { res_code: '02', res_message: 'Reward expired' },
   'reward.already_canceled': { res_code: '03', res_message: 'Reward already canceled' },

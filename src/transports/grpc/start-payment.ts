@@ -39,7 +39,7 @@ export function startPaymentHandler(deps: GrpcDeps): handleBidiStreamingCall<Pay
       } else if (content?.state === 'START_REWARD') {
         await deps.rewards.claimAtPos(store, {
           tid: content.tid, tranNo: content.tran_no, rewardId: content.reward_id, tokenAmount: content.token_amount,
-          userUuid: content.user_uuid, userAddress: content.user_address,
+          userUuid: content.user_uuid, userAddress: content.user_address, contractAddress: content.contract_address,
         }, pos);
       } else {
         throw new DomainError('request.invalid', 'StartPayment begins with START_PAY or START_REWARD', { details: 'state' });

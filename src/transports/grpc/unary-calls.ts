@@ -30,7 +30,7 @@ export function cancelPaymentHandler(deps: GrpcDeps) {
   return posCall(deps, async (store, c) => {
     const done = await deps.payments.cancelPayment(store, {
       tid: c.tid, transferTransactionId: c.transfer_transaction_id, tokenAmount: c.token_amount, exchangeAmount: c.exchange_amount,
-      userAddress: c.user_address,
+      userAddress: c.user_address, contractAddress: c.contract_address,
     });
     return {
       contract_address: done.contractAddress, token_symbol: done.tokenSymbol, user_address: done.userAddress, token_amount: done.tokenAmount,

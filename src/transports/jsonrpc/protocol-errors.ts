@@ -57,6 +57,7 @@ export const resultCodeByCode: Record<DomainErrorCode, string> = {
   'payment.already_canceled': '409',
   'payment.bad_cancel_amount': '400',
   'payment.no_rate_notice': '503',
+  'payment.token_not_accepted': '422',
   'reward.not_issued': '404',
   'reward.expired': '410',
   'reward.already_canceled': '409',

@@ -1,0 +1,216 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { call } from './support/platform.ts';
+import { sha256Hex, type Wallet } from './support/transfer-scheme.ts';
+import {
+  newUser, openSession, startPay, startPaymentTest, transferFor, unary, type PaymentTest, type Session,
+} from './support/payments.ts';
+import { tokenAllowCommand, tokenAllowedCommand, tokenDisallowCommand } from '../src/cli/token-commands.ts';
+import { createLogger } from '../src/shared/logger.ts';
+
+// Money safety (DESIGN.md): only the platform token of the payment network, or a token an operator
+// allowed, settles a payment, a refund or a reward. A token a user made with createToken never does,
+// whatever the QR code or the POS names; the refusal comes before the app is asked to pay.
+
+let p: PaymentTest;
+let store: { tid: string; name: string; settlementAddress: string; apiKey: string };
+before(async () => {
+  p = await startPaymentTest({ PAYMENT_IDLE_TIMEOUT_SECONDS: '4', PAYMENT_PAIRING_WINDOW_SECONDS: '4' });
+  store = await p.server.payments.addStore({ tid: 'T-ST01', name: 'Corner Cafe' });
+  await p.server.payments.publishRateNotice({ currency: 'KRW', rate: '1500' });
+});
+after(async () => { await p?.stop(); });
+
+const tranNo = () => `TR${randomUUID().slice(0, 8)}`;
+const network = () => p.t.platform.config.paymentNetwork;
+
+/** What a user does on the token API: createToken signed like a transfer (keyType createToken). */
+async function createUserToken(owner: Wallet, name: string, symbol: string, initialSupply: string): Promise<string> {
+  const { app } = p.t;
+  const tempKey: string = (await call(app, '/token', 'net_getTempKey', { address: owner.address, keyType: 'createToken' })).resultData.tempKey;
+  const hashKey = sha256Hex(`${tempKey}|${owner.secretKey}`);
+  const data = sha256Hex(`${owner.address}|${name}|${symbol}|${initialSupply}|${tempKey}|${hashKey}`);
+  const { signature } = (await call(app, '/token', 'signData', { address: owner.address, tempKey, hashKey, data, keyType: 'createToken' })).resultData;
+  const created = await call(app, '/token', 'createToken', { address: owner.address, name, symbol, initialSupply, tempKey, hashKey, signature });
+  assert.equal(created.resultCode, '200', JSON.stringify(created));
+  return created.resultData.contractAddress as string;
+}
+
+async function balance(address: string, contractAddress?: string): Promise<string> {
+  return (await p.t.platform.wallet.getBalance(network(), { address, ...(contractAddress && { contractAddress }) })).balance;
+}
+
+async function balances(addresses: string[], contracts: Array<string | undefined>): Promise<string[]> {
+  const out: string[] = [];
+  for (const address of addresses) for (const contract of contracts) out.push(await balance(address, contract));
+  return out;
+}
+
+/**
+ * The app connects, then the POS starts with `overrides` on the QR fields; answers both sessions.
+ * The POS waits until the app is waiting, so it hears a refusal at once.
+ */
+async function startBoth(user: Wallet & { token: string }, overrides: Record<string, string>, tran = tranNo()): Promise<{ app: Session; pos: Session; tran: string }> {
+  const uuid = randomUUID();
+  const app = openSession(p.client, 'DoPayment', user.token);
+  const pos = openSession(p.client, 'StartPayment', store.apiKey);
+  const waiting = p.server.payments.deps.desk.size().apps;
+  app.send({ state: 'START_PAY', user_uuid: uuid });
+  for (const deadline = Date.now() + 2000; p.server.payments.deps.desk.size().apps <= waiting && Date.now() < deadline;) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  pos.send({ ...startPay(p, store.tid, tran, user, uuid, '15000'), ...overrides });
+  return { app, pos, tran };
+}
+
+describe('a token a user made never settles a payment', () => {
+  test('QR naming a user-made "VIXP Token" (symbol VIXP): POS and app get 18 before REQUEST_TRANSFER; nothing moves', async () => {
+    const user = await newUser(p, '100');
+    const fake = await createUserToken(user, 'VIXP Token', 'VIXP', '1000000');
+    assert.notEqual(fake, p.t.platform.contracts[network()].vixpToken);
+    const before = await balances([user.address, store.settlementAddress], [undefined, fake]);
+    assert.deepEqual(before.slice(0, 2), ['100', '1000000']);
+
+    const { app, pos, tran } = await startBoth(user, { contract_address: fake, token_symbol: 'VIXP' });
+    const appMessage = await app.next();
+    const posMessage = await pos.next();
+    assert.notEqual(appMessage.content.state, 'REQUEST_TRANSFER', 'the app must never be asked to pay in that token');
+    assert.equal(appMessage.common.res_code, '18', JSON.stringify(appMessage.common));
+    assert.equal(posMessage.common.res_code, '18', JSON.stringify(posMessage.common));
+    assert.match(posMessage.common.res_message, /^Token not accepted/);
+    assert.equal(posMessage.content.tran_no, tran);
+    await Promise.all([app.closed, pos.closed]);
+    assert.deepEqual(await balances([user.address, store.settlementAddress], [undefined, fake]), before);
+
+    const record = await p.server.payments.deps.payments.findByTranNo(store.tid, tran);
+    assert.notEqual(record?.status, 'approved');
+    assert.equal(record?.failureCode, 'payment.token_not_accepted');
+  });
+
+  test('token_symbol alone naming a user-made token is refused the same way', async () => {
+    const user = await newUser(p, '100');
+    const fake = await createUserToken(user, 'Lucky Points', 'LUCKY', '5000');
+    const { app, pos } = await startBoth(user, { contract_address: '', token_symbol: 'LUCKY' });
+    const [appMessage, posMessage] = [await app.next(), await pos.next()];
+    assert.notEqual(appMessage.content.state, 'REQUEST_TRANSFER');
+    assert.equal(appMessage.common.res_code, '18');
+    assert.equal(posMessage.common.res_code, '18');
+    assert.deepEqual(await balances([user.address, store.settlementAddress], [undefined, fake]), ['100', '5000', '0', '0']);
+  });
+
+  test('CancelPayment naming a user-made contract is refused; nothing moves', async () => {
+    const user = await newUser(p, '100');
+    const fake = await createUserToken(user, 'VIXP Token', 'VIXP', '1000');
+    const { app, pos } = await startBoth(user, {});
+    const request = await app.next();
+    assert.equal(request.content.state, 'REQUEST_TRANSFER');
+    await pos.next();
+    app.send(await transferFor(p, user, request));
+    const end = await pos.next();
+    assert.equal(end.common.res_code, '00');
+    const txId = end.content.transfer_transaction_id;
+    const before = await balances([user.address, store.settlementAddress], [undefined, fake]);
+    const refused = await unary(p.client, 'CancelPayment', store.apiKey, {
+      tid: store.tid, transfer_transaction_id: txId, user_address: user.address, contract_address: fake, token_symbol: 'VIXP', token_amount: '10',
+    });
+    assert.equal(refused.common.res_code, '18', JSON.stringify(refused.common));
+    assert.deepEqual(await balances([user.address, store.settlementAddress], [undefined, fake]), before);
+  });
+});
+
+describe('rewards move only a settlement token', () => {
+  test('a claim naming a user-made contract is refused (18) at the POS and from a receipt; the reward stays claimable', async () => {
+    await p.t.platform.wallet.mint(network(), { to: store.settlementAddress, amount: '10' });
+    const user = await newUser(p);
+    const fake = await createUserToken(user, 'VIXP Token', 'VIXP', '1000');
+    const issued = await unary(p.client, 'IssueReward', store.apiKey, { tid: store.tid, reward_reason: `r-${randomUUID()}`, exchange_amount: '1500' });
+    assert.equal(issued.common.res_code, '00');
+    assert.equal(issued.content.contract_address, p.t.platform.contracts[network()].vixpToken);
+    const before = await balances([user.address, store.settlementAddress], [undefined, fake]);
+
+    const uuid = randomUUID();
+    const app = openSession(p.client, 'DoPayment', user.token);
+    app.send({ state: 'START_PAY', user_uuid: uuid });
+    while (p.server.payments.deps.desk.size().apps === 0) await new Promise((r) => setTimeout(r, 10));
+    const pos = openSession(p.client, 'StartPayment', store.apiKey);
+    pos.send({
+      state: 'START_REWARD', tid: store.tid, tran_no: 'RW-ST', reward_id: issued.content.reward_id, token_amount: '1',
+      user_uuid: uuid, user_address: user.address, contract_address: fake,
+    });
+    for (const end of [await pos.next(), await app.next()]) assert.equal(end.common.res_code, '18', JSON.stringify(end.common));
+
+    const receipt = openSession(p.client, 'DoPayment', user.token);
+    receipt.send({ state: 'START_REWARD', reward_id: issued.content.reward_id, token_amount: '1', token_symbol: 'VIXP', contract_address: fake });
+    assert.equal((await receipt.next()).common.res_code, '18');
+    assert.deepEqual(await balances([user.address, store.settlementAddress], [undefined, fake]), before);
+
+    const honest = openSession(p.client, 'DoPayment', user.token);
+    honest.send({ state: 'START_REWARD', reward_id: issued.content.reward_id, token_amount: '1', token_symbol: 'VIXP' });
+    assert.equal((await honest.next()).common.res_code, '00');
+    assert.equal(await balance(user.address), '1');
+  });
+});
+
+describe('operator allow-list', () => {
+  test('`token allow` makes a second token acceptable: paid and refunded in it; `token disallow` refuses it again', async () => {
+    const context = (values: Record<string, string>) => ({ config: p.t.config, logger: createLogger('silent'), values, positionals: [] });
+    const user = await newUser(p, '5');
+    const points = await createUserToken(user, 'Store Points', 'PTS', '1000');
+    const vixpBefore = await balances([user.address, store.settlementAddress], [undefined]);
+
+    const refused = await startBoth(user, { contract_address: points, token_symbol: 'PTS' });
+    assert.equal((await refused.app.next()).common.res_code, '18');
+    assert.equal((await refused.pos.next()).common.res_code, '18');
+
+    const allowed = await tokenAllowCommand.run(context({ contract: points })) as any;
+    assert.equal(allowed.contractAddress, points);
+    assert.equal(allowed.tokenSymbol, 'PTS');
+    assert.equal(allowed.network, network());
+    const listed = await tokenAllowedCommand.run(context({})) as any;
+    assert.ok(listed.tokens.some((t: any) => t.contractAddress === points && t.tokenSymbol === 'PTS'), JSON.stringify(listed));
+
+    const { app, pos } = await startBoth(user, { contract_address: points, token_symbol: 'PTS' });
+    const request = await app.next();
+    assert.equal(request.content.state, 'REQUEST_TRANSFER', JSON.stringify(request.common));
+    assert.equal(request.content.contract_address, points);
+    assert.equal(request.content.token_amount, '10');
+    await pos.next();
+    app.send(await transferFor(p, user, request));
+    const end = await pos.next();
+    assert.equal(end.common.res_code, '00', JSON.stringify(end.common));
+    assert.equal(end.content.contract_address, points);
+    assert.equal(end.content.token_symbol, 'PTS');
+    assert.deepEqual(await balances([user.address, store.settlementAddress], [points]), ['990', '10']);
+
+    const refund = await unary(p.client, 'CancelPayment', store.apiKey, {
+      tid: store.tid, transfer_transaction_id: end.content.transfer_transaction_id, user_address: user.address,
+      contract_address: points, token_symbol: 'PTS', token_amount: '4',
+    });
+    assert.equal(refund.common.res_code, '00', JSON.stringify(refund.common));
+    assert.equal(refund.content.contract_address, points);
+    assert.equal(refund.content.token_symbol, 'PTS');
+    assert.deepEqual(await balances([user.address, store.settlementAddress], [points]), ['994', '6']);
+    assert.deepEqual(await balances([user.address, store.settlementAddress], [undefined]), vixpBefore, 'VIXP untouched');
+
+    const removed = await tokenDisallowCommand.run(context({ contract: points })) as any;
+    assert.equal(removed.removed, true);
+    const again = await startBoth(user, { contract_address: points, token_symbol: 'PTS' });
+    const appAgain = await again.app.next();
+    assert.notEqual(appAgain.content.state, 'REQUEST_TRANSFER');
+    assert.equal(appAgain.common.res_code, '18');
+    assert.equal((await again.pos.next()).common.res_code, '18');
+    // A refund moves only an accepted token too: the operator allows it again to refund the rest.
+    const late = await unary(p.client, 'CancelPayment', store.apiKey, {
+      tid: store.tid, transfer_transaction_id: end.content.transfer_transaction_id, user_address: user.address, token_amount: '',
+    });
+    assert.equal(late.common.res_code, '18');
+    assert.deepEqual(await balances([user.address, store.settlementAddress], [points]), ['994', '6']);
+  });
+
+  test('`token allow` refuses a contract the platform cannot move', async () => {
+    const context = { config: p.t.config, logger: createLogger('silent'), values: { contract: `0x${'12'.repeat(20)}` }, positionals: [] };
+    await assert.rejects(tokenAllowCommand.run(context), (error: any) => error.code === 'wallet.unknown_token');
+    await assert.rejects(tokenAllowCommand.run({ ...context, values: { contract: 'nope' } }), (error: any) => error.code === 'request.invalid');
+  });
+});
