@@ -1,6 +1,7 @@
 import type { Config } from './config/config.ts';
 import type { Logger } from './shared/logger.ts';
 import { systemClock, type Clock } from './shared/clock.ts';
+import { preparePrivateDataDir } from './shared/private-data-dir.ts';
 import { createKeyVault, loadMasterKey, type KeyVault } from './shared/key-vault.ts';
 import { openStore, type Store } from './store/db.ts';
 import { createWalletRepository } from './store/wallet-repository.ts';
@@ -42,11 +43,14 @@ export interface StartPlatformOptions {
 }
 
 /**
- * Brings the core up: opens (and migrates) the store, starts or reaches the chains, finishes any
- * transaction journaled before a crash, then deploys or finds the platform contracts.
+ * Brings the core up: makes DATA_DIR private (umask 077, the directory 0700), opens (and migrates)
+ * the store, starts or reaches the chains, finishes any transaction journaled before a crash, then
+ * deploys or finds the platform contracts.
  */
 export async function startPlatform(config: Config, logger: Logger, options: StartPlatformOptions = {}): Promise<Platform> {
   const clock = options.clock ?? systemClock;
+  // Before the first file is written: DATA_DIR 0700, everything in it 0600 (keys, SQLite, chain state, IPFS).
+  preparePrivateDataDir(config.dataDir);
   const vault = createKeyVault(loadMasterKey(config));
   const store = await openStore(config);
   const cleanups: Array<() => Promise<void>> = [() => store.close()];

@@ -70,7 +70,7 @@ async function runManagedAnvil(network: NetworkName, options: ChainSupervisorOpt
   const log = options.logger.child({ network, component: 'anvil' });
   const pidFile = chainFile(options.dataDir, network, 'anvil.pid');
   const urlFile = chainFile(options.dataDir, network, 'anvil.url');
-  mkdirSync(path.dirname(pidFile), { recursive: true });
+  mkdirSync(path.dirname(pidFile), { recursive: true, mode: 0o700 });
 
   const running = runningAnvil(pidFile, urlFile);
   if (running) {
@@ -87,8 +87,8 @@ async function runManagedAnvil(network: NetworkName, options: ChainSupervisorOpt
     stateIntervalSeconds: 1,
     onOutput: (line) => log.trace(line),
   });
-  writeFileSync(pidFile, String(anvil.pid));
-  writeFileSync(urlFile, anvil.url);
+  writeFileSync(pidFile, String(anvil.pid), { mode: 0o600 });
+  writeFileSync(urlFile, anvil.url, { mode: 0o600 });
   log.info({ url: anvil.url }, 'anvil started');
   return {
     url: anvil.url,

@@ -79,7 +79,7 @@ export async function generateSigningKeySet(): Promise<SigningKeySet> {
  */
 export async function loadOrCreateSigningKeys(file: string): Promise<SigningKeySet> {
   if (!existsSync(file)) {
-    mkdirSync(path.dirname(file), { recursive: true });
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     const content: KeyFile = { keys: [await generateSigningJwk()] };
     // Written whole under a private name, then linked into place: link() fails if the file exists,
     // so a reader never sees a half-written key and the first of two racing instances wins.

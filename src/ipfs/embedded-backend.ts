@@ -29,7 +29,8 @@ export const embeddedBackendVersion = 'vixpay-embedded-ipfs/1 (ipfs-unixfs-impor
 export async function createEmbeddedBackend(options: EmbeddedBackendOptions): Promise<IpfsBackend> {
   const root = path.join(options.dataDir, 'ipfs');
   const pinsDir = path.join(root, 'pins');
-  await mkdir(pinsDir, { recursive: true });
+  // Blocks are users' files: directories 0700, files 0600 (blockstore-fs follows the umask 077 set at start).
+  await mkdir(pinsDir, { recursive: true, mode: 0o700 });
   const blockstore = new FsBlockstore(path.join(root, 'blocks'));
   await blockstore.open();
   const writer = writeOnce(blockstore);
@@ -46,7 +47,7 @@ export async function createEmbeddedBackend(options: EmbeddedBackendOptions): Pr
   return {
     async addEntries(entries, addOptions) {
       const result = await importEntries(entries, addOptions, writer);
-      if (addOptions.pin && !addOptions.onlyHash) await writeFile(path.join(pinsDir, result.cid), '');
+      if (addOptions.pin && !addOptions.onlyHash) await writeFile(path.join(pinsDir, result.cid), '', { mode: 0o600 });
       return result;
     },
 

@@ -37,7 +37,7 @@ export function loadMasterKey(options: { masterKeyHex?: string | undefined; data
   if (options.masterKeyHex) return Buffer.from(options.masterKeyHex, 'hex');
   const file = path.join(options.dataDir, 'master.key');
   if (!existsSync(file)) {
-    mkdirSync(options.dataDir, { recursive: true });
+    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
   }
   return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import { Kysely, Migrator, PostgresDialect, type Dialect } from 'kysely';
 import pg from 'pg';
@@ -37,8 +37,11 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     dialect = new PostgresDialect({ pool: new pg.Pool({ connectionString: options.databaseUrl, max: 10, types: pgTypes }) });
     name = 'postgres';
   } else {
-    mkdirSync(options.dataDir, { recursive: true });
-    dialect = createNodeSqliteDialect(path.join(options.dataDir, 'vixpay.sqlite'));
+    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+    const file = path.join(options.dataDir, 'vixpay.sqlite');
+    // Created 0600 before SQLite opens it: SQLite gives its -wal and -shm files the database's mode.
+    closeSync(openSync(file, 'a', 0o600));
+    dialect = createNodeSqliteDialect(file);
     name = 'sqlite';
   }
   const db = new Kysely<Database>({ dialect });
