@@ -1,5 +1,6 @@
 /**
- * The payment and reward suites (every test/*.test.ts that starts its server with `startPaymentTest`)
+ * The payment and reward suites (every test/*.test.ts that starts its server with `startPaymentTest`,
+ * or picks its store with `testStore()`)
  * on each pairing desk and store: `npm test` runs them on the in-process desk and SQLite, this runs
  * them again on the other combinations (VIXPAY_TEST_PAIRING, VIXPAY_TEST_STORE; see
  * test/support/payments.ts). Needs what `npm test` needs, Redis at 127.0.0.1:6379 and PostgreSQL at
@@ -31,7 +32,7 @@ for (const c of chosen) {
 
 const testDir = path.join(projectRoot, 'test');
 const suites = readdirSync(testDir)
-  .filter((name) => name.endsWith('.test.ts') && readFileSync(path.join(testDir, name), 'utf8').includes('startPaymentTest('))
+  .filter((name) => name.endsWith('.test.ts') && /startPaymentTest\(|testStore\(\)/.test(readFileSync(path.join(testDir, name), 'utf8')))
   .sort()
   .map((name) => path.join('test', name));
 if (suites.length === 0) {

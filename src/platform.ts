@@ -5,6 +5,7 @@ import { preparePrivateDataDir } from './shared/private-data-dir.ts';
 import { createKeyVault, loadMasterKey, type KeyVault } from './shared/key-vault.ts';
 import { openStore, type Store } from './store/db.ts';
 import { createWalletRepository } from './store/wallet-repository.ts';
+import { createAuthorizationRepository } from './store/authorization-repository.ts';
 import { startChains } from './chain/chain-supervisor.ts';
 import { createChainClients, type ChainClients } from './chain/chain-clients.ts';
 import { createRelayer, type Relayer } from './chain/relayer.ts';
@@ -17,6 +18,8 @@ import { startDid, type DidModule } from './did/did-module.ts';
 import type { IpfsBackend } from './ipfs/ipfs-backend.ts';
 import { createEmbeddedBackend } from './ipfs/embedded-backend.ts';
 import { createKuboBackend } from './ipfs/kubo-backend.ts';
+
+const authorizationSweepMs = 15_000;
 
 /** The core every interface stands on: store, chains, relayer, platform contracts, wallet. */
 export interface Platform {
@@ -63,13 +66,24 @@ export async function startPlatform(config: Config, logger: Logger, options: Sta
     const chains = await createChainClients(supervisor.endpoints, config.chainPollMs);
     const account = loadPlatformAccount({ privateKey: config.relayerPrivateKey, dataDir: config.dataDir, vault });
     await fundRelayerOnManagedChains(chains, account.address, logger);
-    const relayer = createRelayer({ db: store.db, chains, account, clock, logger: logger.child({ component: 'relayer' }) });
+    const relayer = createRelayer({
+      db: store.db, chains, account, clock, logger: logger.child({ component: 'relayer' }), receiptTimeoutMs: config.receiptTimeoutSeconds * 1000,
+    });
     await Promise.all(networkNames.map((network) => relayer.recover(network)));
     const repo = createWalletRepository(store.db);
     const contracts = await ensurePlatformContracts({ db: store.db, chains, relayer, wallets: repo, clock });
     const wallet = createWalletService({
       repo, vault, clock, chains, relayer, contracts, tempKeyTtlMs: config.tempKeyTtlSeconds * 1000,
+      authorizations: createAuthorizationRepository(store.db), authorizationTtlSeconds: config.authorizationTtlSeconds,
     });
+    // Authorizations left open by a crash or a chain outage end used, cancelled or expired once
+    // their short validity has passed; their held funds are then free again.
+    const sweep = () => Promise.all(networkNames.map((network) => wallet.sweepExpiredAuthorizations(network)))
+      .catch((err: unknown) => logger.warn({ err }, 'authorization sweep failed'));
+    await sweep();
+    const sweeper = setInterval(() => void sweep(), authorizationSweepMs);
+    sweeper.unref();
+    cleanups.push(async () => clearInterval(sweeper));
     const identity = await createIdentity({ db: store.db, clock, dataDir: config.dataDir, jwtTtlSeconds: config.jwtTtlSeconds });
     const did = await startDid({
       db: store.db, vault, wallets: repo, clock,

@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../shared/logger.ts';
+import { stripLongHex } from '../shared/redact.ts';
 import { startAnvil } from './anvil-process.ts';
 import { anvilChainIds, networkNames, type NetworkName } from './networks.ts';
 
@@ -85,7 +86,8 @@ async function runManagedAnvil(network: NetworkName, options: ChainSupervisorOpt
     chainId: anvilChainIds[network],
     statePath: chainFile(options.dataDir, network, 'state.json'),
     stateIntervalSeconds: 1,
-    onOutput: (line) => log.trace(line),
+    // The node prints revert data and, at some levels, calldata: long hex never reaches a log line.
+    onOutput: (line) => log.trace(stripLongHex(line)),
   });
   writeFileSync(pidFile, String(anvil.pid), { mode: 0o600 });
   writeFileSync(urlFile, anvil.url, { mode: 0o600 });

@@ -33,6 +33,8 @@ const envSchema = z.object({
   MASTER_KEY: z.string().regex(/^[0-9a-fA-F]{64}$/, 'MASTER_KEY must be 64 hex characters').optional(),
   RELAYER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/).optional(),
   TEMP_KEY_TTL_SECONDS: z.coerce.number().int().min(5).max(3600).default(300),
+  AUTHORIZATION_TTL_SECONDS: z.coerce.number().int().min(10).max(3600).default(120),
+  RECEIPT_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(60),
   JSONRPC_BATCH_LIMIT: z.coerce.number().int().min(1).max(1000).default(50),
   HTTP_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   CHAIN_POLL_MS: z.coerce.number().int().min(10).default(250),
@@ -66,6 +68,10 @@ export interface Config {
   readonly masterKeyHex: string | undefined;
   readonly relayerPrivateKey: `0x${string}` | undefined;
   readonly tempKeyTtlSeconds: number;
+  /** How long a signed EIP-3009 transfer authorization stays valid on chain (validBefore). */
+  readonly authorizationTtlSeconds: number;
+  /** How long a relayed transaction is waited for before its outcome is settled otherwise. */
+  readonly receiptTimeoutSeconds: number;
   readonly jsonRpcBatchLimit: number;
   readonly httpBodyLimitBytes: number;
   readonly chainPollMs: number;
@@ -119,6 +125,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     masterKeyHex: e.MASTER_KEY,
     relayerPrivateKey: e.RELAYER_PRIVATE_KEY as `0x${string}` | undefined,
     tempKeyTtlSeconds: e.TEMP_KEY_TTL_SECONDS,
+    authorizationTtlSeconds: e.AUTHORIZATION_TTL_SECONDS,
+    receiptTimeoutSeconds: e.RECEIPT_TIMEOUT_SECONDS,
     jsonRpcBatchLimit: e.JSONRPC_BATCH_LIMIT,
     httpBodyLimitBytes: e.HTTP_BODY_LIMIT_BYTES,
     chainPollMs: e.CHAIN_POLL_MS,

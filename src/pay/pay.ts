@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { getAddress, isAddress, type Address } from 'viem';
 import type { NetworkName } from '../chain/networks.ts';
 import { vixpSymbol } from '../chain/platform-contracts.ts';
@@ -28,7 +29,7 @@ export interface PayParameters {
 
 export interface PayReturnType {
   transactionId: string;
-  status: 'confirmed' | 'signed';
+  status: 'confirmed';
   tokenName: string;
   amount: string;
   fromAddress: Address;
@@ -54,7 +55,7 @@ export async function pay(deps: PayDeps, params: PayParameters): Promise<PayRetu
     throw new DomainError('request.unauthorized', 'myAddress is not the wallet address of the signed-in user');
   }
   const result = await deps.wallet.transferFromCustody(deps.network, {
-    fromAddress, toAddress: deps.receiver, amount: params.amount, reference: `pay:${params.userId}`,
+    fromAddress, toAddress: deps.receiver, amount: params.amount, reference: `pay:${randomUUID()}`,
   });
   return {
     transactionId: result.transactionId, status: result.status, tokenName: vixpSymbol, amount: params.amount,

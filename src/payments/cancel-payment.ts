@@ -4,6 +4,7 @@ import { DomainError } from '../shared/errors.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';
 import { nextApprovalNumber } from './approval-number.ts';
+import { transferMovedNothing } from '../wallet/authorize-transfer.ts';
 import { resolveSettlementToken } from './settlement-token.ts';
 
 export interface CancelPaymentRequest {
@@ -98,8 +99,12 @@ export async function cancelPayment(
       contractAddress: token.contractAddress, reference: `payment-cancel:${cancellationId}`,
     });
   } catch (error) {
-    await deps.payments.failCancellation(cancellationId, deps.clock());
-    await release();
+    // Only a refund that moved nothing frees its amount; one the chain has not settled yet stays
+    // reserved (and the cancellation pending), so a second cancellation cannot refund it again.
+    if (transferMovedNothing(error)) {
+      await deps.payments.failCancellation(cancellationId, deps.clock());
+      await release();
+    }
     throw error;
   }
   const number = await nextApprovalNumber(deps);

@@ -13,7 +13,7 @@ export interface PaymentDeps {
   payments: PaymentRepository;
   /** Tokens besides VIXP that may settle payments, refunds and rewards (operator allow-list). */
   settlementTokens: Pick<SettlementTokenRepository, 'find' | 'findBySymbol'>;
-  wallet: Pick<WalletService, 'createAddress' | 'transfer' | 'transferFromCustody' | 'getBalance' | 'getTokenInfo'>;
+  wallet: Pick<WalletService, 'createAddress' | 'transfer' | 'transferFromCustody' | 'transferOutcome' | 'getBalance' | 'getTokenInfo'>;
   desk: PairingDesk;
   clock: Clock;
   logger: Logger;

@@ -9,6 +9,7 @@ import type { PairedApp } from './pairing-desk.ts';
 import { quoteTokens } from './token-quote.ts';
 import { resolveSettlementToken } from './settlement-token.ts';
 import { nextApprovalNumber } from './approval-number.ts';
+import { transferMovedNothing } from '../wallet/authorize-transfer.ts';
 import { normalizeDecimal } from './exchange.ts';
 import { paymentTransferReference, settleStalePayment } from './settle-stale-payment.ts';
 
@@ -128,8 +129,9 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
       tempKey: credentials.tempKey, hashKey: credentials.hashKey, signature: credentials.signature,
       contractAddress: quote.contractAddress, reference: paymentTransferReference(id),
     }).catch((error: unknown) => {
-      // Refused (temp key, hash key, signature, balance) or reverted on chain: nothing moved.
-      if (isDomainError(error) && (error.code.startsWith('wallet.') || error.code === 'chain.transaction_failed')) transferred = false;
+      // Refused (temp key, hash key, signature, balance), or reverted and its authorization
+      // cancelled on chain: nothing moved, nothing signed stays usable.
+      if (transferMovedNothing(error)) transferred = false;
       throw error;
     });
     const approvalNumber = await nextApprovalNumber(deps);

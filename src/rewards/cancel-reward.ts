@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { formatTokenAmount, parseTokenAmount } from '../shared/amount.ts';
-import { DomainError, isDomainError } from '../shared/errors.ts';
+import { DomainError } from '../shared/errors.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import { nextApprovalNumber } from '../payments/approval-number.ts';
 import { resolveSettlementToken } from '../payments/settlement-token.ts';
+import { transferMovedNothing } from '../wallet/authorize-transfer.ts';
 import type { RewardDeps } from './reward-deps.ts';
 
 export interface CancelRewardRequest {
@@ -53,10 +55,10 @@ export async function cancelReward(deps: RewardDeps, store: StoreRecord, request
   try {
     ({ transactionId } = await deps.wallet.transferFromCustody(deps.network, {
       fromAddress: userAddress, toAddress: reward.settlement_address, amount: tokenAmount,
-      contractAddress: reward.contract_address, reference: `reward-cancel:${reward.id}`,
+      contractAddress: reward.contract_address, reference: `reward-cancel:${reward.id}:${randomUUID()}`,
     }));
   } catch (error) {
-    if (isDomainError(error) && (error.code.startsWith('wallet.') || error.code === 'chain.transaction_failed')) {
+    if (transferMovedNothing(error)) {
       await deps.rewards.transition(reward.id, 'canceling', 'claimed', {}, deps.clock());
     }
     throw error;

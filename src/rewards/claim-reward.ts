@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { formatTokenAmount, parseTokenAmount } from '../shared/amount.ts';
 import { DomainError, isDomainError } from '../shared/errors.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
@@ -6,6 +7,7 @@ import type { RewardClaim } from '../payments/payment-events.ts';
 import type { PosSide } from '../payments/run-payment.ts';
 import type { PairedApp } from '../payments/pairing-desk.ts';
 import { resolveSettlementToken, type SettlementToken } from '../payments/settlement-token.ts';
+import { transferMovedNothing } from '../wallet/authorize-transfer.ts';
 import type { RewardDeps } from './reward-deps.ts';
 
 export interface ClaimRewardParameters {
@@ -75,10 +77,10 @@ export async function claimReward(deps: RewardDeps, params: ClaimRewardParameter
   try {
     ({ transactionId } = await deps.wallet.transferFromCustody(deps.network, {
       fromAddress: reward.settlement_address, toAddress: params.account, amount: tokenAmount,
-      contractAddress: reward.contract_address, reference: `reward:${reward.id}`,
+      contractAddress: reward.contract_address, reference: `reward:${reward.id}:${randomUUID()}`,
     }));
   } catch (error) {
-    if (isDomainError(error) && (error.code.startsWith('wallet.') || error.code === 'chain.transaction_failed')) {
+    if (transferMovedNothing(error)) {
       await deps.rewards.transition(reward.id, 'claiming', 'issued', { user_address: null }, deps.clock());
     }
     throw error;

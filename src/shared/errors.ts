@@ -21,6 +21,7 @@ export const domainErrorCodes = [
   'wallet.unknown_token',
   'chain.transaction_failed',
   'chain.unavailable',
+  'chain.outcome_pending',
   'block.not_found',
   'did.not_system_issuer',
   'did.not_system_verifier',

@@ -67,8 +67,6 @@ export interface PaymentRepository {
   completeCancellation(id: string, done: { transferTransactionId: string; cancelNo: string; cancelDate: string }, now: number): Promise<void>;
   failCancellation(id: string, now: number): Promise<void>;
   listCancellations(paymentId: string): Promise<CancellationRecord[]>;
-  /** The journaled chain transaction with this reference (see the relayer), if any. */
-  findJournaledTransfer(reference: string): Promise<{ txHash: string; status: string } | undefined>;
 }
 
 const toPayment = (row: PaymentsTable): PaymentRecord => ({
@@ -160,11 +158,6 @@ export function createPaymentRepository(db: Db): PaymentRepository {
       const rows = await db.selectFrom('payment_cancellations').selectAll()
         .where('payment_id', '=', paymentId).where('status', '=', 'done').orderBy('created_at').execute();
       return rows.map(toCancellation);
-    },
-    async findJournaledTransfer(reference) {
-      const row = await db.selectFrom('chain_txs').select(['tx_hash', 'status']).where('reference', '=', reference)
-        .orderBy('created_at', 'desc').executeTakeFirst();
-      return row && { txHash: row.tx_hash, status: row.status };
     },
   };
 }

@@ -6,6 +6,7 @@ export interface Database {
   temp_keys: TempKeysTable;
   relayer_nonces: RelayerNoncesTable;
   chain_txs: ChainTxsTable;
+  authorizations: AuthorizationsTable;
   deployments: DeploymentsTable;
   tokens: TokensTable;
   users: UsersTable;
@@ -63,6 +64,26 @@ export interface ChainTxsTable {
   status: ChainTxStatus;
   block_number: number | null;
   error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Where an EIP-3009 authorization stands: `reserved` and `submitted` hold the account's funds. */
+export type AuthorizationStatus = 'reserved' | 'submitted' | 'used' | 'canceled' | 'expired' | 'void';
+
+export interface AuthorizationsTable {
+  nonce: string;
+  network: string;
+  reference: string;
+  contract_address: string;
+  from_address: string;
+  to_address: string;
+  value: string;
+  valid_before: number;
+  from_block: number;
+  status: AuthorizationStatus;
+  tx_hash: string | null;
+  cancel_tx_hash: string | null;
   created_at: number;
   updated_at: number;
 }

@@ -61,8 +61,8 @@ export async function checkTempKey(
 }
 
 /**
- * The `withinJournal` step of a relayed transaction authorised by a temp key: consumes the key in
- * the journaling database transaction, so a replay racing this one is refused and nothing is sent.
+ * Consumes a temp key inside the database transaction that reserves a transfer's funds or journals
+ * a relayed transaction, so a replay racing this one is refused and nothing is signed or sent.
  */
 export function consumeTempKeyWithin(deps: Pick<WalletDeps, 'repo' | 'clock'>, keyHash: string) {
   return async (trx: Transaction<Database>): Promise<void> => {

@@ -1,6 +1,7 @@
 import type { KeyVault } from '../shared/key-vault.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { WalletRepository } from '../store/wallet-repository.ts';
+import type { AuthorizationRepository } from '../store/authorization-repository.ts';
 import type { ChainClients } from '../chain/chain-clients.ts';
 import type { Relayer } from '../chain/relayer.ts';
 import type { PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
@@ -14,4 +15,7 @@ export interface WalletDeps {
   relayer: Relayer;
   contracts: PlatformContractsByNetwork;
   tempKeyTtlMs: number;
+  authorizations: AuthorizationRepository;
+  /** How long a signed EIP-3009 authorization stays valid on chain. */
+  authorizationTtlSeconds: number;
 }

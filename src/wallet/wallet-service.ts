@@ -10,6 +10,8 @@ import { getBalance, type GetBalanceParameters } from './get-balance.ts';
 import { getTokenInfo } from './get-token-info.ts';
 import { mint } from './mint.ts';
 import { transferFromCustody, type TransferFromCustodyParameters } from './transfer-from-custody.ts';
+import { authorizationNonce } from './authorize-transfer.ts';
+import { resolveAuthorization, sweepExpiredAuthorizations } from './resolve-authorization.ts';
 
 /** The custodial wallet with its dependencies bound: what transports and other domains call. */
 export function createWalletService(deps: WalletDeps) {
@@ -25,6 +27,9 @@ export function createWalletService(deps: WalletDeps) {
     mint: (network: NetworkName, params: { to: string; amount: string }) => mint(deps, network, params),
     /** Platform-initiated transfer from a custodial account we hold (refunds, reward payouts). */
     transferFromCustody: (network: NetworkName, params: TransferFromCustodyParameters) => transferFromCustody(deps, network, params),
+    /** How the transfer of an operation (by its reference) ended, settling it on chain if it can. */
+    transferOutcome: (network: NetworkName, reference: string) => resolveAuthorization(deps, network, authorizationNonce(network, reference)),
+    sweepExpiredAuthorizations: (network: NetworkName) => sweepExpiredAuthorizations(deps, network),
   };
 }
 

@@ -4,6 +4,7 @@ import * as identity from './0002-identity.ts';
 import * as did from './0003-did.ts';
 import * as payments from './0004-payments.ts';
 import * as settlementTokens from './0005-settlement-tokens.ts';
+import * as authorizations from './0006-authorizations.ts';
 
 /** Every migration, in order. Each domain adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '0003-did': did,
   '0004-payments': payments,
   '0005-settlement-tokens': settlementTokens,
+  '0006-authorizations': authorizations,
 };

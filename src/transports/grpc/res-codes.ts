@@ -31,6 +31,7 @@ export const resCodeByCode: Record<DomainErrorCode, ResCode> = {
   'wallet.unknown_token': invalid,
   'chain.transaction_failed': internal,
   'chain.unavailable': internal,
+  'chain.outcome_pending': internal,
   'block.not_found': internal,
   'did.not_system_issuer': invalid,
   'did.not_system_verifier': invalid,

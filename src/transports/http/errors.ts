@@ -20,6 +20,7 @@ export const httpStatusByCode: Record<DomainErrorCode, number> = {
   'wallet.unknown_token': 400,
   'chain.transaction_failed': 502,
   'chain.unavailable': 503,
+  'chain.outcome_pending': 202,
   'block.not_found': 404,
   'did.not_system_issuer': 400,
   'did.not_system_verifier': 400,

@@ -65,7 +65,10 @@ export function createDispatcher(options: DispatcherOptions) {
       if (isDomainError(error)) {
         const resultCode = resultCodeByCode[error.code];
         if (Number(resultCode) >= 500) context.log.error({ err: error, method: name }, 'service error');
-        return { jsonrpc: '2.0', id, result: { resultCode, resultMessage: error.message, resultData: '' } };
+        const result: Record<string, unknown> = { resultCode, resultMessage: error.message, resultData: '' };
+        // Sent but not settled yet: the client can follow its transaction.
+        if (error.code === 'chain.outcome_pending' && error.details) result.TransactionID = error.details;
+        return { jsonrpc: '2.0', id, result };
       }
       context.log.error({ err: error, method: name }, 'unhandled error in JSON-RPC method');
       return failure(id, protocolError('internal'));

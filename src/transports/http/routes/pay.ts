@@ -39,11 +39,6 @@ export async function payRoutes(app: FastifyInstance, deps: PayRoutesDeps): Prom
       throw new DomainError('request.invalid', parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
     }
     const resultData = await pay(deps.pay, { userId: currentUser(request).userId, clientIp: request.ip, ...parsed.data });
-    const pending = resultData.status !== 'confirmed';
-    return {
-      resultCode: pending ? '202' : '200',
-      resultMessage: pending ? 'Accepted; not yet confirmed on chain' : 'Success',
-      resultData,
-    };
+    return { resultCode: '200', resultMessage: 'Success', resultData };
   });
 }

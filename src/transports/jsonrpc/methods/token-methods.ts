@@ -38,7 +38,6 @@ export function tokenMethods(wallet: WalletService): RpcMethods {
         return {
           transactionId: result.transactionId,
           resultData: { transactionId: result.transactionId, status: result.status, amount: p.amount, contractAddress: result.contractAddress },
-          ...(result.status !== 'confirmed' && { resultCode: '202', resultMessage: 'Accepted; not yet confirmed on chain' }),
         };
       },
     }),

@@ -1,0 +1,125 @@
+import { encodeFunctionData, keccak256, stringToHex, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { Transaction } from 'kysely';
+import type { NetworkName } from '../chain/networks.ts';
+import { vixpTokenAbi } from '../chain/artifacts/vixp-token.ts';
+import type { Database } from '../store/schema.ts';
+import { DomainError, isDomainError } from '../shared/errors.ts';
+import type { WalletDeps } from './wallet-deps.ts';
+import type { ResolvedToken } from './token.ts';
+import { resolveAuthorization } from './resolve-authorization.ts';
+
+export interface AuthorizeTransferParameters {
+  token: ResolvedToken;
+  from: Address;
+  to: Address;
+  value: bigint;
+  /** The operation this transfer belongs to, unique per network (e.g. `payment:<attempt id>`). */
+  reference: string;
+  /** The holder's encrypted account key. */
+  privateKeyEnc: string;
+  /** Runs in the reserving database transaction (e.g. consumes the temp key). */
+  beforeReserve?: (trx: Transaction<Database>) => Promise<void>;
+}
+
+/**
+ * The EIP-3009 nonce of an operation: derived from the operation's reference, so one operation
+ * can never own two authorizations (a second one would have the same nonce, and the database
+ * refuses a second row for it).
+ */
+export function authorizationNonce(network: NetworkName, reference: string): Hex {
+  return keccak256(stringToHex(`vixpay:authorization:${network}:${reference}`));
+}
+
+export const transferAuthorizationTypes = {
+  TransferWithAuthorization: [
+    { name: 'from', type: 'address' }, { name: 'to', type: 'address' }, { name: 'value', type: 'uint256' },
+    { name: 'validAfter', type: 'uint256' }, { name: 'validBefore', type: 'uint256' }, { name: 'nonce', type: 'bytes32' },
+  ],
+} as const;
+
+/**
+ * Moves `value` from a custodial account by an EIP-3009 authorization that the relayer submits:
+ * 1. reserves the value on the account (refused with `wallet.insufficient_balance` when the balance
+ *    less what open authorizations hold does not cover it: no signature, no transaction);
+ * 2. signs the authorization with the operation's nonce, valid for a short window;
+ * 3. journals and submits it; answers its transaction once it is confirmed.
+ * When the transaction reverted or has no receipt within the wait, the authorization is cancelled
+ * on chain before anything is answered: `chain.transaction_failed` then means nothing moved and
+ * nothing signed stays usable. `chain.outcome_pending` means the chain did not settle it either
+ * way yet (the node is down or slow); the funds stay held until the expiry sweep decides.
+ */
+export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, params: AuthorizeTransferParameters): Promise<{ transactionId: Hex }> {
+  const { client, chainId } = deps.chains[network];
+  const { token, from, to, value, reference } = params;
+  const nonce = authorizationNonce(network, reference);
+  const now = deps.clock();
+  const validBefore = Math.floor(now / 1000) + deps.authorizationTtlSeconds;
+  let fromBlock: bigint;
+  try {
+    fromBlock = await client.getBlockNumber();
+  } catch {
+    throw new DomainError('chain.unavailable', `network ${network} does not answer`);
+  }
+  const reserved = await deps.authorizations.reserve({
+    nonce, network, reference, contract_address: token.contractAddress, from_address: from, to_address: to, value: value.toString(),
+    valid_before: validBefore, from_block: Number(fromBlock), created_at: now, updated_at: now,
+  }, {
+    ...(params.beforeReserve && { before: params.beforeReserve }),
+    covers: async (held) => {
+      const balance = await client.readContract({ address: token.contractAddress, abi: vixpTokenAbi, functionName: 'balanceOf', args: [from] })
+        .catch(() => { throw new DomainError('chain.unavailable', `network ${network} does not answer`); });
+      return balance - held >= value;
+    },
+  });
+  if (reserved === 'insufficient') throw new DomainError('wallet.insufficient_balance', 'the balance, less what pending transfers hold, is below the amount');
+  if (reserved === 'duplicate') throw new DomainError('request.invalid', 'this operation already has a transfer authorization');
+
+  const holder = privateKeyToAccount(deps.vault.decrypt(params.privateKeyEnc) as Hex);
+  const signature = await holder.signTypedData({
+    domain: { name: token.name, version: '1', chainId, verifyingContract: token.contractAddress },
+    types: transferAuthorizationTypes,
+    primaryType: 'TransferWithAuthorization',
+    message: { from, to, value, validAfter: 0n, validBefore: BigInt(validBefore), nonce },
+  });
+  const data = encodeFunctionData({
+    abi: vixpTokenAbi, functionName: 'transferWithAuthorization',
+    args: [from, to, value, 0n, BigInt(validBefore), nonce, signature],
+  });
+  let result;
+  try {
+    result = await deps.relayer.submit(network, {
+      to: token.contractAddress,
+      data,
+      intent: { kind: 'transfer', reference, fromAddress: from, toAddress: to, contractAddress: token.contractAddress, amount: value.toString() },
+      withinJournal: async (trx, journaled) => {
+        if (!(await deps.authorizations.markSubmitted(trx, nonce, journaled.txHash, deps.clock()))) {
+          throw new DomainError('chain.transaction_failed', 'the transfer authorization was released before it was sent');
+        }
+      },
+    });
+  } catch (error) {
+    // Nothing was journaled, so nothing was sent: the signature never left this process.
+    await deps.authorizations.finish(nonce, 'void', {}, deps.clock());
+    throw error;
+  }
+  if (result.status === 'confirmed') {
+    await deps.authorizations.finish(nonce, 'used', { tx_hash: result.txHash }, deps.clock());
+    return { transactionId: result.txHash };
+  }
+  const outcome = await resolveAuthorization(deps, network, nonce);
+  if (outcome.status === 'used') return { transactionId: outcome.txHash };
+  if (outcome.status === 'open') {
+    throw new DomainError('chain.outcome_pending', 'the transfer is sent but not settled on chain yet', { details: result.txHash });
+  }
+  throw new DomainError('chain.transaction_failed', 'the transfer was not executed on chain; its authorization is cancelled', { details: result.txHash });
+}
+
+/**
+ * Whether a transfer that threw left nothing moved and nothing signed usable, so that its operation
+ * may be reported failed and tried again: every domain error but `chain.outcome_pending`. Any other
+ * error (a database failing mid-way) leaves the outcome to the journal and the expiry sweep.
+ */
+export function transferMovedNothing(error: unknown): boolean {
+  return isDomainError(error) && error.code !== 'chain.outcome_pending';
+}

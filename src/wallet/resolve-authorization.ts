@@ -1,0 +1,127 @@
+import { encodeFunctionData, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { NetworkName } from '../chain/networks.ts';
+import { vixpTokenAbi } from '../chain/artifacts/vixp-token.ts';
+import type { AuthorizationRecord } from '../store/authorization-repository.ts';
+import type { WalletDeps } from './wallet-deps.ts';
+import { resolveToken } from './token.ts';
+
+export type AuthorizationOutcome =
+  | { status: 'used'; txHash: Hex }
+  | { status: 'canceled' | 'expired' | 'void' }
+  /** Still able to execute, or the chain could not be asked. */
+  | { status: 'open' };
+
+type ResolveDeps = Pick<WalletDeps, 'authorizations' | 'chains' | 'repo' | 'contracts' | 'vault' | 'relayer' | 'clock'>;
+
+/** How far a chain's block time may trail the wall clock. */
+const clockDriftSeconds = 60n;
+
+const cancelAuthorizationTypes = {
+  CancelAuthorization: [{ name: 'authorizer', type: 'address' }, { name: 'nonce', type: 'bytes32' }],
+} as const;
+
+/**
+ * Settles an authorization whose transaction did not confirm (reverted, dropped, not mined in
+ * time): if the chain shows the nonce used, the transfer happened (by our transaction or anyone
+ * else's re-send of it) and its transaction is answered; otherwise the holder signs
+ * `cancelAuthorization` and the relayer submits it, after which nothing can execute it. A revert
+ * rolls an authorization's nonce back on chain, so without this a copy of the reverted calldata
+ * would move the tokens later for an operation we reported failed.
+ */
+export async function resolveAuthorization(deps: ResolveDeps, network: NetworkName, nonce: Hex): Promise<AuthorizationOutcome> {
+  const record = await deps.authorizations.find(nonce);
+  if (!record) return { status: 'void' };
+  const ended = endedOutcome(record);
+  if (ended) return ended;
+  const onChain = await settledOnChain(deps, network, record);
+  if (onChain) return onChain;
+  if (record.status === 'reserved') {
+    // Never journaled, so never sent; only this process could still be sending it.
+    return { status: 'open' };
+  }
+
+  const account = await deps.repo.findAccount(record.from_address);
+  if (!account) return { status: 'open' };
+  const token = await resolveToken(deps, network, record.contract_address);
+  const holder = privateKeyToAccount(deps.vault.decrypt(account.privateKeyEnc) as Hex);
+  const signature = await holder.signTypedData({
+    domain: { name: token.name, version: '1', chainId: deps.chains[network].chainId, verifyingContract: token.contractAddress },
+    types: cancelAuthorizationTypes,
+    primaryType: 'CancelAuthorization',
+    message: { authorizer: holder.address, nonce },
+  });
+  try {
+    const result = await deps.relayer.submit(network, {
+      to: token.contractAddress,
+      data: encodeFunctionData({ abi: vixpTokenAbi, functionName: 'cancelAuthorization', args: [holder.address, nonce, signature] }),
+      intent: { kind: 'cancel-authorization', reference: record.reference, fromAddress: holder.address, contractAddress: token.contractAddress },
+    });
+    if (result.status === 'confirmed') {
+      await deps.authorizations.finish(nonce, 'canceled', { cancel_tx_hash: result.txHash }, deps.clock());
+      return { status: 'canceled' };
+    }
+  } catch {
+    // Refused by the node: most likely the nonce was used meanwhile. The chain decides below.
+  }
+  return (await settledOnChain(deps, network, record)) ?? { status: 'open' };
+}
+
+function endedOutcome(record: AuthorizationRecord): AuthorizationOutcome | undefined {
+  switch (record.status) {
+    case 'used': return { status: 'used', txHash: record.tx_hash as Hex };
+    case 'canceled': case 'expired': case 'void': return { status: record.status };
+    default: return undefined;
+  }
+}
+
+/**
+ * What the chain says of the nonce: used (with the transaction that used it), cancelled, or past its
+ * validity without either; undefined while it can still execute or the node does not answer.
+ * Records the answer.
+ */
+async function settledOnChain(deps: ResolveDeps, network: NetworkName, record: AuthorizationRecord): Promise<AuthorizationOutcome | undefined> {
+  const { client } = deps.chains[network];
+  const address = record.contract_address as Address;
+  const authorizer = record.from_address as Address;
+  const nonce = record.nonce as Hex;
+  try {
+    const settled = await client.readContract({ address, abi: vixpTokenAbi, functionName: 'authorizationState', args: [authorizer, nonce] });
+    if (!settled) {
+      // The next block's time is at least the head's, and (on a live chain) at least the wall
+      // clock less some drift: past validBefore, the contract refuses the authorization for good.
+      const head = await client.getBlock({ blockTag: 'latest' });
+      const wallClock = BigInt(Math.floor(deps.clock() / 1000)) - clockDriftSeconds;
+      const chainTime = head.timestamp > wallClock ? head.timestamp : wallClock;
+      if (chainTime < BigInt(record.valid_before)) return undefined;
+      await deps.authorizations.finish(nonce, 'expired', {}, deps.clock());
+      return { status: 'expired' };
+    }
+    const fromBlock = BigInt(record.from_block);
+    const [used] = await client.getContractEvents({ address, abi: vixpTokenAbi, eventName: 'AuthorizationUsed', args: { authorizer, nonce }, fromBlock });
+    if (used) {
+      await deps.authorizations.finish(nonce, 'used', { tx_hash: used.transactionHash }, deps.clock());
+      return { status: 'used', txHash: used.transactionHash };
+    }
+    const [canceled] = await client.getContractEvents({ address, abi: vixpTokenAbi, eventName: 'AuthorizationCanceled', args: { authorizer, nonce }, fromBlock });
+    if (!canceled) return undefined;
+    await deps.authorizations.finish(nonce, 'canceled', { cancel_tx_hash: canceled.transactionHash }, deps.clock());
+    return { status: 'canceled' };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Settles every open authorization of a network whose validity window has ended (a crash between
+ * reserving and answering, or a chain that was down): each ends used, cancelled or expired, and the
+ * funds it held are free again. Run at start and then periodically.
+ */
+export async function sweepExpiredAuthorizations(deps: ResolveDeps, network: NetworkName): Promise<number> {
+  const expired = await deps.authorizations.listOpenExpired(network, Math.floor(deps.clock() / 1000));
+  let settled = 0;
+  for (const record of expired) {
+    if ((await settledOnChain(deps, network, record)) !== undefined) settled++;
+  }
+  return settled;
+}

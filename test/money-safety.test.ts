@@ -1,0 +1,438 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { createWalletClient, encodeFunctionData, http, parseEther, parseUnits, type Address, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { createLogger } from '../src/shared/logger.ts';
+import { startPaymentServer, type PaymentServer } from '../src/payment-server.ts';
+import { vixpTokenAbi } from '../src/chain/artifacts/vixp-token.ts';
+import { transferAuthorizationTypes } from '../src/wallet/authorize-transfer.ts';
+import { vixpName } from '../src/chain/platform-contracts.ts';
+import { call, startTestPlatform, type TestPlatform } from './support/platform.ts';
+import { prepareTransfer, type Wallet } from './support/transfer-scheme.ts';
+import { openSession, paymentsClient, testPairing, testStore, unary } from './support/payments.ts';
+import { deleteKeys, testRedisUrl, uniquePrefix } from './support/redis.ts';
+import { freshPostgresSchema } from './support/stores.ts';
+import { anvilControls, minedTransactions, replayAsStranger, tokenLedger } from './support/chain-audit.ts';
+import { waitFor } from './support/wait-for.ts';
+
+// Everything here runs on the real parts: anvil, the VIXP contract, SQLite, the JSON-RPC and gRPC
+// servers. Every line the platform logs, at trace level, is kept and scanned at the end.
+let logs = '';
+const sink = new Writable({ write(chunk, _encoding, done) { logs += chunk.toString(); done(); } });
+let t: TestPlatform;
+let server: PaymentServer;
+let client: ReturnType<typeof paymentsClient>;
+const secrets: string[] = [];
+
+const redisKeyPrefix = uniquePrefix('money-safety');
+let postgres: Awaited<ReturnType<typeof freshPostgresSchema>> | undefined;
+
+// On SQLite and the in-process desk by default; VIXPAY_TEST_STORE=postgres and VIXPAY_TEST_PAIRING=redis
+// (npm run test:matrix) run the same on PostgreSQL, where the reservation's row lock, not SQLite's
+// single writer, decides the races, and on the Redis pairing desk.
+before(async () => {
+  postgres = testStore() === 'postgres' ? await freshPostgresSchema('vixpay_ms') : undefined;
+  t = await startTestPlatform({
+    logger: createLogger('trace', sink),
+    env: {
+      RECEIPT_TIMEOUT_SECONDS: '2', ...(postgres && { DATABASE_URL: postgres.databaseUrl }),
+      ...(testPairing() === 'redis' && { REDIS_URL: testRedisUrl }),
+    },
+  });
+  assert.equal(t.platform.store.dialect, testStore());
+  server = await startPaymentServer(t.platform, { port: 0, host: '127.0.0.1', redisKeyPrefix });
+  client = paymentsClient(server.port);
+  await server.payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
+});
+after(async () => {
+  client?.close();
+  await server?.stop(1000);
+  await t?.stop();
+  await postgres?.drop();
+  if (testPairing() === 'redis') await deleteKeys(redisKeyPrefix);
+});
+
+const chain = () => t.platform.chains.ethereum;
+const vixp = () => t.platform.contracts.ethereum.vixpToken;
+const units = (amount: string) => parseUnits(amount, 18);
+const balance = async (address: string) => chain().client.readContract({ address: vixp(), abi: vixpTokenAbi, functionName: 'balanceOf', args: [address as Address] });
+const relayerTxCount = () => chain().client.getTransactionCount({ address: t.platform.relayer.address });
+
+async function fundedWallet(amount: string): Promise<Wallet> {
+  const wallet = (await call(t.app, '/token', 'createAddress', {})).resultData as Wallet;
+  secrets.push(wallet.secretKey, wallet.mnemonic ?? '');
+  if (amount !== '0') await t.platform.wallet.mint('ethereum', { to: wallet.address, amount });
+  return wallet;
+}
+
+async function signedTransfer(from: Wallet, to: string, amount: string) {
+  const { data: _data, ...prepared } = await prepareTransfer(t.app, from, to, amount);
+  secrets.push(prepared.tempKey, prepared.hashKey, prepared.signature);
+  return prepared;
+}
+
+/** Re-sends, as a stranger, every transaction mined since `fromBlock`; answers how many moved anything. */
+async function replayEverythingSince(fromBlock: bigint): Promise<number> {
+  const mined = await minedTransactions(chain().client, fromBlock);
+  for (const tx of mined) secrets.push(tx.input);
+  return replayAsStranger(chain(), mined);
+}
+
+async function assertConserved() {
+  const ledger = await tokenLedger(chain().client, vixp());
+  assert.equal(ledger.sumOfBalances, ledger.totalSupply, 'the sum of all balances is the total supply');
+  assert.equal(ledger.totalSupply, ledger.minted, 'the total supply is what was minted');
+}
+
+describe('racing transfers from one account', () => {
+  test('40 concurrent 1-VIXP transfers from an account holding 10: exactly 10 succeed, 30 are refused without a transaction, and no mined calldata moves anything again', async () => {
+    const sender = await fundedWallet('10');
+    const receiver = await fundedWallet('0');
+    const prepared = await Promise.all(Array.from({ length: 40 }, () => signedTransfer(sender, receiver.address, '1')));
+    const fromBlock = (await chain().client.getBlockNumber()) + 1n;
+    const sentBefore = await relayerTxCount();
+
+    const answers = await Promise.all(prepared.map((p) => call(t.app, '/token', 'transfer', p)));
+    const codes = answers.map((a) => a.resultCode as string);
+    assert.equal(codes.filter((c) => c === '200').length, 10, `answers: ${codes.join(',')}`);
+    assert.equal(codes.filter((c) => c === '402').length, 30, `answers: ${codes.join(',')}`);
+    assert.equal(await relayerTxCount() - sentBefore, 10, 'the relayer sent one transaction per accepted transfer and none for the refused');
+    assert.equal(await balance(sender.address), 0n);
+    assert.equal(await balance(receiver.address), units('10'));
+
+    // The refused ones never got a signature; the accepted ones are spent. Top the sender up and
+    // re-send every mined transaction's calldata as a stranger: nothing moves.
+    await t.platform.wallet.mint('ethereum', { to: sender.address, amount: '100' });
+    assert.equal(await replayEverythingSince(fromBlock), 0, 'no re-sent transaction succeeded');
+    assert.equal(await balance(sender.address), units('100'));
+    assert.equal(await balance(receiver.address), units('10'));
+    await assertConserved();
+  });
+
+  test('the same signed transfer sent 50 times at once moves the amount once', async () => {
+    const sender = await fundedWallet('10');
+    const receiver = await fundedWallet('0');
+    const prepared = await signedTransfer(sender, receiver.address, '2');
+    const answers = await Promise.all(Array.from({ length: 50 }, () => call(t.app, '/token', 'transfer', prepared)));
+    const codes = answers.map((a) => a.resultCode as string);
+    assert.equal(codes.filter((c) => c === '200').length, 1, `answers: ${codes.join(',')}`);
+    assert.equal(codes.filter((c) => c === '440').length, 49, `answers: ${codes.join(',')}`);
+    assert.equal(await balance(receiver.address), units('2'));
+    assert.equal(await balance(sender.address), units('8'));
+  });
+});
+
+describe('rewards claimed at once from a store that cannot fund them all', () => {
+  test('four rewards of 3 from a store holding 5: one is paid, three are refused without a transaction; after a top-up they are paid once each, and re-sending every mined transaction pays nothing more', async () => {
+    const store = await server.payments.addStore({ tid: `MS-${randomUUID().slice(0, 8)}`, name: 'Race Shop' });
+    secrets.push(store.apiKey);
+    await t.platform.wallet.mint('ethereum', { to: store.settlementAddress, amount: '5' });
+    const user = await t.platform.wallet.createAddress();
+    const userId = `user-${randomUUID()}`;
+    await t.platform.identity.users.createUser({ id: userId, password: 'correct horse battery', name: 'Racer', walletAddress: user.address });
+    const { token } = await t.platform.identity.jwt.issueAccessToken(userId);
+    secrets.push(token, user.secretKey, user.mnemonic);
+    const rewards = [];
+    for (let i = 0; i < 4; i++) rewards.push(await server.rewards.issueReward(store, { tid: store.tid, rewardReason: `race-${i}-${randomUUID()}`, exchangeAmount: '3000' }));
+    const fromBlock = (await chain().client.getBlockNumber()) + 1n;
+
+    const claim = async (rewardId: string) => {
+      const app = openSession(client, 'DoPayment', token);
+      app.send({ state: 'START_REWARD', reward_id: rewardId, token_amount: '3', token_symbol: 'VIXP', user_address: user.address });
+      const answer = await app.next();
+      await app.closed;
+      return answer.common.res_code as string;
+    };
+    const first = await Promise.all(rewards.map((r) => claim(r.rewardId)));
+    assert.equal(first.filter((c) => c === '00').length, 1, `claims: ${first.join(',')}`);
+    assert.equal(await balance(user.address), units('3'));
+    assert.equal(await balance(store.settlementAddress), units('2'));
+
+    await t.platform.wallet.mint('ethereum', { to: store.settlementAddress, amount: '100' });
+    const unpaid = rewards.filter((_, i) => first[i] !== '00');
+    const second = await Promise.all(unpaid.map((r) => claim(r.rewardId)));
+    assert.deepEqual(second, ['00', '00', '00']);
+    assert.equal(await balance(user.address), units('12'));
+
+    assert.equal(await replayEverythingSince(fromBlock), 0, 'no re-sent transaction succeeded');
+    assert.equal(await balance(user.address), units('12'), 'the user got exactly the four rewards');
+    assert.equal(await balance(store.settlementAddress), units('93'));
+    await assertConserved();
+  });
+});
+
+/**
+ * The holder's funds leave by a path the platform did not reserve (here: an EIP-3009 transfer the
+ * test signs with the custodial key and a stranger submits with a higher tip), mined in the same
+ * block before the platform's transaction, so that one is mined and reverts.
+ */
+async function drainAhead(holder: Address, amount: bigint) {
+  const stored = await t.platform.store.db.selectFrom('accounts').select('private_key_enc').where('address', '=', holder).executeTakeFirstOrThrow();
+  const key = privateKeyToAccount(t.platform.vault.decrypt(stored.private_key_enc) as Hex);
+  const nonce = `0x${randomUUID().replaceAll('-', '').padEnd(64, '0')}` as Hex;
+  const validBefore = BigInt(Math.floor(Date.now() / 1000) + 3600);
+  const sink = privateKeyToAccount(generatePrivateKey()).address;
+  const signature = await key.signTypedData({
+    domain: { name: vixpName, version: '1', chainId: chain().chainId, verifyingContract: vixp() },
+    types: transferAuthorizationTypes, primaryType: 'TransferWithAuthorization',
+    message: { from: holder, to: sink, value: amount, validAfter: 0n, validBefore, nonce },
+  });
+  const stranger = privateKeyToAccount(generatePrivateKey());
+  await chain().client.request({ method: 'anvil_setBalance' as never, params: [stranger.address, `0x${parseEther('10').toString(16)}`] as never });
+  const wallet = createWalletClient({ account: stranger, transport: http(chain().url) });
+  await wallet.sendTransaction({
+    chain: null, to: vixp(), gas: 200_000n, maxFeePerGas: parseUnits('500', 9), maxPriorityFeePerGas: parseUnits('400', 9),
+    data: encodeFunctionData({ abi: vixpTokenAbi, functionName: 'transferWithAuthorization', args: [holder, sink, amount, 0n, validBefore, nonce, signature] }),
+  });
+  return sink;
+}
+
+const journaledTransfers = (from: string) => t.platform.store.db.selectFrom('chain_txs').selectAll()
+  .where('kind', '=', 'transfer').where('from_address', '=', from).execute();
+
+describe('a transfer whose transaction is mined and reverts', () => {
+  test('answers failed only after its authorization is cancelled on chain; re-sending the reverted calldata after a top-up moves nothing', async () => {
+    const sender = await fundedWallet('10');
+    const receiver = await fundedWallet('0');
+    const prepared = await signedTransfer(sender, receiver.address, '6');
+    const anvil = anvilControls(chain());
+    await anvil.setAutomine(false);
+    let answer: Promise<any>;
+    try {
+      answer = call(t.app, '/token', 'transfer', prepared);
+      await waitFor(async () => (await journaledTransfers(sender.address)).length === 1, { timeoutMs: 20_000, message: 'the transfer was journaled' });
+      await drainAhead(sender.address as Address, units('10'));
+      await anvil.mine({ blocks: 1 });
+    } finally {
+      await anvil.setAutomine(true);
+    }
+    const result = await answer;
+    assert.equal(result.resultCode, '502', JSON.stringify(result));
+    const [journaled] = await journaledTransfers(sender.address);
+    const receipt = await chain().client.getTransactionReceipt({ hash: journaled!.tx_hash as Hex });
+    assert.equal(receipt.status, 'reverted', 'the platform\'s transaction was mined and reverted');
+    const authorization = await t.platform.store.db.selectFrom('authorizations').selectAll().where('tx_hash', '=', journaled!.tx_hash).executeTakeFirstOrThrow();
+    assert.equal(authorization.status, 'canceled');
+    assert.ok(authorization.cancel_tx_hash, 'a cancelAuthorization transaction was mined');
+    const canceled = await chain().client.readContract({
+      address: vixp(), abi: vixpTokenAbi, functionName: 'authorizationState', args: [sender.address as Address, authorization.nonce as Hex],
+    });
+    assert.equal(canceled, true, 'the nonce is spent on chain');
+
+    await t.platform.wallet.mint('ethereum', { to: sender.address, amount: '50' });
+    const tx = await chain().client.getTransaction({ hash: journaled!.tx_hash as Hex });
+    secrets.push(tx.input);
+    assert.equal(await replayAsStranger(chain(), [{ to: tx.to, input: tx.input }]), 0, 'the reverted calldata stays dead');
+    assert.equal(await balance(sender.address), units('50'));
+    assert.equal(await balance(receiver.address), 0n);
+    await assertConserved();
+  });
+});
+
+describe('a payment whose transfer the chain does not mine within the wait', () => {
+  test('is never approved while unconfirmed: the POS gets 10, the payment stays pending, and the transfer happens at most once', async () => {
+    const store = await server.payments.addStore({ tid: `MT-${randomUUID().slice(0, 8)}`, name: 'Slow Chain Shop' });
+    secrets.push(store.apiKey);
+    const user = await t.platform.wallet.createAddress();
+    const userId = `user-${randomUUID()}`;
+    await t.platform.identity.users.createUser({ id: userId, password: 'correct horse battery', name: 'Payer', walletAddress: user.address });
+    await t.platform.wallet.mint('ethereum', { to: user.address, amount: '20' });
+    const { token } = await t.platform.identity.jwt.issueAccessToken(userId);
+    secrets.push(token, user.secretKey, user.mnemonic);
+    const tranNo = `T-${randomUUID().slice(0, 8)}`;
+
+    const uuid = randomUUID();
+    const app = openSession(client, 'DoPayment', token);
+    app.send({ state: 'START_PAY', user_uuid: uuid });
+    const pos = openSession(client, 'StartPayment', store.apiKey);
+    pos.send({
+      state: 'START_PAY', tid: store.tid, tran_no: tranNo, exchange_amount: '5000', user_uuid: uuid, contract_address: vixp(),
+      token_symbol: 'VIXP', user_address: user.address, expiration_time: String(Math.floor(Date.now() / 1000) + 300),
+    });
+    const request = await app.next();
+    assert.equal(request.content.state, 'REQUEST_TRANSFER');
+    assert.equal((await pos.next()).content.state, 'REQUEST_TRANSFER');
+    const prepared = await prepareTransfer(t.app, user, request.content.settlement_address, request.content.token_amount);
+    secrets.push(prepared.tempKey, prepared.hashKey, prepared.signature);
+
+    const anvil = anvilControls(chain());
+    await anvil.setAutomine(false);
+    let posAnswer: any;
+    let appAnswer: any;
+    try {
+      app.send({ state: 'TRANSFER', tran_no: tranNo, transfer_key: prepared.tempKey, hash_key: prepared.hashKey, transfer_signature: prepared.signature });
+      posAnswer = await pos.next(60_000);
+      appAnswer = await app.next(60_000);
+    } finally {
+      await anvil.setAutomine(true);
+    }
+    assert.equal(posAnswer.common.res_code, '10', JSON.stringify(posAnswer.common));
+    assert.equal(posAnswer.content.approval_no ?? '', '', 'no approval number');
+    assert.equal(appAnswer.common.res_code, '10', JSON.stringify(appAnswer.common));
+    const payment = await server.payments.deps.payments.findByTranNo(store.tid, tranNo);
+    assert.equal(payment?.status, 'pending', 'no approval while the transfer is unconfirmed');
+    assert.equal(payment?.approvalNo ?? null, null);
+
+    // Once the chain mines again the transfer (sent first) executes and the cancellation behind it
+    // reverts: the payment's transfer happened exactly once, and the platform says so.
+    await anvil.mine({ blocks: 1 });
+    const outcome = await waitFor(async () => {
+      const o = await t.platform.wallet.transferOutcome('ethereum', `payment:${payment!.id}`);
+      return o.status === 'open' ? undefined : o;
+    }, { timeoutMs: 20_000, message: 'the transfer settled on chain' });
+    assert.equal(outcome.status, 'used');
+    assert.equal(await balance(store.settlementAddress), units('5'));
+    assert.equal(await balance(user.address), units('15'));
+    await assertConserved();
+  });
+});
+
+/** A user with a wallet and a JWT, and `tokens` VIXP. */
+async function payer(tokens: string) {
+  const wallet = await t.platform.wallet.createAddress();
+  const userId = `user-${randomUUID()}`;
+  await t.platform.identity.users.createUser({ id: userId, password: 'correct horse battery', name: 'Payer', walletAddress: wallet.address });
+  if (tokens !== '0') await t.platform.wallet.mint('ethereum', { to: wallet.address, amount: tokens });
+  const { token } = await t.platform.identity.jwt.issueAccessToken(userId);
+  secrets.push(token, wallet.secretKey, wallet.mnemonic);
+  return { ...wallet, userId, token };
+}
+
+/** A payment up to REQUEST_TRANSFER; `transfer()` then sends the app's TRANSFER and answers both ends. */
+async function payUntilRequest(store: { tid: string; apiKey: string }, user: Awaited<ReturnType<typeof payer>>, exchangeAmount: string) {
+  const uuid = randomUUID();
+  const tranNo = `T-${randomUUID().slice(0, 8)}`;
+  const app = openSession(client, 'DoPayment', user.token);
+  app.send({ state: 'START_PAY', user_uuid: uuid });
+  const pos = openSession(client, 'StartPayment', store.apiKey);
+  pos.send({
+    state: 'START_PAY', tid: store.tid, tran_no: tranNo, exchange_amount: exchangeAmount, user_uuid: uuid, contract_address: vixp(),
+    token_symbol: 'VIXP', user_address: user.address, expiration_time: String(Math.floor(Date.now() / 1000) + 300),
+  });
+  const request = await app.next();
+  assert.equal(request.content.state, 'REQUEST_TRANSFER', JSON.stringify(request.common));
+  assert.equal((await pos.next()).content.state, 'REQUEST_TRANSFER');
+  return {
+    tranNo, request,
+    async transfer() {
+      const prepared = await prepareTransfer(t.app, user, request.content.settlement_address, request.content.token_amount);
+      secrets.push(prepared.tempKey, prepared.hashKey, prepared.signature);
+      app.send({ state: 'TRANSFER', tran_no: tranNo, transfer_key: prepared.tempKey, hash_key: prepared.hashKey, transfer_signature: prepared.signature });
+      const [posEnd, appEnd] = await Promise.all([pos.next(30_000), app.next(30_000)]);
+      return { posEnd, appEnd };
+    },
+  };
+}
+
+describe('a balance that drops between REQUEST_TRANSFER and TRANSFER', () => {
+  test('the TRANSFER is refused with 02 and nothing moves: no transaction is sent', async () => {
+    const store = await server.payments.addStore({ tid: `MB-${randomUUID().slice(0, 8)}`, name: 'Drop Shop' });
+    secrets.push(store.apiKey);
+    const user = await payer('10');
+    const elsewhere = await fundedWallet('0');
+    const payment = await payUntilRequest(store, user, '8000');
+    assert.equal(payment.request.content.token_amount, '8');
+    // Meanwhile the user spends 5 elsewhere through the token API.
+    assert.equal((await call(t.app, '/token', 'transfer', await signedTransfer(user, elsewhere.address, '5'))).resultCode, '200');
+    const sentBefore = await relayerTxCount();
+    const { posEnd, appEnd } = await payment.transfer();
+    assert.equal(posEnd.common.res_code, '02', JSON.stringify(posEnd.common));
+    assert.equal(appEnd.common.res_code, '02', JSON.stringify(appEnd.common));
+    assert.equal(await relayerTxCount(), sentBefore, 'no transaction was sent for the refused transfer');
+    assert.equal(await balance(user.address), units('5'));
+    assert.equal(await balance(store.settlementAddress), 0n);
+    assert.equal((await server.payments.deps.payments.findByTranNo(store.tid, payment.tranNo))?.status, 'failed');
+  });
+});
+
+describe('a burst of racing payments, refunds, claims and transfers', () => {
+  test('every balance is exact, refunds never exceed what was paid, and a stranger re-sending every mined transaction moves nothing', async () => {
+    const store = await server.payments.addStore({ tid: `MX-${randomUUID().slice(0, 8)}`, name: 'Burst Shop' });
+    secrets.push(store.apiKey);
+    await t.platform.wallet.mint('ethereum', { to: store.settlementAddress, amount: '4' });
+    const users = await Promise.all([payer('10'), payer('10'), payer('10')]);
+    const fromBlock = (await chain().client.getBlockNumber()) + 1n;
+
+    // Three payments of 6 at once; users 1 and 2 also send 6 elsewhere at the same moment, so for each
+    // of them exactly one of the two can be paid from 10 (user 0's payment has no rival).
+    const elsewhere = await fundedWallet('0');
+    const payments = await Promise.all(users.map((u) => payUntilRequest(store, u, '6000')));
+    const transfers = await Promise.all(users.slice(1).map((u) => signedTransfer(u, elsewhere.address, '6')));
+    const [paid, sent] = await Promise.all([
+      Promise.all(payments.map((p) => p.transfer())),
+      Promise.all(transfers.map((tr) => call(t.app, '/token', 'transfer', tr))),
+    ]);
+    const approved = paid.filter((r) => r.posEnd.common.res_code === '00');
+    const sentOk = sent.filter((r) => r.resultCode === '200');
+    assert.equal(paid[0]!.posEnd.common.res_code, '00', JSON.stringify(paid[0]!.posEnd.common));
+    for (let i = 0; i < users.length; i++) {
+      const outcomes = [paid[i]!.posEnd.common.res_code === '00', i > 0 && sent[i - 1]!.resultCode === '200'];
+      assert.equal(outcomes.filter(Boolean).length, 1, `user ${i}: exactly one of payment and transfer went through (${paid[i]!.posEnd.common.res_code}, ${sent[i - 1]?.resultCode})`);
+      assert.equal(await balance(users[i]!.address), units('4'));
+    }
+    assert.equal(await balance(store.settlementAddress), units('4') + units('6') * BigInt(approved.length));
+    assert.equal(await balance(elsewhere.address), units('6') * BigInt(sentOk.length));
+
+    // Every approved payment is refunded by two cancellations racing for all of it, and a reward of
+    // the store is claimed at the same time: no payment is refunded twice.
+    const reward = await server.rewards.issueReward(store, { tid: store.tid, rewardReason: `burst-${randomUUID()}`, exchangeAmount: '3000' });
+    const claimer = await payer('0');
+    const claim = async () => {
+      const app = openSession(client, 'DoPayment', claimer.token);
+      app.send({ state: 'START_REWARD', reward_id: reward.rewardId, token_amount: '3', token_symbol: 'VIXP', user_address: claimer.address });
+      const answer = await app.next();
+      await app.closed;
+      return answer.common.res_code as string;
+    };
+    const cancel = (transferTransactionId: string) => unary(client, 'CancelPayment', store.apiKey, { tid: store.tid, transfer_transaction_id: transferTransactionId, token_amount: '' });
+    const storeBefore = await balance(store.settlementAddress);
+    const [refunds, claims] = await Promise.all([
+      Promise.all(approved.flatMap((r) => [cancel(r.posEnd.content.transfer_transaction_id), cancel(r.posEnd.content.transfer_transaction_id)])),
+      Promise.all([claim(), claim()]),
+    ]);
+    const refunded = refunds.filter((r: any) => r.common.res_code === '00');
+    assert.equal(refunded.length, approved.length, `refund answers: ${refunds.map((r: any) => r.common.res_code).join(',')}`);
+    assert.deepEqual(claims.sort(), ['00', '05']);
+    assert.equal(await balance(claimer.address), units('3'));
+    assert.equal(await balance(store.settlementAddress), storeBefore - units('6') * BigInt(approved.length) - units('3'), 'the store paid each refund once and the reward once');
+    for (const r of approved) {
+      const user = users[paid.indexOf(r)]!;
+      assert.equal(await balance(user.address), units('10'), 'a refunded payer has all of it back');
+    }
+
+    assert.equal(await replayEverythingSince(fromBlock), 0, 'no re-sent transaction succeeded');
+    for (const r of approved) assert.equal(await balance(users[paid.indexOf(r)]!.address), units('10'));
+    assert.equal(await balance(claimer.address), units('3'));
+    await assertConserved();
+  });
+});
+
+describe('logs', () => {
+  test('a transfer the node refuses at gas estimation is refused cleanly, holds nothing, and no log line carries anything signed or secret', async () => {
+    // The chain's clock runs an hour ahead: every authorization we sign is already expired there, so
+    // the node refuses the transaction at estimation (its error quotes the signed calldata).
+    const sender = await fundedWallet('10');
+    const receiver = await fundedWallet('0');
+    const anvil = anvilControls(chain());
+    await anvil.increaseTime({ seconds: 3600 });
+    await anvil.mine({ blocks: 1 });
+    const prepared = await signedTransfer(sender, receiver.address, '4');
+    const refused = await call(t.app, '/token', 'transfer', prepared);
+    assert.equal(refused.resultCode, '502', JSON.stringify(refused));
+    const held = await t.platform.store.db.selectFrom('authorizations').select('status').where('from_address', '=', sender.address).execute();
+    assert.deepEqual(held.map((r) => r.status), ['void'], 'the authorization was never sent and holds nothing');
+    assert.equal(await balance(sender.address), units('10'));
+
+    const journal = await t.platform.store.db.selectFrom('chain_txs').select('raw_tx').execute();
+    for (const row of journal) secrets.push(row.raw_tx);
+    const keys = await t.platform.store.db.selectFrom('accounts').select('private_key_enc').execute();
+    for (const row of keys) secrets.push(t.platform.vault.decrypt(row.private_key_enc));
+    assert.ok(logs.length > 10_000, 'the platform logged at trace level');
+    const leaked = secrets.filter((s) => s.length >= 16).filter((s) => logs.includes(s.startsWith('0x') ? s.slice(2) : s));
+    assert.deepEqual(leaked.map((s) => `${s.slice(0, 10)}…`), [], 'no signature, calldata, raw transaction, key, temp key, hashKey, mnemonic or JWT in the logs');
+    const longHex = /.{0,300}[0-9a-fA-F]{130,}/.exec(logs)?.[0];
+    assert.equal(longHex, undefined, 'no signature-length hex at all');
+  });
+});
