@@ -6,7 +6,7 @@ import { createWalletClient, encodeFunctionData, http, parseEther, parseUnits, t
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createLogger } from '../src/shared/logger.ts';
 import { startPaymentServer, type PaymentServer } from '../src/payment-server.ts';
-import { vixpTokenAbi } from '../src/chain/artifacts/vixp-token.ts';
+import { vixpTokenAbi } from '../src/gen/contracts/vixp-token.ts';
 import { transferAuthorizationTypes } from '../src/wallet/authorize-transfer.ts';
 import { vixpName } from '../src/chain/platform-contracts.ts';
 import { call, startTestPlatform, type TestPlatform } from './support/platform.ts';

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeEventLog, parseUnits, verifyMessage, type Hex } from 'viem';
-import { vixpTokenAbi } from '../src/chain/artifacts/vixp-token.ts';
+import { vixpTokenAbi } from '../src/gen/contracts/vixp-token.ts';
 import { call, rpc, startTestPlatform, type TestPlatform } from './support/platform.ts';
 import { prepareTransfer, sha256Hex, type Wallet } from './support/transfer-scheme.ts';
 

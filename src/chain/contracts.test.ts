@@ -24,8 +24,8 @@ import { foundry } from 'viem/chains';
 import { Resolver } from 'did-resolver';
 import { getResolver } from 'ethr-did-resolver';
 import { startAnvil, type AnvilProcess } from './anvil-process.ts';
-import { vixpTokenAbi, vixpTokenBytecode } from './artifacts/vixp-token.ts';
-import { ethrDidRegistryAbi, ethrDidRegistryBytecode } from './artifacts/ethr-did-registry.ts';
+import { vixpTokenAbi, vixpTokenBytecode } from '../gen/contracts/vixp-token.ts';
+import { ethrDidRegistryAbi, ethrDidRegistryBytecode } from '../gen/contracts/ethr-did-registry.ts';
 
 // anvil's funded dev accounts; `relayer` submits what `holder` signs.
 const devMnemonic = 'test test test test test test test test test test test junk';

@@ -5,8 +5,8 @@ import type { Clock } from '../shared/clock.ts';
 import type { ChainClients } from './chain-clients.ts';
 import type { Relayer } from './relayer.ts';
 import { networkNames, type NetworkName } from './networks.ts';
-import { vixpTokenAbi, vixpTokenBytecode } from './artifacts/vixp-token.ts';
-import { ethrDidRegistryAbi, ethrDidRegistryBytecode } from './artifacts/ethr-did-registry.ts';
+import { vixpTokenAbi, vixpTokenBytecode } from '../gen/contracts/vixp-token.ts';
+import { ethrDidRegistryAbi, ethrDidRegistryBytecode } from '../gen/contracts/ethr-did-registry.ts';
 
 export const vixpSymbol = 'VIXP';
 export const vixpName = 'VIXP';

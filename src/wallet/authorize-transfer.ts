@@ -2,7 +2,7 @@ import { encodeFunctionData, keccak256, stringToHex, type Address, type Hex } fr
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Transaction } from 'kysely';
 import type { NetworkName } from '../chain/networks.ts';
-import { vixpTokenAbi } from '../chain/artifacts/vixp-token.ts';
+import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import type { Database } from '../store/schema.ts';
 import { DomainError, isDomainError } from '../shared/errors.ts';
 import type { WalletDeps } from './wallet-deps.ts';

@@ -1,6 +1,6 @@
 import { encodeDeployData, getAddress, type Address, type Hex } from 'viem';
 import type { NetworkName } from '../chain/networks.ts';
-import { vixpTokenAbi, vixpTokenBytecode } from '../chain/artifacts/vixp-token.ts';
+import { vixpTokenAbi, vixpTokenBytecode } from '../gen/contracts/vixp-token.ts';
 import { parseTokenAmount } from '../shared/amount.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { WalletDeps } from './wallet-deps.ts';

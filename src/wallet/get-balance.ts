@@ -1,5 +1,5 @@
 import type { NetworkName } from '../chain/networks.ts';
-import { vixpTokenAbi } from '../chain/artifacts/vixp-token.ts';
+import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import { formatTokenAmount } from '../shared/amount.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { parseAddress } from './address.ts';

@@ -1,6 +1,6 @@
 import { encodeFunctionData, type Hex } from 'viem';
 import type { NetworkName } from '../chain/networks.ts';
-import { vixpTokenAbi } from '../chain/artifacts/vixp-token.ts';
+import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import { parseTokenAmount } from '../shared/amount.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { parseAddress } from './address.ts';

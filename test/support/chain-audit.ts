@@ -2,7 +2,7 @@ import {
   createTestClient, createWalletClient, http, parseEther, type Address, type Hex, type PublicClient,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { vixpTokenAbi } from '../../src/chain/artifacts/vixp-token.ts';
+import { vixpTokenAbi } from '../../src/gen/contracts/vixp-token.ts';
 import type { ChainClient } from '../../src/chain/chain-clients.ts';
 
 /** Anvil's own controls (mining on or off, mine a block) on a chain the platform runs. */

@@ -2,10 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { EthereumDIDRegistry } from 'ethr-did-resolver';
-import { compileContracts, renderArtifactModules, solcSettings as scriptSettings } from '../../../scripts/compile-contracts.ts';
-import { vixpTokenAbi, vixpTokenBytecode } from './vixp-token.ts';
-import { ethrDidRegistryAbi, ethrDidRegistryBytecode } from './ethr-did-registry.ts';
-import { solcSettings, solcVersion } from './compiler.ts';
+import { compileContracts, renderArtifactModules, solcSettings as scriptSettings } from '../scripts/compile-contracts.ts';
+import { vixpTokenAbi, vixpTokenBytecode } from '../src/gen/contracts/vixp-token.ts';
+import { ethrDidRegistryAbi, ethrDidRegistryBytecode } from '../src/gen/contracts/ethr-did-registry.ts';
+import { solcSettings, solcVersion } from '../src/gen/contracts/compiler.ts';
 
 // One compilation (about 3 s) shared by every check below.
 const fresh = compileContracts();
@@ -19,7 +19,7 @@ test('committed artifacts equal a fresh compilation of contracts/ (run npm run c
 
 test('artifact files are byte-for-byte what the script renders (nobody edited them)', () => {
   for (const [name, text] of renderArtifactModules(fresh)) {
-    assert.equal(readFileSync(new URL(name, import.meta.url), 'utf8'), text, name);
+    assert.equal(readFileSync(new URL(`../src/gen/contracts/${name}`, import.meta.url), 'utf8'), text, name);
   }
 });
 
