@@ -1,40 +1,31 @@
-import type { handleBidiStreamingCall } from '@grpc/grpc-js';
-import type { AppConnection } from '../../payments/pairing-desk.ts';
 import { DomainError } from '../../shared/errors.ts';
-import type { StateName, PayDataMessage, PayDataReply } from './proto.ts';
+import type { PayData__Output, PaymentsServiceHandlers } from './proto.ts';
 import type { GrpcDeps } from './grpc-deps.ts';
 import { authenticateUser } from './caller-auth.ts';
-import { replyStream } from './reply-stream.ts';
+import { payDataStream } from './pay-data-stream.ts';
+
+/** The app's side of a paired payment: forwards its TRANSFER and its hang-up. */
+type AppConnection = ReturnType<GrpcDeps['payments']['connectApp']>;
 
 /**
  * DoPayment, the user app's stream. START_PAY (with the app's user_uuid) waits for a POS; then
  * TRANSFER answers REQUEST_TRANSFER. Ending or cancelling the stream before TRANSFER cancels the
  * payment (01). START_REWARD claims a reward from a printed receipt.
  */
-export function doPaymentHandler(deps: GrpcDeps): handleBidiStreamingCall<PayDataMessage, PayDataReply> {
-  return (call) => {
-    let terminal: StateName = 'END_PAY';
-    const stream = replyStream(call, deps, 'app', () => terminal);
-    let latest: PayDataMessage | undefined;
+export function doPaymentHandler(deps: GrpcDeps): PaymentsServiceHandlers['DoPayment'] {
+  return async (call) => {
+    const stream = payDataStream(call, deps, 'app');
+    /** The app's latest message: what a message the server pushes later echoes. */
+    let latest: PayData__Output | undefined;
     let connection: AppConnection | undefined;
+    let flow: Promise<void> | undefined;
     let hungUp = false;
-    let started = false;
-    const hangUp = () => {
-      hungUp = true;
-      connection?.hangUp();
-      if (!started) stream.end();
-    };
-    call.on('end', hangUp);
-    call.on('cancelled', hangUp);
-    call.on('error', hangUp);
 
-    call.on('data', (message: PayDataMessage) => {
+    for await (const message of stream.messages) {
       latest = message;
       const state = message.content?.state;
-      if (!started) {
-        started = true;
-        if (state === 'START_REWARD') terminal = 'END_REWARD';
-        start(message).catch((error: unknown) => stream.fail(message, error));
+      if (!flow) {
+        flow = start(message).catch((error: unknown) => stream.fail(message, error));
       } else if (state === 'TRANSFER' && connection) {
         const c = message.content!;
         connection.submitTransfer({ tempKey: c.transfer_key, hashKey: c.hash_key, signature: c.transfer_signature, comment: c.transfer_comment });
@@ -42,9 +33,14 @@ export function doPaymentHandler(deps: GrpcDeps): handleBidiStreamingCall<PayDat
         stream.fail(message, new DomainError('request.invalid', `unexpected ${state ?? 'message'} on DoPayment`, { details: 'state' }));
         connection?.hangUp();
       }
-    });
+    }
+    // The app half-closed or cancelled: before TRANSFER that cancels the payment (01).
+    hungUp = true;
+    connection?.hangUp();
+    if (!flow) stream.end();
 
-    async function start(message: PayDataMessage): Promise<void> {
+    async function start(message: PayData__Output): Promise<void> {
+      if (message.content?.state === 'START_REWARD') stream.terminal = 'END_REWARD';
       const user = await authenticateUser(deps, call.metadata);
       const content = message.content;
       if (content?.state === 'START_PAY') {

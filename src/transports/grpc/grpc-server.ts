@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import type { GrpcDeps } from './grpc-deps.ts';
-import { loadPaymentsService } from './proto.ts';
+import { loadPaymentsService, type PaymentsServiceHandlers } from './proto.ts';
 import { startPaymentHandler } from './start-payment.ts';
 import { doPaymentHandler } from './do-payment.ts';
 import { cancelPaymentHandler, cancelRewardHandler, issueRewardHandler } from './unary-calls.ts';
@@ -19,13 +19,14 @@ export async function startGrpcServer(deps: GrpcDeps, options: { host: string; p
     'grpc.max_send_message_length': options.maxMessageBytes,
     'grpc.keepalive_permit_without_calls': 1,
   });
-  server.addService(loadPaymentsService().service, {
+  const handlers: PaymentsServiceHandlers = {
     StartPayment: startPaymentHandler(deps),
     DoPayment: doPaymentHandler(deps),
     CancelPayment: cancelPaymentHandler(deps),
     IssueReward: issueRewardHandler(deps),
     CancelReward: cancelRewardHandler(deps),
-  });
+  };
+  server.addService(loadPaymentsService().service, handlers);
   const address = options.host.includes(':') ? `[${options.host}]:${options.port}` : `${options.host}:${options.port}`;
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)));

@@ -1,14 +1,14 @@
 import type { PaymentApproval, RewardClaim, SessionEvent, TransferRequest } from '../../payments/payment-events.ts';
 import { formatDateTime } from '../../payments/platform-dates.ts';
 import type { Clock } from '../../shared/clock.ts';
-import type { CommonMessage, ContentMessage, PayDataMessage, PayDataReply, StateName } from './proto.ts';
+import type { CommonField, Content, PayData, PayData__Output, StateName } from './proto.ts';
 import { resultOf, success, type ResCode } from './res-codes.ts';
 
 /** Routing fields a response echoes from its request (all of Common but the response-only ones). */
 const echoed = [
   'target_name', 'target_svc', 'target_package', 'target_api', 'source_svc', 'source_ver', 'source_addr',
   'req_timestamp', 'language_code', 'tran_no',
-] as const satisfies ReadonlyArray<keyof CommonMessage>;
+] as const satisfies ReadonlyArray<CommonField>;
 
 export interface ReplyContext {
   clock: Clock;
@@ -16,8 +16,8 @@ export interface ReplyContext {
 }
 
 /** A response: the request's routing fields, rsp_timestamp (yyyyMMddHHmmss), res_code, res_message. */
-export function reply(context: ReplyContext, request: PayDataMessage | undefined, result: ResCode, content: Partial<ContentMessage>): PayDataReply {
-  const common: Partial<CommonMessage> = {};
+export function reply(context: ReplyContext, request: PayData__Output | undefined, result: ResCode, content: Content): PayData {
+  const common: NonNullable<PayData['common']> = {};
   for (const field of echoed) common[field] = request?.common?.[field] ?? '';
   common.rsp_timestamp = formatDateTime(context.clock(), context.timeZone);
   common.res_code = result.res_code;
@@ -26,7 +26,7 @@ export function reply(context: ReplyContext, request: PayDataMessage | undefined
 }
 
 /** DoPayment REQUEST_TRANSFER (server to app): SPEC.md's field list. */
-function appTransferRequest(r: TransferRequest): Partial<ContentMessage> {
+function appTransferRequest(r: TransferRequest): Content {
   return {
     state: 'REQUEST_TRANSFER', tran_no: r.tranNo, contract_address: r.contractAddress, token_amount: r.tokenAmount,
     settlement_address: r.settlementAddress, store_name: r.storeName, transfer_comment: r.transferComment,
@@ -35,7 +35,7 @@ function appTransferRequest(r: TransferRequest): Partial<ContentMessage> {
 }
 
 /** END_PAY: to the POS with approval_no and approval_date, to the app without them. */
-export function endPay(a: PaymentApproval, side: 'pos' | 'app'): Partial<ContentMessage> {
+export function endPay(a: PaymentApproval, side: 'pos' | 'app'): Content {
   return {
     state: 'END_PAY', tran_no: a.tranNo, contract_address: a.contractAddress, token_symbol: a.tokenSymbol, user_address: a.userAddress,
     token_amount: a.tokenAmount, transfer_transaction_id: a.transferTransactionId,
@@ -45,7 +45,7 @@ export function endPay(a: PaymentApproval, side: 'pos' | 'app'): Partial<Content
 }
 
 /** END_REWARD, to the POS and the app alike. */
-export function endReward(c: RewardClaim): Partial<ContentMessage> {
+export function endReward(c: RewardClaim): Content {
   return {
     state: 'END_REWARD', contract_address: c.contractAddress, token_symbol: c.tokenSymbol, user_address: c.userAddress,
     token_amount: c.tokenAmount, exchange_date_index: c.exchangeDateIndex, exchange_rate: c.exchangeRate, exchange_amount: c.exchangeAmount,
@@ -57,8 +57,8 @@ export function endReward(c: RewardClaim): Partial<ContentMessage> {
  * END_REWARD) with the failure's res_code and the tran_no, and nothing else.
  */
 export function eventReply(
-  context: ReplyContext, request: PayDataMessage | undefined, event: SessionEvent, side: 'pos' | 'app', terminal: StateName,
-): PayDataReply {
+  context: ReplyContext, request: PayData__Output | undefined, event: SessionEvent, side: 'pos' | 'app', terminal: StateName,
+): PayData {
   switch (event.type) {
     case 'request_transfer':
       return reply(context, request, success, appTransferRequest(event.request));

@@ -1,35 +1,30 @@
-import type { handleBidiStreamingCall } from '@grpc/grpc-js';
+import type { SessionEvent } from '../../payments/payment-events.ts';
 import { DomainError } from '../../shared/errors.ts';
-import type { StateName, PayDataMessage, PayDataReply, ContentMessage } from './proto.ts';
+import type { Content__Output, PayData__Output, PaymentsServiceHandlers } from './proto.ts';
 import type { GrpcDeps } from './grpc-deps.ts';
 import { bearerOf } from './caller-auth.ts';
-import { replyStream } from './reply-stream.ts';
+import { payDataStream } from './pay-data-stream.ts';
 
 /**
  * StartPayment, the POS's stream: one START_PAY (a payment) or START_REWARD (a reward claim at the
- * POS) per stream. The POS may half-close after it; only a cancelled call counts as the POS
- * hanging up, which cancels a payment that has not reached the transfer yet.
+ * POS) per stream; later messages are ignored. The POS may half-close after it; only a cancelled
+ * call counts as the POS hanging up, which cancels a payment that has not reached the transfer yet.
  */
-export function startPaymentHandler(deps: GrpcDeps): handleBidiStreamingCall<PayDataMessage, PayDataReply> {
-  return (call) => {
-    let terminal: StateName = 'END_PAY';
-    const stream = replyStream(call, deps, 'pos', () => terminal);
-    const abort = new AbortController();
-    call.on('cancelled', () => abort.abort());
-    call.on('error', () => abort.abort());
-    let started = false;
-    call.on('end', () => { if (!started) stream.end(); });
-    call.on('data', (message: PayDataMessage) => {
-      if (started) return;
-      started = true;
-      if (message.content?.state === 'START_REWARD') terminal = 'END_REWARD';
-      handle(message).catch((error: unknown) => stream.fail(message, error));
-    });
+export function startPaymentHandler(deps: GrpcDeps): PaymentsServiceHandlers['StartPayment'] {
+  return async (call) => {
+    const stream = payDataStream(call, deps, 'pos');
+    let flow: Promise<void> | undefined;
+    for await (const message of stream.messages) {
+      flow ??= run(message).catch((error: unknown) => stream.fail(message, error));
+    }
+    // The POS half-closed (or cancelled) before sending anything: nothing to answer.
+    if (!flow) stream.end();
 
-    async function handle(message: PayDataMessage): Promise<void> {
+    async function run(message: PayData__Output): Promise<void> {
+      if (message.content?.state === 'START_REWARD') stream.terminal = 'END_REWARD';
       const store = await deps.payments.authenticateStore(bearerOf(call.metadata));
       const content = message.content;
-      const pos = { signal: abort.signal, send: (event: Parameters<typeof stream.event>[1]) => stream.event(message, event) };
+      const pos = { signal: stream.cancelled, send: (event: SessionEvent) => stream.event(message, event) };
       if (content?.state === 'START_PAY') {
         await deps.payments.runPayment(store, {
           tid: content.tid, tranNo: content.tran_no, exchangeAmount: content.exchange_amount, exchangeCurrency: content.exchange_currency,
@@ -48,7 +43,7 @@ export function startPaymentHandler(deps: GrpcDeps): handleBidiStreamingCall<Pay
   };
 }
 
-function expirationOf(content: ContentMessage): number {
+function expirationOf(content: Content__Output): number {
   const value = Number(content.expiration_time || '0');
   if (!Number.isSafeInteger(value) || value < 0) throw new DomainError('request.invalid', 'expiration_time must be Unix seconds', { details: 'expiration_time' });
   return value;

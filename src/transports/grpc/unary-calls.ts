@@ -1,21 +1,23 @@
-import type { handleUnaryCall, ServerUnaryCall } from '@grpc/grpc-js';
 import { isDomainError } from '../../shared/errors.ts';
-import type { StoreRecord } from '../../store/merchant-repository.ts';
-import type { ContentMessage, PayDataMessage, PayDataReply } from './proto.ts';
+import type { Content, Content__Output, PaymentsServiceHandlers } from './proto.ts';
 import type { GrpcDeps } from './grpc-deps.ts';
 import { bearerOf } from './caller-auth.ts';
 import { reply } from './pay-data.ts';
 import { resultOf, success } from './res-codes.ts';
 
-type Operation = (store: StoreRecord, content: ContentMessage) => Promise<Partial<ContentMessage>>;
+/** The store a POS's API key authenticates. */
+type Store = Awaited<ReturnType<GrpcDeps['payments']['authenticateStore']>>;
+type Operation = (store: Store, content: Content__Output) => Promise<Content>;
+/** Every unary method of PaymentsService has this one generated signature: PayData in, PayData out. */
+type UnaryHandler = PaymentsServiceHandlers['CancelPayment'];
 
 /** A POS unary call: the store from its API key, then the operation; every outcome is a PayData. */
-function posCall(deps: GrpcDeps, operation: Operation): handleUnaryCall<PayDataMessage, PayDataReply> {
-  return (call: ServerUnaryCall<PayDataMessage, PayDataReply>, callback) => {
+function posCall(deps: GrpcDeps, operation: Operation): UnaryHandler {
+  return (call, callback) => {
     const request = call.request;
     (async () => {
       const store = await deps.payments.authenticateStore(bearerOf(call.metadata));
-      return operation(store, request.content ?? ({} as ContentMessage));
+      return operation(store, request.content ?? ({} as Content__Output));
     })().then(
       (content) => callback(null, reply(deps, request, success, content)),
       (error: unknown) => {
@@ -26,7 +28,7 @@ function posCall(deps: GrpcDeps, operation: Operation): handleUnaryCall<PayDataM
   };
 }
 
-export function cancelPaymentHandler(deps: GrpcDeps) {
+export function cancelPaymentHandler(deps: GrpcDeps): UnaryHandler {
   return posCall(deps, async (store, c) => {
     const done = await deps.payments.cancelPayment(store, {
       tid: c.tid, transferTransactionId: c.transfer_transaction_id, tokenAmount: c.token_amount, exchangeAmount: c.exchange_amount,
@@ -39,7 +41,7 @@ export function cancelPaymentHandler(deps: GrpcDeps) {
   });
 }
 
-export function issueRewardHandler(deps: GrpcDeps) {
+export function issueRewardHandler(deps: GrpcDeps): UnaryHandler {
   return posCall(deps, async (store, c) => {
     const reward = await deps.rewards.issueReward(store, {
       tid: c.tid, rewardReason: c.reward_reason, exchangeAmount: c.exchange_amount, exchangeCurrency: c.exchange_currency,
@@ -52,7 +54,7 @@ export function issueRewardHandler(deps: GrpcDeps) {
   });
 }
 
-export function cancelRewardHandler(deps: GrpcDeps) {
+export function cancelRewardHandler(deps: GrpcDeps): UnaryHandler {
   return posCall(deps, async (store, c) => {
     const done = await deps.rewards.cancelReward(store, { rewardId: c.reward_id, tokenAmount: c.token_amount });
     return {

@@ -1,0 +1,75 @@
+import { on } from 'node:events';
+import type { ServerDuplexStream } from '@grpc/grpc-js';
+import type { SessionEvent } from '../../payments/payment-events.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { isDomainError } from '../../shared/errors.ts';
+import type { PayData, PayData__Output, StateName } from './proto.ts';
+import { eventReply, isTerminal, reply, type ReplyContext } from './pay-data.ts';
+import { resultOf } from './res-codes.ts';
+
+/** A StartPayment or DoPayment call, typed by the generated PaymentsServiceHandlers. */
+export type PayDataCall = ServerDuplexStream<PayData__Output, PayData>;
+
+/** One side's bidirectional stream, as its handler sees it: the caller's messages in, PayData out. */
+export interface PayDataStream {
+  /** The caller's messages, in order; ends when the caller half-closes, cancels or the call fails. */
+  readonly messages: AsyncIterable<PayData__Output>;
+  /** Aborted when the caller cancels the call or the call fails (a half-close is not a cancel). */
+  readonly cancelled: AbortSignal;
+  /** The flow's terminal state, for failures: END_PAY, or END_REWARD for a reward claim. */
+  terminal: StateName;
+  /** Writes a session event as PayData echoing `request`; a terminal event ends the stream. */
+  event(request: PayData__Output | undefined, event: SessionEvent): void;
+  /** Answers an error with its res_code in the flow's terminal state, then ends the stream. */
+  fail(request: PayData__Output | undefined, error: unknown): void;
+  end(): void;
+}
+
+/**
+ * Wraps one side's call. Writes after the stream ended, or after the peer went away, are dropped:
+ * a flow finishing for the other side must not fail because this side hung up.
+ */
+export function payDataStream(call: PayDataCall, context: ReplyContext & { logger: Logger }, side: 'pos' | 'app'): PayDataStream {
+  const cancel = new AbortController();
+  call.once('cancelled', () => cancel.abort());
+  call.once('error', () => cancel.abort());
+  let ended = false;
+  const write = (data: PayData) => {
+    if (ended || call.cancelled || call.destroyed) return;
+    call.write(data);
+  };
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    if (!call.cancelled && !call.destroyed) call.end();
+  };
+  const stream: PayDataStream = {
+    messages: messagesOf(call),
+    cancelled: cancel.signal,
+    terminal: 'END_PAY',
+    event(request, event) {
+      write(eventReply(context, request, event, side, stream.terminal));
+      if (isTerminal(event)) end();
+    },
+    fail(request, error) {
+      if (!isDomainError(error)) context.logger.error({ err: error, side }, 'stream failed');
+      write(reply(context, request, resultOf(error), { state: stream.terminal, tran_no: request?.content?.tran_no ?? '' }));
+      end();
+    },
+    end,
+  };
+  return stream;
+}
+
+/**
+ * The call's messages as they arrive. A half-close ends them ('end'), so does a cancel (grpc-js
+ * destroys the call: 'close'); a failed call ends them too, its caller is gone either way. The
+ * call's writable side stays open: the server still answers a caller that half-closed.
+ */
+async function* messagesOf(call: PayDataCall): AsyncGenerator<PayData__Output> {
+  try {
+    for await (const [message] of on(call, 'data', { close: ['end', 'close'] })) yield message as PayData__Output;
+  } catch {
+    // 'error': the call failed; nothing more will arrive.
+  }
+}
