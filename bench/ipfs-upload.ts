@@ -3,12 +3,12 @@
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import http from 'node:http';
-import { deterministicStream } from '../src/ipfs/deterministic-bytes.ts';
-import { auth, boundary } from '../src/transports/http/routes/ipfs-test-support.ts';
+import { deterministicStream } from '../test/support/deterministic-bytes.ts';
+import { auth, boundary } from '../test/support/ipfs-http.ts';
 
 export async function benchIpfsUpload(mib = Number(process.env.BENCH_IPFS_MIB ?? 1024)): Promise<object> {
   const size = mib * 1024 * 1024;
-  const server = fork(new URL('../src/transports/http/routes/ipfs-streaming-server.ts', import.meta.url), {
+  const server = fork(new URL('../test/support/ipfs-streaming-server.ts', import.meta.url), {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: ['--expose-gc'],
   });
   try {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { createEmbeddedBackend } from './embedded-backend.ts';
 import { defaultAddOptions } from './ipfs-backend.ts';
-import { bytes, entries, file } from './ipfs-backend.contract.ts';
+import { bytes, entries, file } from '../../test/support/ipfs-backend-contract.ts';
 import { directoryTar } from './directory-tar.ts';
 
 const hasTar = spawnSync('tar', ['--version']).status === 0;

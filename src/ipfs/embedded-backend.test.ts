@@ -8,7 +8,7 @@ import { addContent } from './add-content.ts';
 import { createEmbeddedBackend } from './embedded-backend.ts';
 import { defaultIpfsLimits } from './ipfs-limits.ts';
 import { defaultAddOptions } from './ipfs-backend.ts';
-import { all, assertCode, entries, file, ipfsBackendContract } from './ipfs-backend.contract.ts';
+import { all, assertCode, entries, file, ipfsBackendContract } from '../../test/support/ipfs-backend-contract.ts';
 
 const dirs: string[] = [];
 async function tempDir(): Promise<string> {

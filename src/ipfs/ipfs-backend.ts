@@ -2,7 +2,7 @@
  * The IPFS port: the few operations the private IPFS API needs, implemented by the embedded
  * backend (`embedded-backend.ts`, blocks in DATA_DIR, no networking) and by the Kubo adapter
  * (`kubo-backend.ts`, Kubo RPC at IPFS_API_URL). Both must produce the CIDs Kubo's `ipfs add`
- * produces with its defaults (see `unixfs-profile.ts`); `ipfs-backend.contract.ts` checks it.
+ * produces with its defaults (see `unixfs-profile.ts`); `test/support/ipfs-backend-contract.ts` checks it.
  *
  * CIDs cross this port as strings already checked by `parseContentId` (content-id.ts); sub
  * paths as strings already checked by `normalizeEntryPath` (entry-path.ts).

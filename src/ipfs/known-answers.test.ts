@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { exporter } from 'ipfs-unixfs-exporter';
 import { importer, type ImportCandidate, type ImporterOptions } from 'ipfs-unixfs-importer';
-import { deterministicBytes, deterministicStream } from './deterministic-bytes.ts';
+import { deterministicBytes, deterministicStream } from '../../test/support/deterministic-bytes.ts';
 import { kuboImporterOptions } from './unixfs-profile.ts';
 
 /**
  * The CID profile against answers published by Kubo's own test suites:
  * test/cli/cid_profiles_test.go (profile unixfs-v0-2015 = Kubo's default; data from
- * `DeterministicRandomReader`, reproduced by deterministic-bytes.ts) and
+ * `DeterministicRandomReader`, reproduced by test/support/deterministic-bytes.ts) and
  * test/sharness/t0040-add-and-cat.sh. Nothing here was computed by us.
  */
 const blocks = new Map<string, Uint8Array>();

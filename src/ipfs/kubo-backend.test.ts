@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { exporter } from 'ipfs-unixfs-exporter';
 import { importer, type ImportCandidate } from 'ipfs-unixfs-importer';
 import { defaultAddOptions } from './ipfs-backend.ts';
-import { assertCode, entries, file, ipfsBackendContract } from './ipfs-backend.contract.ts';
+import { assertCode, entries, file, ipfsBackendContract } from '../../test/support/ipfs-backend-contract.ts';
 import { createKuboBackend } from './kubo-backend.ts';
 
 // 1. The real thing, when IPFS_API_URL names a Kubo node that answers.
@@ -111,7 +111,10 @@ describe('the stand-in answers like Kubo', () => {
   });
 });
 
-describe('the adapter sends what Kubo\'s own client sends', () => {
+// The adapter uploads through kubo-rpc-client, whose body is the Go client's (above) byte for byte
+// except the part names: `dir`, `file-1`, `file-2`… where Go writes `file` for every part. Kubo
+// reads each part's path from its file name and its kind from its Content-Type, never its name.
+describe('the adapter sends what Kubo\'s own clients send', () => {
   test('query and multipart body, byte for byte (boundary aside)', async () => {
     const ipfs = createKuboBackend({ apiUrl: fakeUrl });
     const { cid } = await ipfs.addEntries(entries({ kind: 'directory', path: 'planets' }, file('planets/mars.txt', 'Hello Mars!\n'), file('planets/venus.txt', 'Hello Venus!\n')), defaultAddOptions());
@@ -125,9 +128,9 @@ describe('the adapter sends what Kubo\'s own client sends', () => {
     const boundary = /^multipart\/form-data; boundary=(\S+)$/.exec(sent.contentType)?.[1];
     assert.ok(boundary, sent.contentType);
     const expected =
-      '--B\r\nContent-Disposition: form-data; name="file"; filename="planets"\r\nContent-Type: application/x-directory\r\n\r\n' +
-      '\r\n--B\r\nContent-Disposition: form-data; name="file"; filename="planets%2Fmars.txt"\r\nContent-Type: application/octet-stream\r\n\r\nHello Mars!\n' +
-      '\r\n--B\r\nContent-Disposition: form-data; name="file"; filename="planets%2Fvenus.txt"\r\nContent-Type: application/octet-stream\r\n\r\nHello Venus!\n' +
+      '--B\r\nContent-Disposition: form-data; name="dir"; filename="planets"\r\nContent-Type: application/x-directory\r\n\r\n' +
+      '\r\n--B\r\nContent-Disposition: form-data; name="file-1"; filename="planets%2Fmars.txt"\r\nContent-Type: application/octet-stream\r\n\r\nHello Mars!\n' +
+      '\r\n--B\r\nContent-Disposition: form-data; name="file-2"; filename="planets%2Fvenus.txt"\r\nContent-Type: application/octet-stream\r\n\r\nHello Venus!\n' +
       '\r\n--B--\r\n';
     assert.equal(sent.body.toString('latin1').replaceAll(boundary, 'B'), expected);
   });

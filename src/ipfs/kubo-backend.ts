@@ -1,18 +1,16 @@
-import { Readable } from 'node:stream';
+import type { ImportCandidate } from 'kubo-rpc-client';
 import { DomainError } from '../shared/errors.ts';
 import type { AddEntry, AddOptions, AddResult, CatRange, IpfsBackend, IpfsDirectoryEntry, IpfsObjectStat } from './ipfs-backend.ts';
-import { kuboAddBody } from './kubo-multipart.ts';
-import { createKuboRpc, kuboMessageError, ndjson, requestBodyError, type KuboRpcOptions } from './kubo-rpc.ts';
+import { depthFirstCheck } from './kubo-add-order.ts';
+import { createKuboRpc, type KuboRpcOptions } from './kubo-rpc.ts';
 import { kuboChunkSize } from './unixfs-profile.ts';
 
 export type KuboBackendOptions = KuboRpcOptions;
 
-interface AddLine { Name?: string; Hash?: string; Message?: string; Type?: string }
-interface LsLink { Name: string; Hash: string; Size: number; Type: number }
-interface FilesStat { Hash: string; Size: number; Type: string }
-
-/** UnixFS `Data.Type` values Kubo reports in `ls`: Directory and HAMTShard are directories. */
-const directoryTypes = new Set([1, 5]);
+/** Kubo's `offline` option, which kubo-rpc-client passes through but does not declare. */
+const offline = { offline: true };
+/** `ls` options (Kubo's, undeclared too): streamed, with each link's type and size. */
+const streamedListing = { ...offline, stream: true, resolveType: true, size: true };
 
 /**
  * The IPFS backend over a Kubo node's RPC API (IPFS_API_URL). Adds pass Kubo's profile
@@ -49,61 +47,76 @@ export function createKuboBackend(options: KuboBackendOptions): IpfsBackend {
           entry = next.value;
         }
       }
-      const { contentType, body } = kuboAddBody(all());
-      const response = await rpc.call(
-        'add',
-        {
-          'cid-version': addOptions.cidVersion,
-          'raw-leaves': addOptions.rawLeaves,
-          chunker: `size-${kuboChunkSize}`,
-          hash: 'sha2-256',
-          'wrap-with-directory': !unnamed,
-          'only-hash': addOptions.onlyHash,
-          // Pinned below, once we know which CID is the result.
-          pin: false,
-          progress: false,
-          'stream-channels': true,
-        },
-        { body: Readable.toWeb(Readable.from(body)) as ReadableStream<Uint8Array>, headers: { 'content-type': contentType }, duplex: 'half', noTimeout: true } as RequestInit,
-      );
-      let last: string | undefined;
-      let wrapper: string | undefined;
-      try {
-        for await (const line of ndjson<AddLine>(response)) {
-          if (line.Type === 'error') throw kuboMessageError('add', line.Message ?? 'failed');
-          if (!line.Hash) continue;
-          const name = line.Name ?? '';
-          last = line.Hash;
-          if (name === '') wrapper = line.Hash;
-          else if (!name.includes('/') && topLevel.has(name)) topLevel.set(name, line.Hash);
+      // kubo-rpc-client swallows an error of the entries it uploads (it only aborts the request):
+      // keep the first one, a refusal of ours or a cut upload, and report it instead of the abort.
+      let uploadError: unknown;
+      const kept = <T>(source: AsyncIterable<T>): AsyncGenerator<T> =>
+        (async function* () {
+          try {
+            yield* source;
+          } catch (error) {
+            uploadError ??= error;
+            throw error;
+          }
+        })();
+      const order = depthFirstCheck();
+      async function* candidates(): AsyncGenerator<ImportCandidate> {
+        for await (const entry of all()) {
+          order(entry);
+          yield entry.kind === 'file' ? { path: entry.path, content: kept(entry.content) } : { path: entry.path };
         }
-      } catch (error) {
-        // Kubo may answer before our upload ends; a failed upload then ends the answer early.
-        throw requestBodyError(error) ?? error;
       }
-      const root = unnamed ? last : !addOptions.wrapWithDirectory && topLevel.size === 1 ? [...topLevel.values()][0] : (wrapper ?? last);
-      if (!root) throw new DomainError('internal', 'IPFS add ended without a root CID');
-      if (addOptions.pin && !addOptions.onlyHash) await rpc.call('pin/add', { arg: root, recursive: true }, { noTimeout: true });
+      let wrapper: string | undefined;
+      let last: string | undefined;
+      await rpc.call(
+        'add',
+        async (signal) => {
+          const added = rpc.client.addAll(kept(candidates()), {
+            cidVersion: addOptions.cidVersion,
+            rawLeaves: addOptions.rawLeaves,
+            chunker: `size-${kuboChunkSize}`,
+            hashAlg: 'sha2-256',
+            wrapWithDirectory: !unnamed,
+            onlyHash: addOptions.onlyHash,
+            // Pinned below, once we know which CID is the result.
+            pin: false,
+            signal,
+          });
+          for await (const { path: name, cid } of added) {
+            last = cid.toString();
+            if (name === '') wrapper = last;
+            else if (!name.includes('/') && topLevel.has(name)) topLevel.set(name, last);
+          }
+        },
+        { noTimeout: true },
+      ).catch((error: unknown) => {
+        // Kubo may answer before our upload ends; a failed upload then ends the answer early.
+        throw uploadError ?? error;
+      });
+      if (uploadError) throw uploadError;
+      // Kubo lists the wrapper last: without it the add did not finish (the client drops error lines).
+      const finished = unnamed ? last : wrapper;
+      const root = unnamed ? last : !addOptions.wrapWithDirectory && topLevel.size === 1 ? [...topLevel.values()][0] : wrapper;
+      if (!finished || !root) throw new DomainError('internal', 'IPFS add ended without a root CID');
+      if (addOptions.pin && !addOptions.onlyHash) await rpc.call('pin/add', (signal) => rpc.client.pin.add(root, { recursive: true, signal }), { noTimeout: true });
       return { cid: root };
     },
 
     async stat(cid, path): Promise<IpfsObjectStat> {
-      const stat = await rpc.json<FilesStat>('files/stat', { arg: ipfsPath(cid, path), offline: true });
-      const type = stat.Type === 'directory' ? 'directory' : 'file';
-      return { cid: stat.Hash, type, size: type === 'directory' ? 0 : stat.Size };
+      const stat = await rpc.call('files/stat', (signal) => rpc.client.files.stat(ipfsPath(cid, path), { ...offline, signal }));
+      const type = stat.type === 'directory' ? 'directory' : 'file';
+      return { cid: stat.cid.toString(), type, size: type === 'directory' ? 0 : Number(stat.size) };
     },
 
     async *ls(cid, path): AsyncGenerator<IpfsDirectoryEntry> {
       const stat = await this.stat(cid, path);
       if (stat.type !== 'directory') throw new DomainError('request.invalid', `${cid}${path ? `/${path}` : ''} is not a directory`);
-      const response = await rpc.call('ls', { arg: ipfsPath(cid, path), offline: true, stream: true, 'resolve-type': true, size: true });
-      // Streamed, Kubo sends `{Objects: [{Hash, Links: [...]}]}` lines, a few links each.
-      for await (const line of ndjson<{ Objects?: Array<{ Links?: LsLink[] }>; Message?: string; Type?: string }>(response)) {
-        if (line.Type === 'error') throw kuboMessageError('ls', line.Message ?? 'failed');
-        for (const link of (line.Objects ?? []).flatMap((object) => object.Links ?? [])) {
-          const type = directoryTypes.has(link.Type) ? 'directory' : 'file';
-          yield { name: link.Name, cid: link.Hash, type, size: type === 'directory' ? 0 : link.Size };
-        }
+      const links = rpc.stream('ls', (signal) => rpc.client.ls(ipfsPath(cid, path), { ...streamedListing, signal }));
+      for await (const link of links) {
+        // kubo-rpc-client answers an empty directory with the directory itself (no name): skip it.
+        if (link.name === undefined) continue;
+        const type = link.type === 'dir' ? 'directory' : 'file';
+        yield { name: link.name, cid: link.cid.toString(), type, size: type === 'directory' ? 0 : Number(link.size) };
       }
     },
 
@@ -112,13 +125,11 @@ export function createKuboBackend(options: KuboBackendOptions): IpfsBackend {
         await this.stat(cid, path);
         return;
       }
-      const response = await rpc.call('cat', { arg: ipfsPath(cid, path), offset: range.offset, length: range.length, offline: true });
-      if (!response.body) return;
-      for await (const chunk of response.body) yield chunk;
+      yield* rpc.stream('cat', (signal) => rpc.client.cat(ipfsPath(cid, path), { ...offline, offset: range.offset, length: range.length, signal }));
     },
 
-    id: async () => (await rpc.json<{ ID: string }>('id', {})).ID,
-    version: async () => (await rpc.json<{ Version: string }>('version', {})).Version,
+    id: async () => (await rpc.call('id', (signal) => rpc.client.id({ signal }))).id.toString(),
+    version: async () => (await rpc.call('version', (signal) => rpc.client.version({ signal }))).version,
     close: async () => undefined,
   };
 }

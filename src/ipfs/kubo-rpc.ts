@@ -1,88 +1,93 @@
+import { create, type KuboRPCClient } from 'kubo-rpc-client';
 import { DomainError } from '../shared/errors.ts';
-
-export type FetchFunction = (input: string, init?: RequestInit) => Promise<Response>;
 
 export interface KuboRpcOptions {
   /** Kubo's RPC address, e.g. `http://127.0.0.1:5001` (a trailing `/api/v0` is accepted). */
   apiUrl: string;
-  /** Time allowed for Kubo to start answering a call (all but `add`, which may upload for long). */
+  /** Time allowed for Kubo to start answering a call (all but `add` and `pin/add`, which may run long). */
   timeoutMs?: number;
-  fetch?: FetchFunction;
 }
 
+/** kubo-rpc-client, with each call's deadline and failures mapped to DomainErrors once. */
 export interface KuboRpc {
-  /** POST `/api/v0/<command>?<params>`; a non-2xx answer becomes a DomainError. */
-  call(command: string, params: Record<string, string | number | boolean | undefined>, init?: RequestInit & { noTimeout?: boolean }): Promise<Response>;
-  /** `call` and parse the JSON answer. */
-  json<T>(command: string, params: Record<string, string | number | boolean | undefined>): Promise<T>;
+  client: KuboRPCClient;
+  /** Runs a call; unless `noTimeout`, Kubo must answer within `timeoutMs`. */
+  call<T>(command: string, run: (signal: AbortSignal) => Promise<T>, options?: { noTimeout?: boolean }): Promise<T>;
+  /** Runs a streamed call; Kubo must start answering (its first item) within `timeoutMs`. */
+  stream<T>(command: string, run: (signal: AbortSignal) => AsyncIterable<T>): AsyncGenerator<T>;
+  /** A failure of `command` (thrown by kubo-rpc-client) as a DomainError. */
+  failure(command: string, error: unknown): DomainError;
 }
 
+/** Reads run offline, so a read still unanswered is content the node cannot find. */
 const contentReads = new Set(['cat', 'ls', 'files/stat']);
 
-/** The thin Kubo RPC client under `kubo-backend.ts`: every Kubo answer and failure mapped once. */
 export function createKuboRpc(options: KuboRpcOptions): KuboRpc {
   const base = options.apiUrl.replace(/\/+$/, '').replace(/\/api\/v0$/, '');
-  const fetchFn = options.fetch ?? fetch;
   const timeoutMs = options.timeoutMs ?? 30_000;
+  // No client-side `timeout` option: kubo-rpc-client would also send it to Kubo as `timeout=`.
+  const client = create({ url: `${base}/api/v0` });
 
-  async function call(command: string, params: Record<string, string | number | boolean | undefined>, init: RequestInit & { noTimeout?: boolean } = {}): Promise<Response> {
-    const query = new URLSearchParams();
-    for (const [key, value] of Object.entries(params)) if (value !== undefined) query.set(key, String(value));
-    const { noTimeout, ...requestInit } = init;
-    // The timeout covers the wait for Kubo's answer to start, not a long download after it.
+  /** A deadline for the start of an answer; `answered()` stops it. */
+  function deadline(command: string, noTimeout = false) {
     const controller = new AbortController();
-    const timer = noTimeout ? undefined : setTimeout(() => controller.abort(new DOMException(`no answer in ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
-    const signal = requestInit.signal ? AbortSignal.any([controller.signal, requestInit.signal]) : controller.signal;
-    let response: Response;
-    try {
-      response = await fetchFn(`${base}/api/v0/${command}?${query}`, { method: 'POST', ...requestInit, signal });
-    } catch (cause) {
-      const uploadError = requestBodyError(cause);
-      if (uploadError) throw uploadError;
-      if ((cause as Error).name === 'TimeoutError') {
-        // Reads run offline, so a read still unanswered is content the node cannot find.
+    let timedOut = false;
+    const timer = noTimeout
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          controller.abort(new DOMException(`no answer in ${timeoutMs} ms`, 'TimeoutError'));
+        }, timeoutMs);
+    return {
+      signal: controller.signal,
+      answered: () => clearTimeout(timer),
+      failure(error: unknown): DomainError {
+        clearTimeout(timer);
+        if (!timedOut) return failure(command, error);
         const code = contentReads.has(command) ? 'request.not_found' : 'internal';
-        throw new DomainError(code, `IPFS node did not answer ${command} in ${timeoutMs} ms`, { cause });
-      }
-      throw new DomainError('internal', `IPFS node unreachable at ${base}`, { cause });
-    } finally {
-      clearTimeout(timer);
-    }
-    if (!response.ok) throw await kuboError(command, response);
-    return response;
+        return new DomainError(code, `IPFS node did not answer ${command} in ${timeoutMs} ms`, { cause: error });
+      },
+    };
+  }
+
+  function failure(command: string, error: unknown): DomainError {
+    if (error instanceof DomainError) return error;
+    const { name, message, response } = error as { name?: string; message?: string; response?: { status?: number } };
+    // HTTPError: Kubo answered `{Message, Code, Type: "error"}`; the client's TimeoutError: Kubo's own deadline.
+    if (name === 'HTTPError' || name === 'TimeoutError') return kuboMessageError(command, message ?? '', response?.status);
+    return new DomainError('internal', `IPFS node unreachable at ${base}`, { cause: error });
   }
 
   return {
-    call,
-    async json<T>(command: string, params: Record<string, string | number | boolean | undefined>): Promise<T> {
-      return (await (await call(command, params)).json()) as T;
+    client,
+    failure,
+    async call(command, run, callOptions = {}) {
+      const call = deadline(command, callOptions.noTimeout);
+      try {
+        return await run(call.signal);
+      } catch (error) {
+        throw call.failure(error);
+      } finally {
+        call.answered();
+      }
+    },
+    async *stream(command, run) {
+      const call = deadline(command);
+      try {
+        for await (const item of run(call.signal)) {
+          call.answered();
+          yield item;
+        }
+      } catch (error) {
+        throw call.failure(error);
+      } finally {
+        call.answered();
+      }
     },
   };
 }
 
-/**
- * The error that failed a streamed request body (our uploader's stream: a bad part, a cut
- * upload), which fetch reports wrapped as its `cause`; undefined for a transport failure.
- */
-export function requestBodyError(error: unknown): unknown {
-  for (let current = error, depth = 0; current && depth < 4; current = (current as { cause?: unknown }).cause, depth++) {
-    if (current instanceof DomainError || (current as { statusCode?: number }).statusCode !== undefined) return current;
-  }
-  return undefined;
-}
-
-/** Kubo answers errors as `{Message, Code, Type: "error"}` (status 500, sometimes 400/404). */
-async function kuboError(command: string, response: Response): Promise<DomainError> {
-  const text = await response.text().catch(() => '');
-  let message = text;
-  try {
-    message = (JSON.parse(text) as { Message?: string }).Message ?? text;
-  } catch {
-    // not JSON: keep the text
-  }
-  return kuboMessageError(command, message, response.status);
-}
-
+/** Kubo's error message (status 500, sometimes 400/404) as a DomainError. */
 export function kuboMessageError(command: string, message: string, status = 500): DomainError {
   const lower = message.toLowerCase();
   const shown = `IPFS ${command}: ${message.slice(0, 300)}`;
@@ -93,23 +98,4 @@ export function kuboMessageError(command: string, message: string, status = 500)
     return new DomainError('request.invalid', shown);
   }
   return new DomainError('internal', shown);
-}
-
-/** Lines of an NDJSON answer (Kubo's streamed `add`/`ls` output), parsed as they arrive. */
-export async function* ndjson<T>(response: Response): AsyncGenerator<T> {
-  if (!response.body) return;
-  const decoder = new TextDecoder();
-  let pending = '';
-  for await (const chunk of response.body) {
-    pending += decoder.decode(chunk, { stream: true });
-    let newline = pending.indexOf('\n');
-    while (newline !== -1) {
-      const line = pending.slice(0, newline).trim();
-      pending = pending.slice(newline + 1);
-      if (line) yield JSON.parse(line) as T;
-      newline = pending.indexOf('\n');
-    }
-  }
-  const last = (pending + decoder.decode()).trim();
-  if (last) yield JSON.parse(last) as T;
 }

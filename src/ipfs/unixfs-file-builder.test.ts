@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { importer, type ImporterOptions } from 'ipfs-unixfs-importer';
-import { deterministicStream } from './deterministic-bytes.ts';
+import { deterministicStream } from '../../test/support/deterministic-bytes.ts';
 import { varint } from './unixfs-file-builder.ts';
 import { kuboImporterOptions } from './unixfs-profile.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { buildAuthTestApp, type AuthTestApp } from './auth-test-app.ts';
+import { buildAuthTestApp, type AuthTestApp } from '../../../../test/support/auth-app.ts';
 
 // Keeps docs/auth-api.md true: every `<!-- example: name [save=VAR:field] [vary=a,b] [repeat=N]
 // [given=step] -->` is followed by a curl command (```sh) and the response it must get (```http).

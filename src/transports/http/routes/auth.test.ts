@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { decodeJwt } from 'jose';
-import { buildAuthTestApp, type AuthTestApp } from './auth-test-app.ts';
+import { buildAuthTestApp, type AuthTestApp } from '../../../../test/support/auth-app.ts';
 
 let t: AuthTestApp;
 const alice = { id: 'alice', password: 'correct horse battery', name: 'Alice Kim', email: 'alice@example.com', tel: '+82-10-1234-5678' };

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { boundary, buildTestApp, multipartBody, testToken, type TestApp, type TestPart } from './ipfs-test-support.ts';
+import { boundary, buildTestApp, multipartBody, testToken, type TestApp, type TestPart } from '../../../../test/support/ipfs-http.ts';
 
 /**
  * Keeps docs/ipfs-api.md true: every `printf '…' > file` line sets up a file, every `curl` command

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { auth, boundary, buildTestApp, inject, multipartBody, multipartHeaders, type TestApp, type TestPart } from './ipfs-test-support.ts';
+import { auth, boundary, buildTestApp, inject, multipartBody, multipartHeaders, type TestApp, type TestPart } from '../../../../test/support/ipfs-http.ts';
 
 let t: TestApp;
 before(async () => {

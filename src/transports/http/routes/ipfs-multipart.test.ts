@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { DomainError } from '../../../shared/errors.ts';
 import { parseParameters, queryUnescape } from './ipfs-add-parts.ts';
 import { multipartBoundary, readMultipart } from './ipfs-multipart.ts';
-import { boundary, multipartBody } from './ipfs-test-support.ts';
+import { boundary, multipartBody } from '../../../../test/support/ipfs-http.ts';
 
 const limits = { maxParts: 100, maxTotalBytes: 10 * 1024 * 1024, maxPartHeaderBytes: 16 * 1024 };
 

@@ -3,12 +3,12 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import http from 'node:http';
 import { after, before, test } from 'node:test';
-import { deterministicRange, deterministicStream } from '../../../ipfs/deterministic-bytes.ts';
-import { auth, boundary } from './ipfs-test-support.ts';
+import { deterministicRange, deterministicStream } from '../../../../test/support/deterministic-bytes.ts';
+import { auth, boundary } from '../../../../test/support/ipfs-http.ts';
 
 /**
  * A sanity check that uploads stream: 300 MiB, generated on the fly, through a real HTTP
- * request to the API running in its own process (ipfs-streaming-server.ts); that process' RSS
+ * request to the API running in its own process (test/support/ipfs-streaming-server.ts); that process' RSS
  * must grow far less than the file. Not a benchmark. IPFS_STREAM_MIB=2100 tries a bigger file.
  */
 const size = Number(process.env.IPFS_STREAM_MIB ?? 300) * 1024 * 1024;
@@ -17,7 +17,7 @@ const seed = 'streaming-upload';
 let server: ChildProcess;
 let port: number;
 before(async () => {
-  server = fork(new URL('./ipfs-streaming-server.ts', import.meta.url), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: ['--expose-gc'] });
+  server = fork(new URL('../../../../test/support/ipfs-streaming-server.ts', import.meta.url), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: ['--expose-gc'] });
   const [ready] = (await once(server, 'message')) as [{ port: number }];
   port = ready.port;
 });

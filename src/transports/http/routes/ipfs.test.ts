@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { deterministicBytes } from '../../../ipfs/deterministic-bytes.ts';
-import { auth, buildTestApp, inject, type TestApp } from './ipfs-test-support.ts';
+import { deterministicBytes } from '../../../../test/support/deterministic-bytes.ts';
+import { auth, buildTestApp, inject, type TestApp } from '../../../../test/support/ipfs-http.ts';
 
 let t: TestApp;
 before(async () => {

@@ -2,13 +2,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { DomainError } from '../../../shared/errors.ts';
-import { createEmbeddedBackend } from '../../../ipfs/embedded-backend.ts';
-import type { IpfsBackend } from '../../../ipfs/ipfs-backend.ts';
-import { ipfsLimits, type IpfsLimits } from '../../../ipfs/ipfs-limits.ts';
-import type { AccessTokenVerifier } from '../auth-hook.ts';
-import { installHttpErrorHandler } from '../errors.ts';
-import { ipfsRoutes } from './ipfs.ts';
+import { DomainError } from '../../src/shared/errors.ts';
+import { createEmbeddedBackend } from '../../src/ipfs/embedded-backend.ts';
+import type { IpfsBackend } from '../../src/ipfs/ipfs-backend.ts';
+import { ipfsLimits, type IpfsLimits } from '../../src/ipfs/ipfs-limits.ts';
+import type { AccessTokenVerifier } from '../../src/transports/http/auth-hook.ts';
+import { installHttpErrorHandler } from '../../src/transports/http/errors.ts';
+import { ipfsRoutes } from '../../src/transports/http/routes/ipfs.ts';
 
 /** Test support for the IPFS routes: an app on the embedded backend in a temp DATA_DIR. */
 export const testToken = 'test-access-token';

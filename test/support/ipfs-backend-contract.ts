@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '../../src/shared/errors.ts';
 import { deterministicBytes, deterministicRange, deterministicStream } from './deterministic-bytes.ts';
-import { defaultAddOptions, type AddEntry, type AddOptions, type IpfsBackend } from './ipfs-backend.ts';
+import { defaultAddOptions, type AddEntry, type AddOptions, type IpfsBackend } from '../../src/ipfs/ipfs-backend.ts';
 
 /**
  * The behaviour every IpfsBackend must share, run against the embedded backend always and

@@ -1,17 +1,17 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import { createJwtService, type JwtService } from '../../../identity/jwt.ts';
-import { createLoginRateLimiter } from '../../../identity/login-rate-limiter.ts';
-import { createLoginService } from '../../../identity/login.ts';
-import { createPasswordHasher } from '../../../identity/password-hasher.ts';
-import { generateSigningKeySet } from '../../../identity/signing-keys.ts';
-import { createUserRepository } from '../../../identity/user-repository.ts';
-import { createUserService, type UserService } from '../../../identity/users.ts';
-import { createWebsiteLoginRepository } from '../../../identity/website-login-repository.ts';
-import { createWebsiteLoginService, type WebsiteLoginService } from '../../../identity/website-login.ts';
-import { storeFactories } from '../../../../test/support/stores.ts';
-import { installHttpErrorHandler } from '../errors.ts';
-import { jwksRoutes } from './auth-jwks.ts';
-import { authRoutes } from './auth.ts';
+import { createJwtService, type JwtService } from '../../src/identity/jwt.ts';
+import { createLoginRateLimiter } from '../../src/identity/login-rate-limiter.ts';
+import { createLoginService } from '../../src/identity/login.ts';
+import { createPasswordHasher } from '../../src/identity/password-hasher.ts';
+import { generateSigningKeySet } from '../../src/identity/signing-keys.ts';
+import { createUserRepository } from '../../src/identity/user-repository.ts';
+import { createUserService, type UserService } from '../../src/identity/users.ts';
+import { createWebsiteLoginRepository } from '../../src/identity/website-login-repository.ts';
+import { createWebsiteLoginService, type WebsiteLoginService } from '../../src/identity/website-login.ts';
+import { storeFactories } from './stores.ts';
+import { installHttpErrorHandler } from '../../src/transports/http/errors.ts';
+import { jwksRoutes } from '../../src/transports/http/routes/auth-jwks.ts';
+import { authRoutes } from '../../src/transports/http/routes/auth.ts';
 
 /** Test support: the auth routes wired as main.ts wires them, on a throw-away SQLite store. */
 export interface AuthTestApp {

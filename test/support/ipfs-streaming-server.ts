@@ -1,4 +1,4 @@
-import { buildTestApp } from './ipfs-test-support.ts';
+import { buildTestApp } from './ipfs-http.ts';
 
 /**
  * Test support for ipfs-streaming.test.ts: the IPFS API in a process of its own (started with
