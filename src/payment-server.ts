@@ -1,7 +1,7 @@
 import type { Platform } from './platform.ts';
 import { createPaymentService, paymentDepsOf, type PaymentService } from './payments/payment-service.ts';
 import { createRewardService, rewardDepsOf, type RewardService } from './rewards/reward-service.ts';
-import { createRedisPairingDesk } from './payments/redis-pairing-desk.ts';
+import { createRedisPairingDesk } from './pairing/redis-pairing-desk.ts';
 import { startGrpcServer, type GrpcServer } from './transports/grpc/grpc-server.ts';
 
 export interface PaymentServer extends GrpcServer {

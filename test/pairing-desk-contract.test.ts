@@ -1,12 +1,14 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createPairingDesk, type AppArrival, type AppConnection, type PairingDesk } from '../src/payments/pairing-desk.ts';
-import { createRedisPairingDesk, type RedisPairingDesk } from '../src/payments/redis-pairing-desk.ts';
+import { createPairingDesk } from '../src/pairing/in-process-pairing-desk.ts';
+import type { AppArrival, AppConnection, PairingDesk } from '../src/pairing/pairing-desk.ts';
+import { createRedisPairingDesk, type RedisPairingDesk } from '../src/pairing/redis-pairing-desk.ts';
 import type { SessionEvent } from '../src/payments/payment-events.ts';
 import { DomainError } from '../src/shared/errors.ts';
 import { createClient } from 'redis';
 import { waitFor } from './support/wait-for.ts';
+import { untilAtDesk } from './support/pairing.ts';
 import { deleteKeys, keysUnder, redisSkip, testRedisUrl, uniquePrefix } from './support/redis.ts';
 
 /**
@@ -76,6 +78,10 @@ const uuid = () => randomUUID();
 
 const until = (condition: () => boolean | Promise<boolean>, message: string, timeoutMs = 3000) => waitFor(condition, { timeoutMs, message, intervalMs: 5 });
 
+/** Until the app (or a POS) of `userUuid` waits at `desk`, or with `gone`, no longer does. */
+const atDesk = (desk: PairingDesk, side: 'app' | 'pos', userUuid: string, gone = false, redisKeyPrefix = prefix) =>
+  untilAtDesk({ desk, redisKeyPrefix }, side, userUuid, { gone, timeoutMs: 3000 });
+
 /**
  * Until the desk has recorded that the app of `userUuid` hung up while waiting: at once in-process;
  * over Redis when its key says `departed` (a round trip later).
@@ -92,10 +98,9 @@ async function departureRecorded(desk: PairingDesk, userUuid: string): Promise<v
 }
 
 /** Connects an app and waits until the desk has registered it (at once in-process, a round trip over Redis). */
-async function connect(desk: PairingDesk, a: AppArrival): Promise<AppConnection> {
-  const before = desk.size().apps;
+async function connect(desk: PairingDesk, a: AppArrival, redisKeyPrefix = prefix): Promise<AppConnection> {
   const connection = desk.connectApp(a);
-  await until(() => desk.size().apps > before, 'the desk registers the app');
+  await atDesk(desk, 'app', a.userUuid, false, redisKeyPrefix);
   return connection;
 }
 
@@ -141,11 +146,13 @@ for (const variant of variants) {
       const d = await variant.make(2000);
       const q = uuid();
       const pending = d.pos.takeApp(q, 2000, live());
-      await until(() => d.pos.size().pos === 1, 'the POS waits at the desk');
+      await atDesk(d.pos, 'pos', q);
       d.app.connectApp(arrival(q));
       assert.equal((await pending).userId, 'u1');
-      await assert.rejects(d.pos.takeApp(uuid(), 50, live()), { code: 'payment.expired' });
-      assert.equal(d.pos.size().pos, 0);
+      const late = uuid();
+      await assert.rejects(d.pos.takeApp(late, 50, live()), { code: 'payment.expired' });
+      await atDesk(d.pos, 'pos', q, true);
+      await atDesk(d.pos, 'pos', late, true);
       await d.close();
     });
 
@@ -188,8 +195,9 @@ for (const variant of variants) {
       abort.abort();
       await assert.rejects(waiting, { code: 'payment.canceled_by_user' });
       const pendingAbort = new AbortController();
-      const waitingPos = d.pos.takeApp(uuid(), 2000, pendingAbort.signal);
-      await until(() => d.pos.size().pos === 1, 'the POS waits at the desk');
+      const absent = uuid();
+      const waitingPos = d.pos.takeApp(absent, 2000, pendingAbort.signal);
+      await atDesk(d.pos, 'pos', absent);
       pendingAbort.abort();
       await assert.rejects(waitingPos, { code: 'payment.canceled_by_user' });
       await d.close();
@@ -205,7 +213,7 @@ for (const variant of variants) {
       await until(() => s.events.length > 0, 'the app nobody picked up is told 03', 2000);
       assert.equal(s.events[0]?.type, 'failed');
       assert.equal(s.events[0]?.type === 'failed' && s.events[0].error.code, 'payment.expired');
-      assert.deepEqual(d.app.size(), { apps: 0, pos: 0 });
+      await atDesk(d.app, 'app', q, true);
       // A POS coming after the app gave up waits for a new app (not this one).
       await assert.rejects(d.pos.takeApp(q, 30, live()), { code: 'payment.expired' });
       await d.close();
@@ -220,7 +228,7 @@ for (const variant of variants) {
       await until(() => s.events.length > 0, 'the waiting app hears the POS\'s failure');
       assert.equal(s.events.length, 1);
       assert.equal(s.events[0]?.type === 'failed' && s.events[0].tranNo, 'N8');
-      assert.equal(d.app.size().apps, 0);
+      await atDesk(d.app, 'app', q, true);
       connection.hangUp();
       await d.close();
     });
@@ -250,7 +258,7 @@ for (const variant of variants) {
       const d = await variant.make(2000);
       const q = uuid();
       const first = d.pos.takeApp(q, 2000, live());
-      await until(() => d.pos.size().pos === 1, 'the first POS waits at the desk');
+      await atDesk(d.pos, 'pos', q);
       await assert.rejects(d.otherPos.takeApp(q, 2000, live()), { code: 'request.invalid' });
       d.app.connectApp(arrival(q));
       assert.equal((await first).userAddress, '0xA');
@@ -282,7 +290,7 @@ describe('Redis desk housekeeping', { skip: skipRedis }, () => {
     try {
       const q = uuid();
       const s = sink();
-      const connection = await connect(a, arrival(q, s));
+      const connection = await connect(a, arrival(q, s), own);
       assert.deepEqual(await keysUnder(own), [`${own}:app:${q}`]);
       const app = await b.takeApp(q, 2000, live());
       const waiting = app.awaitTransfer(2000, live());
@@ -291,7 +299,6 @@ describe('Redis desk housekeeping', { skip: skipRedis }, () => {
       app.send({ type: 'failed', error: new DomainError('internal', 'x') });
       await until(() => s.events.length === 1, 'the app hears the end of its payment');
       connection.hangUp();
-      await until(() => a.size().apps === 0, 'the desk lets the app go');
       // The hang-up reaches Redis a round trip later.
       await until(async () => (await keysUnder(own)).length === 0, `no key left under ${own}`);
     } finally {

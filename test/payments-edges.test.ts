@@ -1,9 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { balanceOf, newUser, openSession, startPay, startPaymentTest, unary, type PaymentTest } from './support/payments.ts';
+import { balanceOf, newUser, openSession, startPay, startPaymentTest, unary, untilAppWaits, type PaymentTest } from './support/payments.ts';
 import { prepareTransfer } from './support/transfer-scheme.ts';
-import { waitFor } from './support/wait-for.ts';
 
 let p: PaymentTest;
 let store: { tid: string; name: string; settlementAddress: string; apiKey: string };
@@ -16,9 +15,6 @@ before(async () => {
 after(async () => { await p?.stop(); });
 
 const tranNo = () => `E${randomUUID().slice(0, 8)}`;
-const waitForApps = (count: number) => waitFor(() => p.server.payments.deps.desk.size().apps >= count, {
-  timeoutMs: 10_000, message: `${count} app(s) with START_PAY registered at the desk`,
-});
 
 describe('payment edges', () => {
   test('17 for a currency without any rate notice', async () => {
@@ -27,7 +23,7 @@ describe('payment edges', () => {
     const app = openSession(p.client, 'DoPayment', user.token);
     const uuid = randomUUID();
     app.send({ state: 'START_PAY', user_uuid: uuid });
-    await waitForApps(1);
+    await untilAppWaits(p, uuid);
     pos.send({ ...startPay(p, store.tid, tranNo(), user, uuid, '1000'), exchange_currency: 'JPY' });
     const answer = await pos.next();
     assert.equal(answer.common.res_code, '17');
@@ -48,7 +44,7 @@ describe('payment edges', () => {
     const uuid = randomUUID();
     const app = openSession(p.client, 'DoPayment', user.token);
     app.send({ state: 'START_PAY', user_uuid: uuid });
-    await waitForApps(1);
+    await untilAppWaits(p, uuid);
     const pos2 = openSession(p.client, 'StartPayment', store.apiKey);
     pos2.send(startPay(p, store.tid, tranNo(), stranger, uuid, '1000'));
     assert.equal((await pos2.next()).common.res_code, '11');
@@ -61,7 +57,7 @@ describe('payment edges', () => {
     const uuid = randomUUID();
     const app = openSession(p.client, 'DoPayment', user.token);
     app.send({ state: 'START_PAY', user_uuid: uuid });
-    await waitForApps(1);
+    await untilAppWaits(p, uuid);
     const pos = openSession(p.client, 'StartPayment', store.apiKey);
     pos.send(startPay(p, store.tid, tranNo(), user, uuid, '1000'));
     assert.equal((await app.next()).content.state, 'REQUEST_TRANSFER');
@@ -87,7 +83,7 @@ describe('payment edges', () => {
     const uuid = randomUUID();
     const first = openSession(p.client, 'DoPayment', user.token);
     first.send({ state: 'START_PAY', user_uuid: uuid });
-    await waitForApps(1);
+    await untilAppWaits(p, uuid);
     const second = openSession(p.client, 'DoPayment', user.token);
     second.send({ state: 'START_PAY', user_uuid: uuid });
     assert.equal((await second.next()).common.res_code, '11');

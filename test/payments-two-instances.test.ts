@@ -2,9 +2,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startPaymentServer, type PaymentServer } from '../src/payment-server.ts';
-import type { RedisPairingDesk } from '../src/payments/redis-pairing-desk.ts';
+import type { RedisPairingDesk } from '../src/pairing/redis-pairing-desk.ts';
 import { createClient } from 'redis';
 import { waitFor } from './support/wait-for.ts';
+import { untilAtDesk } from './support/pairing.ts';
 import { startTestPlatform, type TestPlatform } from './support/platform.ts';
 import { balanceOf, newUser, openSession, paymentsClient, startPay, transferFor, type PaymentTest } from './support/payments.ts';
 import { deleteKeys, keysUnder, redisSkip, testRedisUrl, uniquePrefix } from './support/redis.ts';
@@ -31,8 +32,9 @@ const deskOf = (p: PaymentTest) => p.server.payments.deps.desk as RedisPairingDe
 const tranNo = () => `TR${randomUUID().slice(0, 8)}`;
 
 const until = (condition: () => boolean | Promise<boolean>, message: string, timeoutMs = 5000) => waitFor(condition, { timeoutMs, message });
-const appWaitingOnA = () => until(() => deskOf(a).size().apps > 0, 'the app\'s START_PAY is registered on A');
-const desksIdle = () => until(() => deskOf(a).size().apps === 0 && deskOf(b).size().pos === 0, 'A and B hold no app and no POS');
+const appWaitingOnA = (userUuid: string) => untilAtDesk({ desk: deskOf(a), redisKeyPrefix: prefix }, 'app', userUuid, { timeoutMs: 5000 });
+/** Until the pairing of `userUuid` left nothing behind: no key of it in Redis. */
+const pairingOver = (userUuid: string) => until(async () => (await keysUnder(prefix)).every((key) => !key.includes(userUuid)), `no key of user_uuid ${userUuid} left under ${prefix}`);
 
 /** The Redis value of an app's pairing key, parsed (undefined when there is none). */
 async function appRecord(userUuid: string): Promise<{ s?: string } | undefined> {
@@ -78,11 +80,11 @@ describe('payments across two instances (Redis pairing desk)', { skip: skipRedis
       const pos = openSession(b.client, 'StartPayment', store.apiKey);
       if (order === 'app first') {
         app.send({ state: 'START_PAY', user_uuid: uuid });
-        await appWaitingOnA();
+        await appWaitingOnA(uuid);
         pos.send(startPay(a, store.tid, tran, user, uuid, '15000'));
       } else {
         pos.send(startPay(a, store.tid, tran, user, uuid, '15000'));
-        await until(() => deskOf(b).size().pos > 0, 'the POS waits on B');
+        await untilAtDesk({ desk: deskOf(b), redisKeyPrefix: prefix }, 'pos', uuid, { timeoutMs: 5000 });
         app.send({ state: 'START_PAY', user_uuid: uuid });
       }
       const appRequest = await app.next();
@@ -113,7 +115,7 @@ describe('payments across two instances (Redis pairing desk)', { skip: skipRedis
       assert.equal(Number(await balanceOf(a, store.settlementAddress)) - storeBefore, 10);
       const record = await a.server.payments.deps.payments.findByTranNo(store.tid, tran);
       assert.equal(record?.status, 'approved');
-      await desksIdle();
+      await pairingOver(uuid);
     });
   }
 
@@ -124,7 +126,7 @@ describe('payments across two instances (Redis pairing desk)', { skip: skipRedis
     const app = openSession(a.client, 'DoPayment', user.token);
     const pos = openSession(b.client, 'StartPayment', store.apiKey);
     app.send({ state: 'START_PAY', user_uuid: uuid });
-    await appWaitingOnA();
+    await appWaitingOnA(uuid);
     pos.send(startPay(a, store.tid, tranNo(), user, uuid, '1500'));
     assert.equal((await app.next()).content.state, 'REQUEST_TRANSFER');
     assert.equal((await pos.next()).content.state, 'REQUEST_TRANSFER');
@@ -147,7 +149,7 @@ describe('payments across two instances (Redis pairing desk)', { skip: skipRedis
     const uuid = randomUUID();
     const app = openSession(a.client, 'DoPayment', user.token);
     app.send({ state: 'START_PAY', user_uuid: uuid });
-    await appWaitingOnA();
+    await appWaitingOnA(uuid);
     app.call.cancel();
     await app.closed;
     // A's record of the departure reaches Redis a round trip after the hang-up.
@@ -167,7 +169,7 @@ describe('payments across two instances (Redis pairing desk)', { skip: skipRedis
     const uuid = randomUUID();
     const app = openSession(a.client, 'DoPayment', user.token);
     app.send({ state: 'START_PAY', user_uuid: uuid });
-    await appWaitingOnA();
+    await appWaitingOnA(uuid);
     const tranA = tranNo();
     const tranB = tranNo();
     const posA = openSession(a.client, 'StartPayment', store.apiKey);
@@ -195,7 +197,7 @@ describe('payments across two instances (Redis pairing desk)', { skip: skipRedis
     const app = openSession(a.client, 'DoPayment', user.token);
     const pos = openSession(b.client, 'StartPayment', store.apiKey);
     app.send({ state: 'START_PAY', user_uuid: uuid });
-    await appWaitingOnA();
+    await appWaitingOnA(uuid);
     pos.send(startPay(a, store.tid, tranNo(), user, uuid, '1500'));
     const request = await app.next();
     assert.equal(request.content.state, 'REQUEST_TRANSFER');
@@ -208,7 +210,6 @@ describe('payments across two instances (Redis pairing desk)', { skip: skipRedis
     assert.equal((await app.next()).common.res_code, '00');
     assert.equal((await pos.closed).code, 0);
     assert.equal((await app.closed).code, 0);
-    await desksIdle();
-    await until(async () => (await ownKeys()).length === 0, `no key of user_uuid ${uuid} left under ${prefix}`);
+    await pairingOver(uuid);
   });
 });

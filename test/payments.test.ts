@@ -4,9 +4,8 @@ import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { parseUnits } from 'viem';
 import {
-  balanceOf, newUser, openSession, startPay, startPaymentTest, transferFor, unary, type PaymentTest, type TestUser,
+  balanceOf, newUser, openSession, startPay, startPaymentTest, transferFor, unary, untilAppWaits, untilPosWaits, type PaymentTest, type TestUser,
 } from './support/payments.ts';
-import { waitFor } from './support/wait-for.ts';
 
 let p: PaymentTest;
 let store: { tid: string; name: string; settlementAddress: string; apiKey: string };
@@ -26,9 +25,8 @@ async function pay(user: TestUser, amount: string, options: { tranNo?: string; p
   const app = openSession(p.client, 'DoPayment', user.token);
   const pos = openSession(p.client, 'StartPayment', store.apiKey);
   if (options.posFirst) {
-    const posWaiting = p.server.payments.deps.desk.size().pos;
     pos.send(startPay(p, store.tid, tran, user, uuid, amount));
-    await waitFor(() => p.server.payments.deps.desk.size().pos > posWaiting, { timeoutMs: 10_000, message: 'the POS waits at the desk for the app' });
+    await untilPosWaits(p, uuid);
     app.send({ state: 'START_PAY', user_uuid: uuid });
   } else {
     app.send({ state: 'START_PAY', user_uuid: uuid });
@@ -128,7 +126,7 @@ async function opened(user: TestUser, amount: string, expiresIn = 300) {
   const pos = openSession(p.client, 'StartPayment', store.apiKey);
   app.send({ state: 'START_PAY', user_uuid: uuid });
   // The app shows its QR code before the POS scans it: let its START_PAY be registered first.
-  await waitFor(() => p.server.payments.deps.desk.size().apps > 0, { timeoutMs: 10_000, message: 'the app\'s START_PAY is registered at the desk' });
+  await untilAppWaits(p, uuid);
   pos.send(startPay(p, store.tid, tran, user, uuid, amount, expiresIn));
   return { app, pos, tran, uuid };
 }

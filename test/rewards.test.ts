@@ -1,8 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { balanceOf, newUser, openSession, startPaymentTest, unary, type PaymentTest } from './support/payments.ts';
-import { waitFor } from './support/wait-for.ts';
+import { balanceOf, newUser, openSession, startPaymentTest, unary, untilAppWaits, type PaymentTest } from './support/payments.ts';
 
 let p: PaymentTest;
 let store: { tid: string; name: string; settlementAddress: string; apiKey: string };
@@ -115,7 +114,7 @@ describe('reward claims and CancelReward', () => {
     const app = openSession(p.client, 'DoPayment', user.token);
     app.send({ state: 'START_PAY', user_uuid: uuid });
     // The failure reaches an app that is waiting: let its START_PAY be registered first.
-    await waitFor(() => p.server.payments.deps.desk.size().apps > 0, { timeoutMs: 10_000, message: 'the app\'s START_PAY is registered at the desk' });
+    await untilAppWaits(p, uuid);
     const pos = openSession(p.client, 'StartPayment', store.apiKey);
     pos.send({ state: 'START_REWARD', tid: store.tid, tran_no: 'RW-2', reward_id: 'NOPE', token_amount: '1', user_uuid: uuid, user_address: user.address });
     for (const end of [await pos.next(), await app.next()]) {

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { call } from './support/platform.ts';
 import { sha256Hex, type Wallet } from './support/transfer-scheme.ts';
 import {
-  newUser, openSession, startPay, startPaymentTest, transferFor, unary, type PaymentTest, type Session,
+  newUser, openSession, startPay, startPaymentTest, transferFor, unary, untilAppWaits, type PaymentTest, type Session,
 } from './support/payments.ts';
 import { tokenAllowCommand, tokenAllowedCommand, tokenDisallowCommand } from '../src/cli/token-commands.ts';
 import { createLogger } from '../src/shared/logger.ts';
@@ -55,11 +55,8 @@ async function startBoth(user: Wallet & { token: string }, overrides: Record<str
   const uuid = randomUUID();
   const app = openSession(p.client, 'DoPayment', user.token);
   const pos = openSession(p.client, 'StartPayment', store.apiKey);
-  const waiting = p.server.payments.deps.desk.size().apps;
   app.send({ state: 'START_PAY', user_uuid: uuid });
-  for (const deadline = Date.now() + 2000; p.server.payments.deps.desk.size().apps <= waiting && Date.now() < deadline;) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await untilAppWaits(p, uuid);
   pos.send({ ...startPay(p, store.tid, tran, user, uuid, '15000'), ...overrides });
   return { app, pos, tran };
 }
@@ -132,7 +129,7 @@ describe('rewards move only a settlement token', () => {
     const uuid = randomUUID();
     const app = openSession(p.client, 'DoPayment', user.token);
     app.send({ state: 'START_PAY', user_uuid: uuid });
-    while (p.server.payments.deps.desk.size().apps === 0) await new Promise((r) => setTimeout(r, 10));
+    await untilAppWaits(p, uuid);
     const pos = openSession(p.client, 'StartPayment', store.apiKey);
     pos.send({
       state: 'START_REWARD', tid: store.tid, tran_no: 'RW-ST', reward_id: issued.content.reward_id, token_amount: '1',

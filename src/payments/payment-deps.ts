@@ -5,7 +5,7 @@ import type { WalletService } from '../wallet/wallet-service.ts';
 import type { MerchantRepository } from '../store/merchant-repository.ts';
 import type { PaymentRepository } from '../store/payment-repository.ts';
 import type { SettlementTokenRepository } from '../store/settlement-token-repository.ts';
-import type { PairingDesk } from './pairing-desk.ts';
+import type { PairingDesk } from '../pairing/pairing-desk.ts';
 
 /** What the payment operations need; each takes the narrowest part of it. */
 export interface PaymentDeps {

@@ -5,7 +5,7 @@ import type { PaymentRecord } from '../store/payment-repository.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';
 import type { PaymentApproval, SessionSink } from './payment-events.ts';
-import type { PairedApp } from './pairing-desk.ts';
+import type { PairedApp } from '../pairing/pairing-desk.ts';
 import { quoteTokens } from './token-quote.ts';
 import { resolveSettlementToken } from './settlement-token.ts';
 import { nextApprovalNumber } from './approval-number.ts';

@@ -5,7 +5,7 @@ import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { RewardRecord } from '../store/reward-repository.ts';
 import type { RewardClaim } from '../payments/payment-events.ts';
 import type { PosSide } from '../payments/run-payment.ts';
-import type { PairedApp } from '../payments/pairing-desk.ts';
+import type { PairedApp } from '../pairing/pairing-desk.ts';
 import { resolveSettlementToken, type SettlementToken } from '../payments/settlement-token.ts';
 import { transferMovedNothing } from '../wallet/authorize-transfer.ts';
 import type { RewardDeps } from './reward-deps.ts';

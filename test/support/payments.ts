@@ -6,6 +6,7 @@ import { prepareTransfer, type Wallet } from './transfer-scheme.ts';
 import { startPaymentServer, type PaymentServer } from '../../src/payment-server.ts';
 import { deleteKeys, testRedisUrl, uniquePrefix } from './redis.ts';
 import { freshPostgresSchema } from './stores.ts';
+import { untilAtDesk } from './pairing.ts';
 
 /** A client of our own, from the .proto alone: what any language's generated client does. */
 const protoFile = new URL('../../proto/g00/payments/v2/payments.proto', import.meta.url).pathname;
@@ -16,6 +17,8 @@ export interface PaymentTest {
   t: TestPlatform;
   server: PaymentServer;
   client: grpc.Client & Record<string, any>;
+  /** The key prefix of the server's Redis pairing desk (VIXPAY_TEST_PAIRING=redis). */
+  redisKeyPrefix?: string;
   stop(): Promise<void>;
 }
 
@@ -64,6 +67,7 @@ export async function startPaymentTest(env: Record<string, string> = {}): Promis
   const client = new PaymentsService(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure()) as grpc.Client & Record<string, any>;
   const p: PaymentTest = {
     t, server, client,
+    ...(overRedis && { redisKeyPrefix }),
     async stop() {
       client.close();
       await server.stop(1000);
@@ -79,6 +83,18 @@ export async function startPaymentTest(env: Record<string, string> = {}): Promis
     throw new Error(`startPaymentTest: expected the ${testPairing()} desk on ${testStore()}, got the ${onRedis ? 'redis' : 'in-process'} desk on ${t.platform.store.dialect}`);
   }
   return p;
+}
+
+const deskView = (p: PaymentTest) => ({ desk: p.server.payments.deps.desk, ...(p.redisKeyPrefix && { redisKeyPrefix: p.redisKeyPrefix }) });
+
+/** Until the app of `userUuid` waits at the payment server's desk: its START_PAY was registered. */
+export function untilAppWaits(p: PaymentTest, userUuid: string): Promise<void> {
+  return untilAtDesk(deskView(p), 'app', userUuid);
+}
+
+/** Until a POS waits at the payment server's desk for the app of `userUuid`. */
+export function untilPosWaits(p: PaymentTest, userUuid: string): Promise<void> {
+  return untilAtDesk(deskView(p), 'pos', userUuid);
 }
 
 /** A client of the payment server listening on `port` (127.0.0.1). */

@@ -15,7 +15,7 @@ export interface WaitForOptions {
  * never for a fixed time. A condition that throws fails the wait at once.
  *
  * @example
- * await waitFor(() => desk.size().apps > 0, { timeoutMs: 5000, message: 'the app is waiting at the desk' });
+ * await waitFor(() => sink.events.length > 0, { timeoutMs: 5000, message: 'the app hears its refusal' });
  */
 export async function waitFor<T>(condition: () => T | Promise<T>, options: WaitForOptions): Promise<NonNullable<T>> {
   const deadline = Date.now() + options.timeoutMs;

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPairingDesk } from './pairing-desk.ts';
-import type { SessionEvent } from './payment-events.ts';
+import { createPairingDesk, inspectPairingDesk } from './in-process-pairing-desk.ts';
+import type { SessionEvent } from '../payments/payment-events.ts';
 import { DomainError } from '../shared/errors.ts';
 import { waitFor } from '../../test/support/wait-for.ts';
 
@@ -13,7 +13,7 @@ const arrival = (userUuid: string, s = sink()) => ({ userUuid, userId: 'u1', use
 const credentials = { tempKey: 't', hashKey: 'h', signature: '0xs', comment: 'c' };
 const live = () => new AbortController().signal;
 
-describe('pairing desk', () => {
+describe('in-process pairing desk', () => {
   test('app first, then POS: paired at once; TRANSFER resolves the wait', async () => {
     const desk = createPairingDesk({ appWaitMs: 1000 });
     const connection = desk.connectApp(arrival('q1'));
@@ -27,11 +27,11 @@ describe('pairing desk', () => {
   test('POS first: waits for the app within the window, else 03', async () => {
     const desk = createPairingDesk({ appWaitMs: 1000 });
     const pending = desk.takeApp('q2', 1000, live());
-    assert.deepEqual(desk.size(), { apps: 0, pos: 1 });
+    assert.deepEqual(inspectPairingDesk(desk), { apps: [], pos: ['q2'] });
     desk.connectApp(arrival('q2'));
     assert.equal((await pending).userId, 'u1');
     await assert.rejects(desk.takeApp('q3', 20, live()), { code: 'payment.expired' });
-    assert.deepEqual(desk.size().pos, 0);
+    assert.deepEqual(inspectPairingDesk(desk).pos, []);
   });
 
   test('the app hanging up before TRANSFER is 01; a TRANSFER already given is kept', async () => {
@@ -68,7 +68,7 @@ describe('pairing desk', () => {
     await waitFor(() => s.events.length > 0, { timeoutMs: 5000, message: 'the app nobody picked up is told' });
     assert.equal(s.events[0]?.type, 'failed');
     assert.equal(s.events[0]?.type === 'failed' && s.events[0].error.code, 'payment.expired');
-    assert.deepEqual(desk.size(), { apps: 0, pos: 0 });
+    assert.deepEqual(inspectPairingDesk(desk), { apps: [], pos: [] });
   });
 
   test('a waiting app is told when the POS attempt fails before pairing', () => {
@@ -77,7 +77,7 @@ describe('pairing desk', () => {
     const connection = desk.connectApp(arrival('q8', s));
     desk.failWaitingApp('q8', { error: new DomainError('payment.expired', 'the QR code has expired'), tranNo: 'N8' });
     assert.equal(s.events.length, 1);
-    assert.equal(desk.size().apps, 0);
+    assert.deepEqual(inspectPairingDesk(desk).apps, []);
     connection.hangUp();
   });
 
@@ -85,5 +85,14 @@ describe('pairing desk', () => {
     const desk = createPairingDesk({ appWaitMs: 1000 });
     desk.connectApp(arrival('q9')).hangUp();
     await assert.rejects(desk.takeApp('q9', 1000, live()), { code: 'payment.canceled_by_user' });
+  });
+
+  test('inspection shows apps waiting and POSes waiting, not paired apps; only for in-process desks', async () => {
+    const desk = createPairingDesk({ appWaitMs: 1000 });
+    desk.connectApp(arrival('q10'));
+    assert.deepEqual(inspectPairingDesk(desk), { apps: ['q10'], pos: [] });
+    await desk.takeApp('q10', 1000, live());
+    assert.deepEqual(inspectPairingDesk(desk), { apps: [], pos: [] });
+    assert.throws(() => inspectPairingDesk({ ...desk }), /not an in-process pairing desk/);
   });
 });

@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import { DomainError } from '../shared/errors.ts';
+import type { TransferCredentials } from '../payments/payment-events.ts';
+import type { AppArrival, AppConnection } from './pairing-desk.ts';
+import { appWaitExpired, endsStream, transferBeforeRequest, userUuidInUse } from './pairing-rules.ts';
+import type { PairingLink } from './redis-pairing-link.ts';
+import * as scripts from './redis-pairing-scripts.ts';
+import { fromWire, keyLifetimes, type AppMessage, type AppValue, type PosRef } from './redis-pairing-wire.ts';
+
+/**
+ * The app side of the Redis pairing desk, on the instance that holds the app's stream: registers
+ * the app under its user_uuid, runs the app's wait for a POS, writes what the POS's instance sends
+ * to the app's stream, and forwards the app's TRANSFER and hang-up to the POS's instance.
+ */
+export interface RedisAppSide {
+  connectApp(arrival: AppArrival): AppConnection;
+  receive(message: AppMessage): void;
+  close(): void;
+}
+
+interface LocalApp {
+  id: string;
+  arrival: AppArrival;
+  state: 'registering' | 'waiting' | 'done';
+  /** Whether Redis took the app (false: refused or unreachable, the app was told). */
+  registered: Promise<boolean>;
+  /** The app's TRANSFER and hang-up, forwarded one after the other (after its registration). */
+  queue: Promise<unknown>;
+  pos?: PosRef;
+  hungUp: boolean;
+  transferSent: boolean;
+  idleTimer?: NodeJS.Timeout;
+}
+
+export function createRedisAppSide(link: PairingLink, appWaitMs: number): RedisAppSide {
+  const lifetimes = keyLifetimes(appWaitMs);
+  const apps = new Map<string, LocalApp>();
+
+  function finish(app: LocalApp): void {
+    app.state = 'done';
+    clearTimeout(app.idleTimer);
+    apps.delete(app.id);
+  }
+
+  function fail(app: LocalApp, error: DomainError): void {
+    finish(app);
+    app.arrival.sink.send({ type: 'failed', error });
+  }
+
+  /** Registers the app in Redis, tells a POS already waiting for it, and starts the app's wait. */
+  async function register(app: LocalApp): Promise<boolean> {
+    const { userUuid, userId, userAddress } = app.arrival;
+    const value: AppValue = { s: 'waiting', id: app.id, i: link.instanceId, u: userId, a: userAddress };
+    let reply: unknown;
+    try {
+      reply = await link.run(scripts.registerApp, [link.appKey(userUuid), link.posKey(userUuid)], [JSON.stringify(value), lifetimes.waitingMs]);
+    } catch (error) {
+      link.logError(error, 'register failed');
+      fail(app, new DomainError('internal', 'the pairing desk is unavailable', { cause: error }));
+      return false;
+    }
+    const [result, pos] = reply as [string, string?];
+    if (result === 'busy') {
+      fail(app, userUuidInUse());
+      return false;
+    }
+    if (app.state === 'registering') app.state = 'waiting';
+    if (pos) {
+      const ref = JSON.parse(pos) as PosRef;
+      link.deliver(ref.i, { k: 'arrived', pos: ref.id });
+    }
+    if (app.state === 'waiting' && !app.hungUp) waitForPos(app);
+    return true;
+  }
+
+  /** No POS in time: 03, unless a POS claimed the app meanwhile (Redis decides). */
+  function waitForPos(app: LocalApp): void {
+    app.idleTimer = setTimeout(() => {
+      link.run(scripts.expireApp, [link.appKey(app.arrival.userUuid)], [app.id]).then((gone) => {
+        if (gone === 1 && app.state === 'waiting' && !app.hungUp) fail(app, appWaitExpired());
+      }, (error: unknown) => link.logError(error, 'expiry failed'));
+    }, appWaitMs);
+  }
+
+  function enqueue(app: LocalApp, step: (registered: boolean) => Promise<void>, what: string): void {
+    app.queue = app.queue.then(() => app.registered).then(step).catch((error: unknown) => link.logError(error, what));
+  }
+
+  /** The POS that paired the app: known from its first message, else from the app key. */
+  async function posOf(app: LocalApp): Promise<PosRef | undefined> {
+    if (app.pos) return app.pos;
+    const current = await link.readApp(app.arrival.userUuid);
+    return current?.id === app.id && current.s === 'paired' ? current.p : undefined;
+  }
+
+  function submitTransfer(app: LocalApp, credentials: TransferCredentials): void {
+    enqueue(app, async (registered) => {
+      if (!registered || app.transferSent) return;
+      const pos = await posOf(app);
+      if (!pos) {
+        app.arrival.sink.send({ type: 'failed', error: transferBeforeRequest() });
+        return;
+      }
+      app.transferSent = true;
+      link.deliver(pos.i, { k: 'transfer', pos: pos.id, c: credentials });
+    }, 'transfer forwarding failed');
+  }
+
+  function hangUp(app: LocalApp): void {
+    if (app.hungUp) return;
+    app.hungUp = true;
+    clearTimeout(app.idleTimer);
+    const wasDone = app.state === 'done';
+    enqueue(app, async (registered) => {
+      if (!registered || wasDone) return;
+      const reply = await link.run(scripts.leaveApp, [link.appKey(app.arrival.userUuid)], [app.id, appWaitMs]);
+      if (typeof reply !== 'string') {
+        finish(app);
+        return;
+      }
+      // Paired: the POS's flow still ends this stream (01, or END_PAY after a TRANSFER).
+      app.idleTimer = setTimeout(() => finish(app), lifetimes.pairedMs);
+      app.idleTimer.unref();
+      if (!app.transferSent) {
+        const pos = JSON.parse(reply) as PosRef;
+        link.deliver(pos.i, { k: 'hangup', pos: pos.id });
+      }
+    }, 'hang-up forwarding failed');
+  }
+
+  return {
+    connectApp(arrival) {
+      const app: LocalApp = {
+        id: randomUUID(), arrival, state: 'registering', registered: Promise.resolve(false), queue: Promise.resolve(), hungUp: false, transferSent: false,
+      };
+      apps.set(app.id, app);
+      app.registered = register(app);
+      app.queue = app.registered;
+      return {
+        submitTransfer: (credentials) => submitTransfer(app, credentials),
+        hangUp: () => hangUp(app),
+      };
+    },
+
+    receive(message) {
+      const app = apps.get(message.app);
+      if (!app || app.state === 'done') return;
+      if (message.pos) app.pos = message.pos;
+      if (!app.hungUp) clearTimeout(app.idleTimer);
+      const event = fromWire(message.event);
+      if (endsStream(event)) finish(app);
+      app.arrival.sink.send(event);
+    },
+
+    close() {
+      for (const app of apps.values()) clearTimeout(app.idleTimer);
+    },
+  };
+}

@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import type { PairedApp, PairingDesk } from './pairing-desk.ts';
+import {
+  canceled, createTransferHandoff, endsStream, pairingWindowExpired, posAlreadyWaiting, userUuidInPayment, waitWithin,
+  type Settle, type TransferHandoff,
+} from './pairing-rules.ts';
+import type { PairingLink } from './redis-pairing-link.ts';
+import * as scripts from './redis-pairing-scripts.ts';
+import { keyLifetimes, toWire, type AppValue, type PosMessage, type PosRef } from './redis-pairing-wire.ts';
+
+/**
+ * The POS side of the Redis pairing desk, on the instance that holds the POS's stream: claims the
+ * app (or waits for it within the pairing window), sends the app its events through the app's
+ * instance, and hands the app's TRANSFER and hang-up, sent from there, to the POS's flow.
+ */
+export interface RedisPosSide extends Pick<PairingDesk, 'takeApp' | 'failWaitingApp'> {
+  receive(message: PosMessage): void;
+}
+
+interface PosSession {
+  ref: PosRef;
+  handoff: TransferHandoff;
+  /** Set while the POS waits for its app: claim it now. */
+  arrived?: () => void;
+  /** The app arrived before this POS began to listen for it. */
+  arrivedEarly?: boolean;
+}
+
+export function createRedisPosSide(link: PairingLink, appWaitMs: number): RedisPosSide {
+  const { pairedMs } = keyLifetimes(appWaitMs);
+  const sessions = new Map<string, PosSession>();
+  const logFailure = (what: string) => (error: unknown) => link.logError(error, what);
+
+  function pairedApp(session: PosSession, userUuid: string, value: AppValue): PairedApp {
+    return {
+      userId: value.u,
+      userAddress: value.a,
+      send: (event) => {
+        if (endsStream(event)) {
+          // The app's payment is over: its user_uuid is free again, and this POS session too.
+          sessions.delete(session.ref.id);
+          link.run(scripts.releaseApp, [link.appKey(userUuid)], [value.id]).catch(logFailure('release failed'));
+        }
+        link.deliver(value.i, { k: 'event', app: value.id, pos: session.ref, event: toWire(event) });
+      },
+      awaitTransfer: (timeoutMs, signal) => session.handoff.await(timeoutMs, signal),
+    };
+  }
+
+  /** A claim's answer: the app paired, a refusal (thrown), or undefined when there is no app to claim yet. */
+  function claimed(reply: unknown, session: PosSession, userUuid: string): PairedApp | undefined {
+    const [result, value] = reply as [string, string?];
+    if (result === 'paired') return pairedApp(session, userUuid, JSON.parse(value!) as AppValue);
+    if (result === 'departed') throw canceled();
+    if (result === 'busy') throw userUuidInPayment();
+    if (result === 'pos_busy') throw posAlreadyWaiting();
+    return undefined;
+  }
+
+  /**
+   * Waits within the window for the app's instance to say the app arrived, then claims it. A
+   * timeout or abort while a claim is running waits for it: an app claimed is an app paired.
+   */
+  function awaitArrival(session: PosSession, userUuid: string, windowMs: number, signal: AbortSignal): Promise<PairedApp> {
+    return waitWithin(windowMs, signal, pairingWindowExpired, (settle: Settle<PairedApp>) => {
+      let claiming = false;
+      let interruption: (() => void) | undefined;
+      session.arrived = () => {
+        if (claiming) return;
+        claiming = true;
+        link.run(scripts.claimApp, [link.appKey(userUuid)], [JSON.stringify(session.ref), pairedMs])
+          .then((reply) => claimed(reply, session, userUuid))
+          .then((app) => {
+            claiming = false;
+            if (app) settle.resolve(app);
+            else interruption?.();
+          }, (error: unknown) => {
+            claiming = false;
+            settle.reject(error);
+          });
+      };
+      if (session.arrivedEarly) session.arrived();
+      return {
+        stop: () => { session.arrived = undefined; },
+        interrupted: (fail) => {
+          if (claiming) interruption ??= fail;
+          else fail();
+        },
+      };
+    });
+  }
+
+  return {
+    async takeApp(userUuid, windowMs, signal) {
+      const session: PosSession = { ref: { i: link.instanceId, id: randomUUID() }, handoff: createTransferHandoff() };
+      const refText = JSON.stringify(session.ref);
+      // Registered before the claim: the app may hang up the moment it is claimed.
+      sessions.set(session.ref.id, session);
+      let waitingKeySet = false;
+      try {
+        const reply = await link.run(scripts.takeApp, [link.appKey(userUuid), link.posKey(userUuid)], [refText, pairedMs, Math.max(1, Math.ceil(windowMs))]);
+        waitingKeySet = (reply as string[])[0] === 'waiting';
+        return claimed(reply, session, userUuid) ?? await awaitArrival(session, userUuid, windowMs, signal);
+      } catch (error) {
+        sessions.delete(session.ref.id);
+        throw error;
+      } finally {
+        if (waitingKeySet) link.run(scripts.deleteIfEqual, [link.posKey(userUuid)], [refText]).catch(logFailure('cleanup failed'));
+      }
+    },
+
+    failWaitingApp(userUuid, failure) {
+      link.run(scripts.failWaitingApp, [link.appKey(userUuid)]).then((reply) => {
+        if (typeof reply !== 'string') return;
+        const value = JSON.parse(reply) as AppValue;
+        link.deliver(value.i, { k: 'event', app: value.id, event: toWire({ type: 'failed', ...failure }) });
+      }).catch(logFailure('failWaitingApp failed'));
+    },
+
+    receive(message) {
+      const session = sessions.get(message.pos);
+      if (!session) return;
+      if (message.k === 'transfer') session.handoff.submit(message.c);
+      else if (message.k === 'hangup') session.handoff.hangUp();
+      else if (session.arrived) session.arrived();
+      else session.arrivedEarly = true;
+    },
+  };
+}
