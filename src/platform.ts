@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Config } from './config/config.ts';
 import type { Logger } from './shared/logger.ts';
 import { systemClock, type Clock } from './shared/clock.ts';
@@ -6,11 +7,12 @@ import { createKeyVault, loadMasterKey, type KeyVault } from './shared/key-vault
 import { openStore, type Store } from './store/db.ts';
 import { createWalletRepository } from './store/wallet-repository.ts';
 import { createAuthorizationRepository } from './store/authorization-repository.ts';
+import { createChainJournal } from './store/chain-journal-repository.ts';
 import { startChains } from './chain/chain-supervisor.ts';
 import { createChainClients, type ChainClients } from './chain/chain-clients.ts';
 import { createRelayer, type Relayer } from './chain/relayer.ts';
 import { fundRelayerOnManagedChains, loadPlatformAccount } from './chain/platform-account.ts';
-import { ensurePlatformContracts, type PlatformContractsByNetwork } from './chain/platform-contracts.ts';
+import { ensurePlatformContracts, vixpDecimals, vixpName, vixpSymbol, type PlatformContractsByNetwork } from './chain/platform-contracts.ts';
 import { networkNames } from './chain/networks.ts';
 import { createWalletService, type WalletService } from './wallet/wallet-service.ts';
 import { createIdentity, type Identity } from './identity/identity-service.ts';
@@ -66,12 +68,20 @@ export async function startPlatform(config: Config, logger: Logger, options: Sta
     const chains = await createChainClients(supervisor.endpoints, config.chainPollMs);
     const account = loadPlatformAccount({ privateKey: config.relayerPrivateKey, dataDir: config.dataDir, vault });
     await fundRelayerOnManagedChains(chains, account.address, logger);
+    const journal = createChainJournal(store.db, randomUUID);
     const relayer = createRelayer({
-      db: store.db, chains, account, clock, logger: logger.child({ component: 'relayer' }), receiptTimeoutMs: config.receiptTimeoutSeconds * 1000,
+      journal, chains, account, clock, logger: logger.child({ component: 'relayer' }), receiptTimeoutMs: config.receiptTimeoutSeconds * 1000,
     });
     await Promise.all(networkNames.map((network) => relayer.recover(network)));
     const repo = createWalletRepository(store.db);
-    const contracts = await ensurePlatformContracts({ db: store.db, chains, relayer, wallets: repo, clock });
+    const contracts = await ensurePlatformContracts({ journal, chains, relayer, clock });
+    // VIXP is a token of the wallet on every network (owned by the platform account).
+    for (const network of networkNames) {
+      await repo.insertToken({
+        network, contract_address: contracts[network].vixpToken, symbol: vixpSymbol, name: vixpName, decimals: vixpDecimals,
+        owner: relayer.address, created_at: clock(),
+      });
+    }
     const wallet = createWalletService({
       repo, vault, clock, chains, relayer, contracts, tempKeyTtlMs: config.tempKeyTtlSeconds * 1000,
       authorizations: createAuthorizationRepository(store.db), authorizationTtlSeconds: config.authorizationTtlSeconds,

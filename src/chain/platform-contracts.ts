@@ -1,6 +1,5 @@
 import { encodeDeployData, getAddress, type Address, type Hex } from 'viem';
-import type { Db } from '../store/db.ts';
-import type { WalletRepository } from '../store/wallet-repository.ts';
+import type { ChainJournal } from './chain-journal.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { ChainClients } from './chain-clients.ts';
 import type { Relayer } from './relayer.ts';
@@ -20,10 +19,9 @@ export interface PlatformContracts {
 export type PlatformContractsByNetwork = Readonly<Record<NetworkName, PlatformContracts>>;
 
 export interface PlatformContractsDeps {
-  db: Db;
+  journal: Pick<ChainJournal, 'findDeployment' | 'findConfirmedDeployment' | 'recordDeployment'>;
   chains: ChainClients;
   relayer: Relayer;
-  wallets: WalletRepository;
   clock: Clock;
 }
 
@@ -37,10 +35,6 @@ export async function ensurePlatformContracts(deps: PlatformContractsDeps): Prom
     const vixpToken = await ensureDeployed(deps, network, 'VixpToken', encodeDeployData({
       abi: vixpTokenAbi, bytecode: vixpTokenBytecode, args: [vixpName, vixpSymbol, deps.relayer.address, 0n],
     }));
-    await deps.wallets.insertToken({
-      network, contract_address: vixpToken, symbol: vixpSymbol, name: vixpName, decimals: vixpDecimals,
-      owner: deps.relayer.address, created_at: deps.clock(),
-    });
     const didRegistry = await ensureDeployed(deps, network, 'EthereumDIDRegistry', encodeDeployData({
       abi: ethrDidRegistryAbi, bytecode: ethrDidRegistryBytecode,
     }));
@@ -50,21 +44,18 @@ export async function ensurePlatformContracts(deps: PlatformContractsDeps): Prom
 }
 
 async function ensureDeployed(deps: PlatformContractsDeps, network: NetworkName, name: string, data: Hex): Promise<Address> {
-  const { db, chains, relayer, clock } = deps;
+  const { journal, chains, relayer, clock } = deps;
   const { client, chainId } = chains[network];
   const hasCode = async (address: Address) => ((await client.getCode({ address })) ?? '0x') !== '0x';
 
-  const known = await db.selectFrom('deployments').selectAll()
-    .where('network', '=', network).where('name', '=', name).executeTakeFirst();
-  if (known && Number(known.chain_id) === chainId && (await hasCode(getAddress(known.address)))) return getAddress(known.address);
+  const known = await journal.findDeployment(network, name);
+  if (known && known.chainId === chainId && (await hasCode(getAddress(known.address)))) return getAddress(known.address);
 
-  const journaled = await db.selectFrom('chain_txs').select('tx_hash')
-    .where('network', '=', network).where('kind', '=', 'deploy').where('reference', '=', name).where('status', '=', 'confirmed')
-    .orderBy('created_at', 'desc').executeTakeFirst();
+  const journaled = await journal.findConfirmedDeployment(network, name);
   let address: Address | undefined;
   let txHash: Hex | undefined;
   if (journaled) {
-    const receipt = await client.getTransactionReceipt({ hash: journaled.tx_hash as Hex }).catch(() => undefined);
+    const receipt = await client.getTransactionReceipt({ hash: journaled as Hex }).catch(() => undefined);
     if (receipt?.contractAddress && (await hasCode(receipt.contractAddress))) {
       address = getAddress(receipt.contractAddress);
       txHash = receipt.transactionHash;
@@ -76,7 +67,6 @@ async function ensureDeployed(deps: PlatformContractsDeps, network: NetworkName,
     address = getAddress(result.receipt.contractAddress);
     txHash = result.txHash;
   }
-  await db.deleteFrom('deployments').where('network', '=', network).where('name', '=', name).execute();
-  await db.insertInto('deployments').values({ network, name, chain_id: chainId, address, tx_hash: txHash, created_at: clock() }).execute();
+  await journal.recordDeployment({ network, name, chainId, address, txHash }, clock());
   return address;
 }

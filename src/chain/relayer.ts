@@ -1,8 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { keccak256, type Address, type Hex, type PrivateKeyAccount, type TransactionReceipt } from 'viem';
-import type { Transaction } from 'kysely';
-import type { Db } from '../store/db.ts';
-import type { Database, ChainTxStatus } from '../store/schema.ts';
+import type { ChainJournal, ChainTxStatus, JournalIntent } from './chain-journal.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
 import { DomainError } from '../shared/errors.ts';
@@ -11,14 +8,7 @@ import type { ChainClients } from './chain-clients.ts';
 import type { NetworkName } from './networks.ts';
 
 /** What a relayed transaction is for; journaled beside it. */
-export interface RelayIntent {
-  kind: 'transfer' | 'deploy' | 'mint' | (string & {});
-  reference?: string;
-  fromAddress?: string;
-  toAddress?: string;
-  contractAddress?: string;
-  amount?: string;
-}
+export type RelayIntent = JournalIntent & { kind: 'transfer' | 'deploy' | 'mint' | 'cancel-authorization' | (string & {}) };
 
 export interface RelayRequest {
   /** Omitted for a contract deployment. */
@@ -26,11 +16,10 @@ export interface RelayRequest {
   data: Hex;
   intent: RelayIntent;
   /**
-   * Runs inside the database transaction that allocates the nonce and journals the signed
-   * transaction, after the journal row is written, so that (for example) marking an authorization
-   * submitted and journaling commit together. Throwing here sends nothing.
+   * The EIP-3009 authorization the transaction carries: it is marked submitted in the same database
+   * transaction that journals it, and nothing is sent if it is no longer reserved.
    */
-  withinJournal?: (trx: Transaction<Database>, journaled: { txHash: Hex }) => Promise<void>;
+  authorizationNonce?: Hex;
 }
 
 export interface RelayResult {
@@ -44,8 +33,9 @@ export interface Relayer {
   address: Address;
   /**
    * Estimates, signs with the next nonce, journals, then broadcasts, and waits for the receipt.
-   * Throws (`chain.transaction_failed` when the node says it would revert, `chain.unavailable`)
-   * only when nothing was journaled, so nothing was sent; once journaled, answers the outcome.
+   * Throws (`chain.transaction_failed` when the node says it would revert or the authorization was
+   * released, `chain.unavailable`) only when nothing was journaled, so nothing was sent; once
+   * journaled, answers the outcome.
    */
   submit(network: NetworkName, request: RelayRequest): Promise<RelayResult>;
   /**
@@ -59,7 +49,7 @@ export interface Relayer {
 }
 
 export interface RelayerDeps {
-  db: Db;
+  journal: ChainJournal;
   chains: ChainClients;
   account: PrivateKeyAccount;
   clock: Clock;
@@ -67,8 +57,13 @@ export interface RelayerDeps {
   receiptTimeoutMs?: number;
 }
 
+/**
+ * The platform account as the relayer: it pays the gas of every transaction the platform sends.
+ * Each one is journaled (nonce, signed bytes, hash) before it is broadcast, so a crash anywhere is
+ * finished by `recover` with the same bytes: exactly once, no nonce gap.
+ */
 export function createRelayer(deps: RelayerDeps): Relayer {
-  const { db, chains, account, clock, logger } = deps;
+  const { journal, chains, account, clock, logger } = deps;
   const receiptTimeoutMs = deps.receiptTimeoutMs ?? 60_000;
   const relayer = account.address;
   const synced = new Set<NetworkName>();
@@ -77,16 +72,7 @@ export function createRelayer(deps: RelayerDeps): Relayer {
   async function syncNonce(network: NetworkName): Promise<void> {
     if (synced.has(network)) return;
     const onChain = await chains[network].client.getTransactionCount({ address: relayer, blockTag: 'pending' });
-    await db.transaction().execute(async (trx) => {
-      const row = await trx.selectFrom('relayer_nonces').select('next_nonce')
-        .where('network', '=', network).where('address', '=', relayer).executeTakeFirst();
-      if (!row) {
-        await trx.insertInto('relayer_nonces').values({ network, address: relayer, next_nonce: onChain }).execute();
-      } else if (row.next_nonce < onChain) {
-        await trx.updateTable('relayer_nonces').set({ next_nonce: onChain })
-          .where('network', '=', network).where('address', '=', relayer).execute();
-      }
-    });
+    await journal.syncNonce(network, relayer, onChain);
     synced.add(network);
   }
 
@@ -99,10 +85,8 @@ export function createRelayer(deps: RelayerDeps): Relayer {
       logger.warn({ network, txHash, reason: errorSummary(cause) }, 'no receipt yet; left for recovery');
       return { txHash, status: 'signed' };
     }
-    const status: ChainTxStatus = receipt.status === 'success' ? 'confirmed' : 'failed';
-    await db.updateTable('chain_txs')
-      .set({ status, block_number: Number(receipt.blockNumber), updated_at: clock(), error: status === 'failed' ? 'reverted' : null })
-      .where('id', '=', id).execute();
+    const status = receipt.status === 'success' ? 'confirmed' : 'failed';
+    await journal.markMined(id, status, Number(receipt.blockNumber), clock());
     return { txHash, status, receipt };
   }
 
@@ -134,33 +118,24 @@ export function createRelayer(deps: RelayerDeps): Relayer {
       // a summary, never the error itself, so no log line or reply can carry it.
       throw new DomainError('chain.transaction_failed', `the transaction would revert (${errorSummary(cause)})`);
     }
-    const id = randomUUID();
-    const now = clock();
-    const { rawTx, txHash } = await db.transaction().execute(async (trx) => {
-      const row = await trx.updateTable('relayer_nonces')
-        .set((eb) => ({ next_nonce: eb('next_nonce', '+', 1) }))
-        .where('network', '=', network).where('address', '=', relayer)
-        .returning('next_nonce').executeTakeFirstOrThrow();
-      const nonce = Number(row.next_nonce) - 1;
-      const signed = await account.signTransaction({
-        chainId, type: 'eip1559', nonce, to: request.to ?? null, data: request.data, value: 0n,
-        gas: (gas * 12n) / 10n,
-        maxFeePerGas: fees.maxFeePerGas * 2n,
-        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-      });
-      const hash = keccak256(signed);
-      const { intent } = request;
-      await trx.insertInto('chain_txs').values({
-        id, network, kind: intent.kind, reference: intent.reference ?? null, relayer, nonce, raw_tx: signed,
-        tx_hash: hash, from_address: intent.fromAddress ?? null, to_address: intent.toAddress ?? null,
-        contract_address: intent.contractAddress ?? null, amount: intent.amount ?? null,
-        status: 'signed', block_number: null, error: null, created_at: now, updated_at: now,
-      }).execute();
-      await request.withinJournal?.(trx, { txHash: hash });
-      return { rawTx: signed, txHash: hash };
-    });
-    await broadcast(network, rawTx);
-    return finish(network, id, txHash);
+    const journaled = await journal.journal(
+      { network, relayer, intent: request.intent, authorizationNonce: request.authorizationNonce },
+      clock(),
+      async (nonce) => {
+        const rawTx = await account.signTransaction({
+          chainId, type: 'eip1559', nonce, to: request.to ?? null, data: request.data, value: 0n,
+          gas: (gas * 12n) / 10n,
+          maxFeePerGas: fees.maxFeePerGas * 2n,
+          maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+        });
+        return { rawTx, txHash: keccak256(rawTx) };
+      },
+    );
+    if (journaled === 'released') {
+      throw new DomainError('chain.transaction_failed', 'the transfer authorization was released before it was sent');
+    }
+    await broadcast(network, journaled.rawTx as Hex);
+    return finish(network, journaled.id, journaled.txHash as Hex);
   }
 
   return {
@@ -181,17 +156,11 @@ export function createRelayer(deps: RelayerDeps): Relayer {
       // chain is sent again, in nonce order, from its journaled bytes (same hash), so none is lost
       // and no later transaction waits behind a gap.
       const chainNonce = await chains[network].client.getTransactionCount({ address: relayer, blockTag: 'latest' });
-      const lost = await db.updateTable('chain_txs').set({ status: 'signed', block_number: null, error: null, updated_at: clock() })
-        .where('network', '=', network).where('relayer', '=', relayer).where('status', '!=', 'signed').where('nonce', '>=', chainNonce)
-        .executeTakeFirst();
-      if (Number(lost.numUpdatedRows) > 0) {
-        logger.error({ network, lost: Number(lost.numUpdatedRows), chainNonce }, 'the chain lost transactions recorded as mined; sending them again');
-      }
-      const pending = await db.selectFrom('chain_txs').select(['id', 'tx_hash', 'raw_tx', 'nonce'])
-        .where('network', '=', network).where('relayer', '=', relayer).where('status', '=', 'signed')
-        .orderBy('nonce').execute();
-      for (const tx of pending) await broadcast(network, tx.raw_tx as Hex);
-      const results = await Promise.all(pending.map((tx) => finish(network, tx.id, tx.tx_hash as Hex)));
+      const lost = await journal.reopenFrom(network, relayer, chainNonce, clock());
+      if (lost > 0) logger.error({ network, lost, chainNonce }, 'the chain lost transactions recorded as mined; sending them again');
+      const pending = await journal.listUnmined(network, relayer);
+      for (const tx of pending) await broadcast(network, tx.rawTx as Hex);
+      const results = await Promise.all(pending.map((tx) => finish(network, tx.id, tx.txHash as Hex)));
       synced.delete(network);
       await syncNonce(network);
       const finished = results.filter((r) => r.status !== 'signed').length;

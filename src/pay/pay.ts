@@ -6,6 +6,7 @@ import { DomainError } from '../shared/errors.ts';
 import type { UserService } from '../identity/users.ts';
 import type { LoginRateLimiter } from '../identity/login-rate-limiter.ts';
 import type { WalletService } from '../wallet/wallet-service.ts';
+import { settledOrThrow } from '../wallet/transfer-outcome.ts';
 
 export interface PayDeps {
   users: Pick<UserService, 'verifyPassword'>;
@@ -54,11 +55,11 @@ export async function pay(deps: PayDeps, params: PayParameters): Promise<PayRetu
   if (!user.walletAddress || getAddress(user.walletAddress) !== fromAddress) {
     throw new DomainError('request.unauthorized', 'myAddress is not the wallet address of the signed-in user');
   }
-  const result = await deps.wallet.transferFromCustody(deps.network, {
+  const result = settledOrThrow(await deps.wallet.transferFromCustody(deps.network, {
     fromAddress, toAddress: deps.receiver, amount: params.amount, reference: `pay:${randomUUID()}`,
-  });
+  }));
   return {
-    transactionId: result.transactionId, status: result.status, tokenName: vixpSymbol, amount: params.amount,
+    transactionId: result.transactionId, status: 'confirmed', tokenName: vixpSymbol, amount: params.amount,
     fromAddress, toAddress: deps.receiver, network: deps.network,
   };
 }

@@ -4,7 +4,6 @@ import { DomainError } from '../shared/errors.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';
 import { nextApprovalNumber } from './approval-number.ts';
-import { transferMovedNothing } from '../wallet/authorize-transfer.ts';
 import { resolveSettlementToken } from './settlement-token.ts';
 
 export interface CancelPaymentRequest {
@@ -92,20 +91,18 @@ export async function cancelPayment(
   const exchangeAmount = full ? payment.exchangeAmount : (request.exchangeAmount ?? '');
   await deps.payments.insertCancellation({ id: cancellationId, paymentId: payment.id, tokenAmount: units.toString(), exchangeAmount: exchangeAmount || null }, deps.clock());
   const tokenAmount = formatTokenAmount(units, token.decimals);
-  let refund;
-  try {
-    refund = await deps.wallet.transferFromCustody(deps.network, {
-      fromAddress: store.settlementAddress, toAddress: payment.userAddress, amount: tokenAmount,
-      contractAddress: token.contractAddress, reference: `payment-cancel:${cancellationId}`,
-    });
-  } catch (error) {
+  const refund = await deps.wallet.transferFromCustody(deps.network, {
+    fromAddress: store.settlementAddress, toAddress: payment.userAddress, amount: tokenAmount,
+    contractAddress: token.contractAddress, reference: `payment-cancel:${cancellationId}`,
+  });
+  if (refund.status !== 'settled') {
     // Only a refund that moved nothing frees its amount; one the chain has not settled yet stays
     // reserved (and the cancellation pending), so a second cancellation cannot refund it again.
-    if (transferMovedNothing(error)) {
+    if (refund.status === 'refused') {
       await deps.payments.failCancellation(cancellationId, deps.clock());
       await release();
     }
-    throw error;
+    throw refund.error;
   }
   const number = await nextApprovalNumber(deps);
   await deps.payments.completeCancellation(cancellationId, { transferTransactionId: refund.transactionId, cancelNo: number.number, cancelDate: number.date }, deps.clock());

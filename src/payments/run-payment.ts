@@ -9,7 +9,6 @@ import type { PairedApp } from '../pairing/pairing-desk.ts';
 import { quoteTokens } from './token-quote.ts';
 import { resolveSettlementToken } from './settlement-token.ts';
 import { nextApprovalNumber } from './approval-number.ts';
-import { transferMovedNothing } from '../wallet/authorize-transfer.ts';
 import { normalizeDecimal } from './exchange.ts';
 import { paymentTransferReference, settleStalePayment } from './settle-stale-payment.ts';
 
@@ -128,12 +127,11 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
       fromAddress: app.userAddress, toAddress: store.settlementAddress, amount: quote.tokenAmount,
       tempKey: credentials.tempKey, hashKey: credentials.hashKey, signature: credentials.signature,
       contractAddress: quote.contractAddress, reference: paymentTransferReference(id),
-    }).catch((error: unknown) => {
-      // Refused (temp key, hash key, signature, balance), or reverted and its authorization
-      // cancelled on chain: nothing moved, nothing signed stays usable.
-      if (transferMovedNothing(error)) transferred = false;
-      throw error;
     });
+    // Refused (temp key, hash key, signature, balance), or reverted and its authorization cancelled
+    // on chain: nothing moved, nothing signed stays usable, the tran_no may be tried again.
+    if (result.status === 'refused') transferred = false;
+    if (result.status !== 'settled') throw result.error;
     const approvalNumber = await nextApprovalNumber(deps);
     await deps.payments.markApproved(id, { transferTransactionId: result.transactionId, approvalNo: approvalNumber.number, approvalDate: approvalNumber.date }, deps.clock());
     const approval: PaymentApproval = {
@@ -146,8 +144,8 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
   } catch (error) {
     const failure = isDomainError(error) ? error : new DomainError('internal', 'the payment failed', { cause: error });
     if (!isDomainError(error)) deps.logger.error({ err: error, tid: store.tid, tranNo: request.tranNo }, 'payment failed');
-    // After a transfer was journaled the tran_no stays pending (never reusable): the journal finishes
-    // the transfer and an operator reconciles the approval; the POS sees 10 until then.
+    // A transfer not settled on chain leaves the tran_no pending (never reusable, never approved
+    // unconfirmed): a retry after the stale window settles it from the chain; the POS sees 10 until then.
     if (!transferred) await deps.payments.markFailed(id, failure.code, deps.clock());
     if (app) app.send({ type: 'failed', error: failure, tranNo: request.tranNo });
     else deps.desk.failWaitingApp(request.userUuid, { error: failure, tranNo: request.tranNo });

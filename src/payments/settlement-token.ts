@@ -1,9 +1,12 @@
 import { getAddress, isAddress } from 'viem';
 import type { NetworkName } from '../chain/networks.ts';
 import { DomainError } from '../shared/errors.ts';
+import type { WalletService } from '../wallet/wallet-service.ts';
 import type { PaymentDeps } from './payment-deps.ts';
 
-export type SettlementTokenDeps = Pick<PaymentDeps, 'wallet' | 'settlementTokens'>;
+export interface SettlementTokenDeps extends Pick<PaymentDeps, 'settlementTokens'> {
+  wallet: Pick<WalletService, 'getTokenInfo'>;
+}
 
 /** The token a QR code, a POS message, a claim or a stored payment names. */
 export interface NamedToken {

@@ -4,7 +4,6 @@ import { DomainError } from '../shared/errors.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import { nextApprovalNumber } from '../payments/approval-number.ts';
 import { resolveSettlementToken } from '../payments/settlement-token.ts';
-import { transferMovedNothing } from '../wallet/authorize-transfer.ts';
 import type { RewardDeps } from './reward-deps.ts';
 
 export interface CancelRewardRequest {
@@ -34,35 +33,32 @@ export async function cancelReward(deps: RewardDeps, store: StoreRecord, request
   if (reward.status === 'canceled' || reward.status === 'canceling') throw new DomainError('reward.already_canceled', 'the reward was already canceled');
   if (reward.status === 'claiming') throw new DomainError('payment.in_progress', 'the reward is being claimed right now');
   // Only a settlement token moves back (a voided, unclaimed reward moves nothing, but is checked alike).
-  const token = await resolveSettlementToken(deps, deps.network, { contractAddress: reward.contract_address });
+  const token = await resolveSettlementToken(deps, deps.network, { contractAddress: reward.contractAddress });
   if (request.tokenAmount) {
     let units: bigint | undefined;
-    try { units = parseTokenAmount(request.tokenAmount, token.decimals, 'token_amount'); } catch { units = undefined; }
-    if (units !== BigInt(reward.token_amount)) throw new DomainError('reward.bad_amount', 'token_amount is not the reward\'s amount');
+    try { units = parseTokenAmount(request.tokenAmount, token.decimals, 'tokenAmount'); } catch { units = undefined; }
+    if (units !== BigInt(reward.tokenAmount)) throw new DomainError('reward.bad_amount', 'tokenAmount is not the reward\'s amount');
   }
-  const tokenAmount = formatTokenAmount(BigInt(reward.token_amount), token.decimals);
+  const tokenAmount = formatTokenAmount(BigInt(reward.tokenAmount), token.decimals);
   const number = await nextApprovalNumber(deps);
   const now = deps.clock();
-  const done = { cancel_no: number.number, cancel_date: number.date };
+  const done = { cancelNo: number.number, cancelDate: number.date };
 
   if (reward.status === 'issued') {
     if (!(await deps.rewards.transition(reward.id, 'issued', 'canceled', done, now))) return cancelReward(deps, store, request);
-    return { contractAddress: reward.contract_address, tokenSymbol: reward.token_symbol, userAddress: '', tokenAmount, transferTransactionId: '', approvalNo: number.number, approvalDate: number.date };
+    return { contractAddress: reward.contractAddress, tokenSymbol: reward.tokenSymbol, userAddress: '', tokenAmount, transferTransactionId: '', approvalNo: number.number, approvalDate: number.date };
   }
   if (!(await deps.rewards.transition(reward.id, 'claimed', 'canceling', {}, now))) return cancelReward(deps, store, request);
-  const userAddress = reward.user_address ?? '';
-  let transactionId: string;
-  try {
-    ({ transactionId } = await deps.wallet.transferFromCustody(deps.network, {
-      fromAddress: userAddress, toAddress: reward.settlement_address, amount: tokenAmount,
-      contractAddress: reward.contract_address, reference: `reward-cancel:${reward.id}:${randomUUID()}`,
-    }));
-  } catch (error) {
-    if (transferMovedNothing(error)) {
-      await deps.rewards.transition(reward.id, 'canceling', 'claimed', {}, deps.clock());
-    }
-    throw error;
+  const userAddress = reward.userAddress ?? '';
+  const giveBack = await deps.wallet.transferFromCustody(deps.network, {
+    fromAddress: userAddress, toAddress: reward.settlementAddress, amount: tokenAmount,
+    contractAddress: reward.contractAddress, reference: `reward-cancel:${reward.id}:${randomUUID()}`,
+  });
+  if (giveBack.status !== 'settled') {
+    if (giveBack.status === 'refused') await deps.rewards.transition(reward.id, 'canceling', 'claimed', {}, deps.clock());
+    throw giveBack.error;
   }
-  await deps.rewards.transition(reward.id, 'canceling', 'canceled', { ...done, cancel_transaction_id: transactionId }, deps.clock());
-  return { contractAddress: reward.contract_address, tokenSymbol: reward.token_symbol, userAddress, tokenAmount, transferTransactionId: transactionId, approvalNo: number.number, approvalDate: number.date };
+  const { transactionId } = giveBack;
+  await deps.rewards.transition(reward.id, 'canceling', 'canceled', { ...done, cancelTransactionId: transactionId }, deps.clock());
+  return { contractAddress: reward.contractAddress, tokenSymbol: reward.tokenSymbol, userAddress, tokenAmount, transferTransactionId: transactionId, approvalNo: number.number, approvalDate: number.date };
 }

@@ -7,7 +7,6 @@ import type { RewardClaim } from '../payments/payment-events.ts';
 import type { PosSide } from '../payments/run-payment.ts';
 import type { PairedApp } from '../pairing/pairing-desk.ts';
 import { resolveSettlementToken, type SettlementToken } from '../payments/settlement-token.ts';
-import { transferMovedNothing } from '../wallet/authorize-transfer.ts';
 import type { RewardDeps } from './reward-deps.ts';
 
 export interface ClaimRewardParameters {
@@ -17,11 +16,11 @@ export interface ClaimRewardParameters {
   tokenSymbol?: string;
   /** The account to pay: the authenticated app user's. */
   account: string;
-  /** user_address as the request states it; must be `account` when present. */
+  /** userAddress as the request states it; must be `account` when present. */
   userAddress?: string;
   /** Only this store's rewards (a claim at its POS). */
   tid?: string;
-  /** contract_address as the request states it (outside SPEC's fields); must be the reward's token when present. */
+  /** contractAddress as the request states it (outside SPEC's fields); must be the reward's token when present. */
   contractAddress?: string;
 }
 
@@ -30,7 +29,7 @@ function assertClaimable(reward: RewardRecord | undefined, now: number, tid?: st
   if (!reward || (tid !== undefined && reward.tid !== tid)) throw new DomainError('reward.not_issued', 'no such reward');
   if (reward.status === 'canceled' || reward.status === 'canceling') throw new DomainError('reward.already_canceled', 'the reward was canceled');
   if (reward.status === 'claimed' || reward.status === 'claiming') throw new DomainError('reward.already_rewarded', 'the reward was already claimed');
-  if (reward.expires_at <= now) throw new DomainError('reward.expired', 'the reward has expired');
+  if (reward.expiresAt <= now) throw new DomainError('reward.expired', 'the reward has expired');
 }
 
 /**
@@ -40,11 +39,11 @@ function assertClaimable(reward: RewardRecord | undefined, now: number, tid?: st
 async function rewardToken(deps: RewardDeps, reward: RewardRecord, namedContract?: string): Promise<SettlementToken> {
   if (namedContract) {
     const named = await resolveSettlementToken(deps, deps.network, { contractAddress: namedContract });
-    if (named.contractAddress.toLowerCase() !== reward.contract_address.toLowerCase()) {
-      throw new DomainError('request.invalid', 'contract_address is not the reward\'s token', { details: 'contract_address' });
+    if (named.contractAddress.toLowerCase() !== reward.contractAddress.toLowerCase()) {
+      throw new DomainError('request.invalid', 'contractAddress is not the reward\'s token', { details: 'contractAddress' });
     }
   }
-  return resolveSettlementToken(deps, deps.network, { contractAddress: reward.contract_address });
+  return resolveSettlementToken(deps, deps.network, { contractAddress: reward.contractAddress });
 }
 
 /**
@@ -56,41 +55,39 @@ export async function claimReward(deps: RewardDeps, params: ClaimRewardParameter
   const reward = await deps.rewards.findReward(params.rewardId);
   assertClaimable(reward, deps.clock(), params.tid);
   if (params.userAddress && params.userAddress.toLowerCase() !== params.account.toLowerCase()) {
-    throw new DomainError('request.invalid', 'user_address is not the app user\'s account', { details: 'user_address' });
+    throw new DomainError('request.invalid', 'userAddress is not the app user\'s account', { details: 'userAddress' });
   }
-  if (params.tokenSymbol && params.tokenSymbol !== reward.token_symbol) throw new DomainError('reward.bad_amount', 'token_symbol is not the reward\'s token');
+  if (params.tokenSymbol && params.tokenSymbol !== reward.tokenSymbol) throw new DomainError('reward.bad_amount', 'tokenSymbol is not the reward\'s token');
   const token = await rewardToken(deps, reward, params.contractAddress);
   let units: bigint;
   try {
-    units = parseTokenAmount(params.tokenAmount, token.decimals, 'token_amount');
+    units = parseTokenAmount(params.tokenAmount, token.decimals, 'tokenAmount');
   } catch {
-    throw new DomainError('reward.bad_amount', 'token_amount is not a token amount');
+    throw new DomainError('reward.bad_amount', 'tokenAmount is not a token amount');
   }
-  if (units !== BigInt(reward.token_amount)) throw new DomainError('reward.bad_amount', 'token_amount is not the reward\'s amount');
+  if (units !== BigInt(reward.tokenAmount)) throw new DomainError('reward.bad_amount', 'tokenAmount is not the reward\'s amount');
 
-  if (!(await deps.rewards.transition(reward.id, 'issued', 'claiming', { user_address: params.account }, deps.clock()))) {
+  if (!(await deps.rewards.transition(reward.id, 'issued', 'claiming', { userAddress: params.account }, deps.clock()))) {
     assertClaimable(await deps.rewards.findReward(reward.id), deps.clock());
     throw new DomainError('reward.already_rewarded', 'the reward was claimed at the same time');
   }
   const tokenAmount = formatTokenAmount(units, token.decimals);
-  let transactionId: string;
-  try {
-    ({ transactionId } = await deps.wallet.transferFromCustody(deps.network, {
-      fromAddress: reward.settlement_address, toAddress: params.account, amount: tokenAmount,
-      contractAddress: reward.contract_address, reference: `reward:${reward.id}:${randomUUID()}`,
-    }));
-  } catch (error) {
-    if (transferMovedNothing(error)) {
-      await deps.rewards.transition(reward.id, 'claiming', 'issued', { user_address: null }, deps.clock());
-    }
-    throw error;
+  const payout = await deps.wallet.transferFromCustody(deps.network, {
+    fromAddress: reward.settlementAddress, toAddress: params.account, amount: tokenAmount,
+    contractAddress: reward.contractAddress, reference: `reward:${reward.id}:${randomUUID()}`,
+  });
+  if (payout.status !== 'settled') {
+    // Put back to issued only when nothing moved; an unsettled payout keeps the reward claiming.
+    if (payout.status === 'refused') await deps.rewards.transition(reward.id, 'claiming', 'issued', { userAddress: null }, deps.clock());
+    throw payout.error;
   }
+  const { transactionId } = payout;
   const now = deps.clock();
-  await deps.rewards.transition(reward.id, 'claiming', 'claimed', { claim_transaction_id: transactionId, claimed_at: now }, now);
+  await deps.rewards.transition(reward.id, 'claiming', 'claimed', { claimTransactionId: transactionId, claimedAt: now }, now);
   return {
-    rewardId: reward.id, contractAddress: reward.contract_address, tokenSymbol: reward.token_symbol, userAddress: params.account, tokenAmount,
-    transferTransactionId: transactionId, exchangeDateIndex: reward.exchange_date_index, exchangeRate: reward.exchange_rate,
-    exchangeAmount: reward.exchange_amount, exchangeCurrency: reward.exchange_currency,
+    rewardId: reward.id, contractAddress: reward.contractAddress, tokenSymbol: reward.tokenSymbol, userAddress: params.account, tokenAmount,
+    transferTransactionId: transactionId, exchangeDateIndex: reward.exchangeDateIndex, exchangeRate: reward.exchangeRate,
+    exchangeAmount: reward.exchangeAmount, exchangeCurrency: reward.exchangeCurrency,
   };
 }
 

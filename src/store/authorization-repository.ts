@@ -1,15 +1,42 @@
-import type { Transaction } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { Db } from './db.ts';
-import type { AuthorizationStatus, AuthorizationsTable, Database } from './schema.ts';
+import type { AuthorizationStatus, AuthorizationsTable } from './schema.ts';
 
-export type AuthorizationRecord = AuthorizationsTable;
+/** An EIP-3009 authorization of a custodial account, as the wallet sees it. */
+export interface AuthorizationRecord {
+  /** bytes32 0x-hex, derived from network and reference. */
+  nonce: string;
+  network: string;
+  /** The operation it belongs to, unique per network. */
+  reference: string;
+  contractAddress: string;
+  fromAddress: string;
+  toAddress: string;
+  /** Base units. */
+  value: string;
+  /** Unix seconds. */
+  validBefore: number;
+  /** A block at or before its signature: where a search for its events starts. */
+  fromBlock: number;
+  status: AuthorizationStatus;
+  txHash: string | null;
+  cancelTxHash: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+const toRecord = (row: Selectable<AuthorizationsTable>): AuthorizationRecord => ({
+  nonce: row.nonce, network: row.network, reference: row.reference, contractAddress: row.contract_address, fromAddress: row.from_address,
+  toAddress: row.to_address, value: row.value, validBefore: Number(row.valid_before), fromBlock: Number(row.from_block), status: row.status,
+  txHash: row.tx_hash, cancelTxHash: row.cancel_tx_hash, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at),
+});
 
 /** Statuses whose authorization may still execute on chain: their value is held on the account. */
 export const openAuthorizationStatuses = ['reserved', 'submitted'] as const satisfies readonly AuthorizationStatus[];
 
 export interface ReserveHooks {
-  /** Runs first in the reserving transaction (e.g. consumes a temp key); throwing reserves nothing. */
-  before?: (trx: Transaction<Database>) => Promise<void>;
+  /** A temp key (its hash) spent by this reservation: used up in the same transaction, or nothing is reserved. */
+  consumeTempKey?: string;
   /** Whether the account can cover the new value on top of `held`, what its open authorizations hold. */
   covers: (held: bigint) => Promise<boolean>;
 }
@@ -19,44 +46,55 @@ export interface AuthorizationRepository {
   /**
    * Inserts a `reserved` authorization if the account covers it, in one transaction that holds the
    * account's row lock, so that concurrent reservations of one account are decided one at a time.
-   * Answers `insufficient` (nothing written) or `duplicate` when the nonce or reference exists.
+   * Answers (nothing written) `temp_key_used` when the temp key was already used or expired,
+   * `insufficient`, or `duplicate` when the nonce or reference exists. (The relayer's journal marks
+   * it `submitted`.)
    */
-  reserve(record: Omit<AuthorizationRecord, 'status' | 'tx_hash' | 'cancel_tx_hash'>, hooks: ReserveHooks): Promise<'reserved' | 'insufficient' | 'duplicate'>;
-  /** `reserved` -> `submitted` inside the relayer's journaling transaction; false if it was not reserved. */
-  markSubmitted(trx: Transaction<Database>, nonce: string, txHash: string, now: number): Promise<boolean>;
+  reserve(record: Omit<AuthorizationRecord, 'status' | 'txHash' | 'cancelTxHash'>, hooks: ReserveHooks): Promise<ReserveOutcome>;
   /** Ends an open authorization; false if it had already ended. */
-  finish(nonce: string, status: Exclude<AuthorizationStatus, 'reserved' | 'submitted'>, fields: { tx_hash?: string; cancel_tx_hash?: string }, now: number): Promise<boolean>;
+  finish(nonce: string, status: Exclude<AuthorizationStatus, 'reserved' | 'submitted'>, fields: { txHash?: string; cancelTxHash?: string }, now: number): Promise<boolean>;
   find(nonce: string): Promise<AuthorizationRecord | undefined>;
-  findByReference(network: string, reference: string): Promise<AuthorizationRecord | undefined>;
   /** Open authorizations of a network whose validity ended before `validBefore` (Unix seconds). */
   listOpenExpired(network: string, before: number): Promise<AuthorizationRecord[]>;
 }
 
+export type ReserveOutcome = 'reserved' | 'temp_key_used' | 'insufficient' | 'duplicate';
+
 export function createAuthorizationRepository(db: Db): AuthorizationRepository {
   return {
     async reserve(record, hooks) {
+      type Refusal = Exclude<ReserveOutcome, 'reserved'>;
       class Refused extends Error {
-        readonly outcome: 'insufficient' | 'duplicate';
-        constructor(outcome: 'insufficient' | 'duplicate') { super(outcome); this.outcome = outcome; }
+        readonly outcome: Refusal;
+        constructor(outcome: Refusal) { super(outcome); this.outcome = outcome; }
       }
       try {
         await db.transaction().execute(async (trx) => {
-          await hooks.before?.(trx);
+          if (hooks.consumeTempKey !== undefined) {
+            const spent = await trx.updateTable('temp_keys').set({ used_at: record.createdAt })
+              .where('key_hash', '=', hooks.consumeTempKey).where('used_at', 'is', null).where('expires_at', '>', record.createdAt)
+              .executeTakeFirst();
+            if (Number(spent.numUpdatedRows) !== 1) throw new Refused('temp_key_used');
+          }
           // A no-op update takes the account row's write lock (PostgreSQL) or the database's
           // (SQLite): the read of held funds below cannot interleave with another reservation.
           await trx.updateTable('accounts').set((eb) => ({ address: eb.ref('address') }))
-            .where('address', '=', record.from_address).execute();
+            .where('address', '=', record.fromAddress).execute();
           const taken = await trx.selectFrom('authorizations').select('nonce')
             .where((eb) => eb.or([eb('nonce', '=', record.nonce), eb.and([eb('network', '=', record.network), eb('reference', '=', record.reference)])]))
             .executeTakeFirst();
           if (taken) throw new Refused('duplicate');
           const open = await trx.selectFrom('authorizations').select('value')
-            .where('network', '=', record.network).where('contract_address', '=', record.contract_address)
-            .where('from_address', '=', record.from_address).where('status', 'in', openAuthorizationStatuses)
+            .where('network', '=', record.network).where('contract_address', '=', record.contractAddress)
+            .where('from_address', '=', record.fromAddress).where('status', 'in', openAuthorizationStatuses)
             .execute();
           const held = open.reduce((sum, row) => sum + BigInt(row.value), 0n);
           if (!(await hooks.covers(held))) throw new Refused('insufficient');
-          await trx.insertInto('authorizations').values({ ...record, status: 'reserved', tx_hash: null, cancel_tx_hash: null }).execute();
+          await trx.insertInto('authorizations').values({
+            nonce: record.nonce, network: record.network, reference: record.reference, contract_address: record.contractAddress,
+            from_address: record.fromAddress, to_address: record.toAddress, value: record.value, valid_before: record.validBefore,
+            from_block: record.fromBlock, status: 'reserved', tx_hash: null, cancel_tx_hash: null, created_at: record.createdAt, updated_at: record.updatedAt,
+          }).execute();
         });
         return 'reserved';
       } catch (error) {
@@ -64,26 +102,21 @@ export function createAuthorizationRepository(db: Db): AuthorizationRepository {
         throw error;
       }
     },
-    async markSubmitted(trx, nonce, txHash, now) {
-      const result = await trx.updateTable('authorizations').set({ status: 'submitted', tx_hash: txHash, updated_at: now })
-        .where('nonce', '=', nonce).where('status', '=', 'reserved').executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
-    },
     async finish(nonce, status, fields, now) {
-      const result = await db.updateTable('authorizations').set({ status, ...fields, updated_at: now })
+      const result = await db.updateTable('authorizations')
+        .set({ status, ...(fields.txHash && { tx_hash: fields.txHash }), ...(fields.cancelTxHash && { cancel_tx_hash: fields.cancelTxHash }), updated_at: now })
         .where('nonce', '=', nonce).where('status', 'in', openAuthorizationStatuses).executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     },
     async find(nonce) {
-      return db.selectFrom('authorizations').selectAll().where('nonce', '=', nonce).executeTakeFirst();
-    },
-    async findByReference(network, reference) {
-      return db.selectFrom('authorizations').selectAll().where('network', '=', network).where('reference', '=', reference).executeTakeFirst();
+      const row = await db.selectFrom('authorizations').selectAll().where('nonce', '=', nonce).executeTakeFirst();
+      return row && toRecord(row);
     },
     async listOpenExpired(network, before) {
-      return db.selectFrom('authorizations').selectAll()
+      const rows = await db.selectFrom('authorizations').selectAll()
         .where('network', '=', network).where('status', 'in', openAuthorizationStatuses).where('valid_before', '<', before)
         .orderBy('created_at').execute();
+      return rows.map(toRecord);
     },
   };
 }

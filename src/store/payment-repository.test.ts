@@ -75,17 +75,18 @@ for (const factory of storeFactories) {
 
     test('a reward is issued once per tid and reason; a claim transition happens once', async () => {
       const reward = {
-        id: 'R1', tid: 'T1', reward_reason: 'visit', network: 'ethereum', settlement_address: '0xS', contract_address: '0xC', token_symbol: 'VIXP',
-        token_amount: '1', exchange_amount: '1000', exchange_currency: 'KRW', exchange_rate: '1000', exchange_date_index: '2026112200001',
-        reward_date: '20261122000000', expires_at: 100, created_at: 1, updated_at: 1,
+        id: 'R1', tid: 'T1', rewardReason: 'visit', network: 'ethereum', settlementAddress: '0xS', contractAddress: '0xC', tokenSymbol: 'VIXP',
+        tokenAmount: '1', exchangeAmount: '1000', exchangeCurrency: 'KRW', exchangeRate: '1000', exchangeDateIndex: '2026112200001',
+        rewardDate: '20261122000000', expiresAt: 100, createdAt: 1, updatedAt: 1,
       };
       assert.equal((await rewards.insertReward(reward)).inserted, true);
       const second = await rewards.insertReward({ ...reward, id: 'R2' });
       assert.equal(second.inserted, false);
       assert.equal(second.reward.id, 'R1');
-      const claims = await Promise.all([1, 2, 3].map(() => rewards.transition('R1', 'issued', 'claiming', { user_address: '0xU' }, 2)));
+      const claims = await Promise.all([1, 2, 3].map(() => rewards.transition('R1', 'issued', 'claiming', { userAddress: '0xU' }, 2)));
       assert.equal(claims.filter(Boolean).length, 1);
       assert.equal((await rewards.findReward('R1'))?.status, 'claiming');
+      assert.equal((await rewards.findReward('R1'))?.userAddress, '0xU');
     });
   });
 }

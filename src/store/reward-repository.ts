@@ -1,9 +1,38 @@
+import type { Selectable } from 'kysely';
 import type { Db } from './db.ts';
 import type { RewardsTable, RewardStatus } from './schema.ts';
 
-export type RewardRecord = RewardsTable;
+/** A reward as the rewards domain sees it. Token amounts are base-unit decimal strings. */
+export interface RewardRecord {
+  id: string;
+  tid: string;
+  rewardReason: string;
+  network: string;
+  settlementAddress: string;
+  contractAddress: string;
+  tokenSymbol: string;
+  tokenAmount: string;
+  exchangeAmount: string;
+  exchangeCurrency: string;
+  exchangeRate: string;
+  exchangeDateIndex: string;
+  rewardDate: string;
+  expiresAt: number;
+  status: RewardStatus;
+  userAddress: string | null;
+  claimTransactionId: string | null;
+  claimedAt: number | null;
+  cancelNo: string | null;
+  cancelDate: string | null;
+  cancelTransactionId: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
 
-export type NewReward = Omit<RewardsTable, 'status' | 'user_address' | 'claim_transaction_id' | 'claimed_at' | 'cancel_no' | 'cancel_date' | 'cancel_transaction_id'>;
+export type NewReward = Omit<RewardRecord, 'status' | 'userAddress' | 'claimTransactionId' | 'claimedAt' | 'cancelNo' | 'cancelDate' | 'cancelTransactionId'>;
+
+/** What a status change may set besides the status. */
+export type RewardChanges = Partial<Pick<RewardRecord, 'userAddress' | 'claimTransactionId' | 'claimedAt' | 'cancelNo' | 'cancelDate' | 'cancelTransactionId'>>;
 
 /** Rewards. (tid, reward_reason) is unique; status changes are compare-and-set. */
 export interface RewardRepository {
@@ -11,33 +40,53 @@ export interface RewardRepository {
   insertReward(reward: NewReward): Promise<{ inserted: boolean; reward: RewardRecord }>;
   findReward(id: string): Promise<RewardRecord | undefined>;
   /** Moves the reward from `from` to `to` with `changes`; false when its status was not `from`. */
-  transition(id: string, from: RewardStatus, to: RewardStatus, changes: Partial<RewardRecord>, now: number): Promise<boolean>;
+  transition(id: string, from: RewardStatus, to: RewardStatus, changes: RewardChanges, now: number): Promise<boolean>;
 }
 
-const plain = (row: RewardRecord): RewardRecord => ({ ...row, expires_at: Number(row.expires_at), created_at: Number(row.created_at), updated_at: Number(row.updated_at) });
+const toRecord = (row: Selectable<RewardsTable>): RewardRecord => ({
+  id: row.id, tid: row.tid, rewardReason: row.reward_reason, network: row.network, settlementAddress: row.settlement_address,
+  contractAddress: row.contract_address, tokenSymbol: row.token_symbol, tokenAmount: row.token_amount, exchangeAmount: row.exchange_amount,
+  exchangeCurrency: row.exchange_currency, exchangeRate: row.exchange_rate, exchangeDateIndex: row.exchange_date_index, rewardDate: row.reward_date,
+  expiresAt: Number(row.expires_at), status: row.status, userAddress: row.user_address, claimTransactionId: row.claim_transaction_id,
+  claimedAt: row.claimed_at === null ? null : Number(row.claimed_at), cancelNo: row.cancel_no, cancelDate: row.cancel_date,
+  cancelTransactionId: row.cancel_transaction_id, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at),
+});
+
+const changedColumns = (changes: RewardChanges): Partial<RewardsTable> => ({
+  ...(changes.userAddress !== undefined && { user_address: changes.userAddress }),
+  ...(changes.claimTransactionId !== undefined && { claim_transaction_id: changes.claimTransactionId }),
+  ...(changes.claimedAt !== undefined && { claimed_at: changes.claimedAt }),
+  ...(changes.cancelNo !== undefined && { cancel_no: changes.cancelNo }),
+  ...(changes.cancelDate !== undefined && { cancel_date: changes.cancelDate }),
+  ...(changes.cancelTransactionId !== undefined && { cancel_transaction_id: changes.cancelTransactionId }),
+});
 
 export function createRewardRepository(db: Db): RewardRepository {
   const findByReason = async (tid: string, reason: string) => {
     const row = await db.selectFrom('rewards').selectAll().where('tid', '=', tid).where('reward_reason', '=', reason).executeTakeFirst();
-    return row && plain(row);
+    return row && toRecord(row);
   };
   return {
     async insertReward(reward) {
       const result = await db.insertInto('rewards').values({
-        ...reward, status: 'issued', user_address: null, claim_transaction_id: null, claimed_at: null,
-        cancel_no: null, cancel_date: null, cancel_transaction_id: null,
+        id: reward.id, tid: reward.tid, reward_reason: reward.rewardReason, network: reward.network, settlement_address: reward.settlementAddress,
+        contract_address: reward.contractAddress, token_symbol: reward.tokenSymbol, token_amount: reward.tokenAmount,
+        exchange_amount: reward.exchangeAmount, exchange_currency: reward.exchangeCurrency, exchange_rate: reward.exchangeRate,
+        exchange_date_index: reward.exchangeDateIndex, reward_date: reward.rewardDate, expires_at: reward.expiresAt,
+        created_at: reward.createdAt, updated_at: reward.updatedAt,
+        status: 'issued', user_address: null, claim_transaction_id: null, claimed_at: null, cancel_no: null, cancel_date: null, cancel_transaction_id: null,
       }).onConflict((oc) => oc.columns(['tid', 'reward_reason']).doNothing()).executeTakeFirst();
       const inserted = Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
-      const stored = await findByReason(reward.tid, reward.reward_reason);
+      const stored = await findByReason(reward.tid, reward.rewardReason);
       if (!stored) throw new Error('reward vanished after insert');
       return { inserted, reward: stored };
     },
     async findReward(id) {
       const row = await db.selectFrom('rewards').selectAll().where('id', '=', id).executeTakeFirst();
-      return row && plain(row);
+      return row && toRecord(row);
     },
     async transition(id, from, to, changes, now) {
-      const result = await db.updateTable('rewards').set({ ...changes, status: to, updated_at: now })
+      const result = await db.updateTable('rewards').set({ ...changedColumns(changes), status: to, updated_at: now })
         .where('id', '=', id).where('status', '=', from).executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     },

@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { ChainTxStatus } from '../chain/chain-journal.ts';
 
 /** Table types. Each domain's migration adds its tables here too. */
 export interface Database {
@@ -46,7 +47,7 @@ export interface RelayerNoncesTable {
   next_nonce: number;
 }
 
-export type ChainTxStatus = 'signed' | 'confirmed' | 'failed';
+export type { ChainTxStatus };
 
 export interface ChainTxsTable {
   id: string;

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { storeFactories } from '../../test/support/stores.ts';
 import { createWalletRepository, type WalletRepository } from './wallet-repository.ts';
+import { createChainJournal } from './chain-journal-repository.ts';
 import type { Store } from './db.ts';
 
 for (const factory of storeFactories) {
@@ -26,7 +28,7 @@ for (const factory of storeFactories) {
     test('a temp key is consumed once, and never after it expires', async () => {
       await repo.insertTempKey({ keyHash: 'k1', address: '0xA', keyType: 'transfer', expiresAt: 1_000, usedAt: null }, 0);
       await repo.insertTempKey({ keyHash: 'k2', address: '0xA', keyType: 'transfer', expiresAt: 1_000, usedAt: null }, 0);
-      const consume = (hash: string, now: number) => store.db.transaction().execute((trx) => repo.consumeTempKey(trx, hash, now));
+      const consume = (hash: string, now: number) => repo.consumeTempKey(hash, now);
       const outcomes = await Promise.all([consume('k1', 500), consume('k1', 500), consume('k1', 500)]);
       assert.deepEqual(outcomes.filter(Boolean).length, 1);
       assert.equal((await repo.findTempKey('k1'))?.usedAt, 500);
@@ -34,15 +36,17 @@ for (const factory of storeFactories) {
       assert.equal(await consume('missing', 0), false);
     });
 
-    test('relayer nonces are handed out without gaps or repeats under concurrency', async () => {
-      await store.db.insertInto('relayer_nonces').values({ network: 'ethereum', address: '0xR', next_nonce: 7 }).execute();
-      const take = () => store.db.transaction().execute(async (trx) => {
-        const row = await trx.updateTable('relayer_nonces').set((eb) => ({ next_nonce: eb('next_nonce', '+', 1) }))
-          .where('network', '=', 'ethereum').where('address', '=', '0xR').returning('next_nonce').executeTakeFirstOrThrow();
-        return Number(row.next_nonce) - 1;
-      });
-      const nonces = await Promise.all(Array.from({ length: 25 }, take));
-      assert.deepEqual([...nonces].sort((a, b) => a - b), Array.from({ length: 25 }, (_, i) => 7 + i));
+    test('relayer nonces are handed out without gaps or repeats under concurrency, each with its journal row', async () => {
+      const journal = createChainJournal(store.db, randomUUID);
+      await journal.syncNonce('ethereum', '0xR', 7);
+      await journal.syncNonce('ethereum', '0xR', 3);
+      const take = (i: number) => journal.journal({ network: 'ethereum', relayer: '0xR', intent: { kind: 'test' } }, i,
+        async (nonce) => ({ rawTx: `0xraw${nonce}`, txHash: `0xhash${nonce}` }));
+      const journaled = await Promise.all(Array.from({ length: 25 }, (_, i) => take(i)));
+      const nonces = (await journal.listUnmined('ethereum', '0xR')).map((tx) => tx.nonce);
+      assert.deepEqual(nonces, Array.from({ length: 25 }, (_, i) => 7 + i));
+      assert.equal(new Set(journaled.map((j) => (j === 'released' ? '' : j.txHash))).size, 25);
+      assert.equal(await journal.reopenFrom('ethereum', '0xR', 30, 99), 0, 'nothing mined yet, so nothing to reopen');
     });
 
     test('tokens are found by address and by symbol', async () => {

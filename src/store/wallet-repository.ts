@@ -1,6 +1,5 @@
-import type { Transaction } from 'kysely';
 import type { Db } from './db.ts';
-import type { Database, TokensTable } from './schema.ts';
+import type { TokensTable } from './schema.ts';
 
 export interface StoredAccount {
   address: string;
@@ -25,7 +24,7 @@ export interface WalletRepository {
   insertTempKey(record: TempKeyRecord, now: number): Promise<void>;
   findTempKey(keyHash: string): Promise<TempKeyRecord | undefined>;
   /** Marks the key used if it still is unused and unexpired; false when it was not. */
-  consumeTempKey(trx: Transaction<Database>, keyHash: string, now: number): Promise<boolean>;
+  consumeTempKey(keyHash: string, now: number): Promise<boolean>;
   insertToken(token: TokenRecord): Promise<void>;
   findToken(network: string, contractAddress: string): Promise<TokenRecord | undefined>;
   findTokenBySymbol(network: string, symbol: string): Promise<TokenRecord | undefined>;
@@ -54,8 +53,8 @@ export function createWalletRepository(db: Db): WalletRepository {
       const row = await db.selectFrom('temp_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
       return row && { keyHash: row.key_hash, address: row.address, keyType: row.key_type, expiresAt: Number(row.expires_at), usedAt: row.used_at };
     },
-    async consumeTempKey(trx, keyHash, now) {
-      const result = await trx.updateTable('temp_keys').set({ used_at: now })
+    async consumeTempKey(keyHash, now) {
+      const result = await db.updateTable('temp_keys').set({ used_at: now })
         .where('key_hash', '=', keyHash).where('used_at', 'is', null).where('expires_at', '>', now)
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;

@@ -1,10 +1,8 @@
 import { encodeFunctionData, keccak256, stringToHex, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { Transaction } from 'kysely';
 import type { NetworkName } from '../chain/networks.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
-import type { Database } from '../store/schema.ts';
-import { DomainError, isDomainError } from '../shared/errors.ts';
+import { DomainError } from '../shared/errors.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import type { ResolvedToken } from './token.ts';
 import { resolveAuthorization } from './resolve-authorization.ts';
@@ -18,8 +16,8 @@ export interface AuthorizeTransferParameters {
   reference: string;
   /** The holder's encrypted account key. */
   privateKeyEnc: string;
-  /** Runs in the reserving database transaction (e.g. consumes the temp key). */
-  beforeReserve?: (trx: Transaction<Database>) => Promise<void>;
+  /** The hash of the temp key that authorises it, used up when the funds are reserved. */
+  tempKeyHash?: string;
 }
 
 /**
@@ -62,16 +60,17 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
     throw new DomainError('chain.unavailable', `network ${network} does not answer`);
   }
   const reserved = await deps.authorizations.reserve({
-    nonce, network, reference, contract_address: token.contractAddress, from_address: from, to_address: to, value: value.toString(),
-    valid_before: validBefore, from_block: Number(fromBlock), created_at: now, updated_at: now,
+    nonce, network, reference, contractAddress: token.contractAddress, fromAddress: from, toAddress: to, value: value.toString(),
+    validBefore, fromBlock: Number(fromBlock), createdAt: now, updatedAt: now,
   }, {
-    ...(params.beforeReserve && { before: params.beforeReserve }),
+    ...(params.tempKeyHash !== undefined && { consumeTempKey: params.tempKeyHash }),
     covers: async (held) => {
       const balance = await client.readContract({ address: token.contractAddress, abi: vixpTokenAbi, functionName: 'balanceOf', args: [from] })
         .catch(() => { throw new DomainError('chain.unavailable', `network ${network} does not answer`); });
       return balance - held >= value;
     },
   });
+  if (reserved === 'temp_key_used') throw new DomainError('wallet.temp_key_invalid', 'tempKey was already used');
   if (reserved === 'insufficient') throw new DomainError('wallet.insufficient_balance', 'the balance, less what pending transfers hold, is below the amount');
   if (reserved === 'duplicate') throw new DomainError('request.invalid', 'this operation already has a transfer authorization');
 
@@ -92,11 +91,7 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
       to: token.contractAddress,
       data,
       intent: { kind: 'transfer', reference, fromAddress: from, toAddress: to, contractAddress: token.contractAddress, amount: value.toString() },
-      withinJournal: async (trx, journaled) => {
-        if (!(await deps.authorizations.markSubmitted(trx, nonce, journaled.txHash, deps.clock()))) {
-          throw new DomainError('chain.transaction_failed', 'the transfer authorization was released before it was sent');
-        }
-      },
+      authorizationNonce: nonce,
     });
   } catch (error) {
     // Nothing was journaled, so nothing was sent: the signature never left this process.
@@ -104,7 +99,7 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
     throw error;
   }
   if (result.status === 'confirmed') {
-    await deps.authorizations.finish(nonce, 'used', { tx_hash: result.txHash }, deps.clock());
+    await deps.authorizations.finish(nonce, 'used', { txHash: result.txHash }, deps.clock());
     return { transactionId: result.txHash };
   }
   const outcome = await resolveAuthorization(deps, network, nonce);
@@ -115,11 +110,3 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
   throw new DomainError('chain.transaction_failed', 'the transfer was not executed on chain; its authorization is cancelled', { details: result.txHash });
 }
 
-/**
- * Whether a transfer that threw left nothing moved and nothing signed usable, so that its operation
- * may be reported failed and tried again: every domain error but `chain.outcome_pending`. Any other
- * error (a database failing mid-way) leaves the outcome to the journal and the expiry sweep.
- */
-export function transferMovedNothing(error: unknown): boolean {
-  return isDomainError(error) && error.code !== 'chain.outcome_pending';
-}

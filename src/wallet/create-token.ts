@@ -4,7 +4,7 @@ import { vixpTokenAbi, vixpTokenBytecode } from '../gen/contracts/vixp-token.ts'
 import { parseTokenAmount } from '../shared/amount.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { WalletDeps } from './wallet-deps.ts';
-import { checkTempKey, consumeTempKeyWithin } from './temp-key.ts';
+import { checkTempKey, consumeTempKey } from './temp-key.ts';
 import { assertSignedBy } from './signed-request.ts';
 
 export interface CreateTokenParameters {
@@ -37,10 +37,10 @@ export async function createToken(deps: WalletDeps, network: NetworkName, params
   const key = await checkTempKey(deps, { address: params.address, keyType: 'createToken', tempKey: params.tempKey, hashKey: params.hashKey });
   await assertSignedBy(key.address, [params.address, params.name, params.symbol, params.initialSupply, params.tempKey, params.hashKey], params.signature);
 
+  await consumeTempKey(deps, key.keyHash);
   const result = await deps.relayer.send(network, {
     data: encodeDeployData({ abi: vixpTokenAbi, bytecode: vixpTokenBytecode, args: [params.name, params.symbol, key.address, supply] }),
     intent: { kind: 'deploy', reference: `token:${params.symbol}`, fromAddress: key.address, amount: supply.toString() },
-    withinJournal: consumeTempKeyWithin(deps, key.keyHash),
   });
   const deployed = result.receipt?.contractAddress;
   if (!deployed) throw new DomainError('chain.unavailable', 'the token deployment is not confirmed yet', { details: result.txHash });

@@ -41,9 +41,9 @@ export async function resolveAuthorization(deps: ResolveDeps, network: NetworkNa
     return { status: 'open' };
   }
 
-  const account = await deps.repo.findAccount(record.from_address);
+  const account = await deps.repo.findAccount(record.fromAddress);
   if (!account) return { status: 'open' };
-  const token = await resolveToken(deps, network, record.contract_address);
+  const token = await resolveToken(deps, network, record.contractAddress);
   const holder = privateKeyToAccount(deps.vault.decrypt(account.privateKeyEnc) as Hex);
   const signature = await holder.signTypedData({
     domain: { name: token.name, version: '1', chainId: deps.chains[network].chainId, verifyingContract: token.contractAddress },
@@ -58,7 +58,7 @@ export async function resolveAuthorization(deps: ResolveDeps, network: NetworkNa
       intent: { kind: 'cancel-authorization', reference: record.reference, fromAddress: holder.address, contractAddress: token.contractAddress },
     });
     if (result.status === 'confirmed') {
-      await deps.authorizations.finish(nonce, 'canceled', { cancel_tx_hash: result.txHash }, deps.clock());
+      await deps.authorizations.finish(nonce, 'canceled', { cancelTxHash: result.txHash }, deps.clock());
       return { status: 'canceled' };
     }
   } catch {
@@ -69,7 +69,7 @@ export async function resolveAuthorization(deps: ResolveDeps, network: NetworkNa
 
 function endedOutcome(record: AuthorizationRecord): AuthorizationOutcome | undefined {
   switch (record.status) {
-    case 'used': return { status: 'used', txHash: record.tx_hash as Hex };
+    case 'used': return { status: 'used', txHash: record.txHash as Hex };
     case 'canceled': case 'expired': case 'void': return { status: record.status };
     default: return undefined;
   }
@@ -82,8 +82,8 @@ function endedOutcome(record: AuthorizationRecord): AuthorizationOutcome | undef
  */
 async function settledOnChain(deps: ResolveDeps, network: NetworkName, record: AuthorizationRecord): Promise<AuthorizationOutcome | undefined> {
   const { client } = deps.chains[network];
-  const address = record.contract_address as Address;
-  const authorizer = record.from_address as Address;
+  const address = record.contractAddress as Address;
+  const authorizer = record.fromAddress as Address;
   const nonce = record.nonce as Hex;
   try {
     const settled = await client.readContract({ address, abi: vixpTokenAbi, functionName: 'authorizationState', args: [authorizer, nonce] });
@@ -93,19 +93,19 @@ async function settledOnChain(deps: ResolveDeps, network: NetworkName, record: A
       const head = await client.getBlock({ blockTag: 'latest' });
       const wallClock = BigInt(Math.floor(deps.clock() / 1000)) - clockDriftSeconds;
       const chainTime = head.timestamp > wallClock ? head.timestamp : wallClock;
-      if (chainTime < BigInt(record.valid_before)) return undefined;
+      if (chainTime < BigInt(record.validBefore)) return undefined;
       await deps.authorizations.finish(nonce, 'expired', {}, deps.clock());
       return { status: 'expired' };
     }
-    const fromBlock = BigInt(record.from_block);
+    const fromBlock = BigInt(record.fromBlock);
     const [used] = await client.getContractEvents({ address, abi: vixpTokenAbi, eventName: 'AuthorizationUsed', args: { authorizer, nonce }, fromBlock });
     if (used) {
-      await deps.authorizations.finish(nonce, 'used', { tx_hash: used.transactionHash }, deps.clock());
+      await deps.authorizations.finish(nonce, 'used', { txHash: used.transactionHash }, deps.clock());
       return { status: 'used', txHash: used.transactionHash };
     }
     const [canceled] = await client.getContractEvents({ address, abi: vixpTokenAbi, eventName: 'AuthorizationCanceled', args: { authorizer, nonce }, fromBlock });
     if (!canceled) return undefined;
-    await deps.authorizations.finish(nonce, 'canceled', { cancel_tx_hash: canceled.transactionHash }, deps.clock());
+    await deps.authorizations.finish(nonce, 'canceled', { cancelTxHash: canceled.transactionHash }, deps.clock());
     return { status: 'canceled' };
   } catch {
     return undefined;

@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { Address } from 'viem';
-import type { Transaction } from 'kysely';
-import type { Database } from '../store/schema.ts';
 import { DomainError } from '../shared/errors.ts';
 import { safeEqual, sha256Hex } from '../shared/hash.ts';
 import type { WalletDeps } from './wallet-deps.ts';
@@ -61,13 +59,11 @@ export async function checkTempKey(
 }
 
 /**
- * Consumes a temp key inside the database transaction that reserves a transfer's funds or journals
- * a relayed transaction, so a replay racing this one is refused and nothing is signed or sent.
+ * Uses up a temp key before what it authorises is signed, so a replay racing this one is refused
+ * and nothing is signed or sent for it. (A transfer uses its key up in the reservation of its funds.)
  */
-export function consumeTempKeyWithin(deps: Pick<WalletDeps, 'repo' | 'clock'>, keyHash: string) {
-  return async (trx: Transaction<Database>): Promise<void> => {
-    if (!(await deps.repo.consumeTempKey(trx, keyHash, deps.clock()))) {
-      throw new DomainError('wallet.temp_key_invalid', 'tempKey was already used');
-    }
-  };
+export async function consumeTempKey(deps: Pick<WalletDeps, 'repo' | 'clock'>, keyHash: string): Promise<void> {
+  if (!(await deps.repo.consumeTempKey(keyHash, deps.clock()))) {
+    throw new DomainError('wallet.temp_key_invalid', 'tempKey was already used');
+  }
 }

@@ -3,7 +3,7 @@ import type { NetworkName } from '../chain/networks.ts';
 import { parseTokenAmount } from '../shared/amount.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { parseAddress } from './address.ts';
-import { checkTempKey, consumeTempKeyWithin } from './temp-key.ts';
+import { checkTempKey } from './temp-key.ts';
 import { assertSignedBy } from './signed-request.ts';
 import { resolveToken } from './token.ts';
 import { authorizeTransfer } from './authorize-transfer.ts';
@@ -25,9 +25,8 @@ export interface TransferParameters {
 }
 
 export interface TransferReturnType {
+  /** The transaction that executed it: a transfer answers only once the chain has. */
   transactionId: Hex;
-  /** Always `confirmed`: a transfer answers only once the chain has executed it. */
-  status: 'confirmed';
   amountRaw: string;
   contractAddress: string;
 }
@@ -48,7 +47,7 @@ export async function transfer(deps: WalletDeps, network: NetworkName, params: T
 
   const { transactionId } = await authorizeTransfer(deps, network, {
     token, from, to, value, reference: params.reference ?? `transfer:${key.keyHash}`, privateKeyEnc: key.privateKeyEnc,
-    beforeReserve: consumeTempKeyWithin(deps, key.keyHash),
+    tempKeyHash: key.keyHash,
   });
-  return { transactionId, status: 'confirmed', amountRaw: value.toString(), contractAddress: token.contractAddress };
+  return { transactionId, amountRaw: value.toString(), contractAddress: token.contractAddress };
 }

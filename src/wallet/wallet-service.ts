@@ -11,6 +11,7 @@ import { getTokenInfo } from './get-token-info.ts';
 import { mint } from './mint.ts';
 import { transferFromCustody, type TransferFromCustodyParameters } from './transfer-from-custody.ts';
 import { authorizationNonce } from './authorize-transfer.ts';
+import { outcomeOf } from './transfer-outcome.ts';
 import { resolveAuthorization, sweepExpiredAuthorizations } from './resolve-authorization.ts';
 
 /** The custodial wallet with its dependencies bound: what transports and other domains call. */
@@ -20,13 +21,14 @@ export function createWalletService(deps: WalletDeps) {
     importAddress: (params: ImportAddressParameters) => importAddress(deps, params),
     issueTempKey: (params: IssueTempKeyParameters) => issueTempKey(deps, params),
     signData: (params: SignDataParameters) => signData(deps, params),
-    transfer: (network: NetworkName, params: TransferParameters) => transfer(deps, network, params),
+    /** A transfer by SPEC.md's scheme; never throws: see TransferOutcome. */
+    transfer: (network: NetworkName, params: TransferParameters) => outcomeOf(transfer(deps, network, params)),
     createToken: (network: NetworkName, params: CreateTokenParameters) => createToken(deps, network, params),
     getBalance: (network: NetworkName, params: GetBalanceParameters) => getBalance(deps, network, params),
     getTokenInfo: (network: NetworkName, params: { tokenSymbol?: string; contractAddress?: string }) => getTokenInfo(deps, network, params),
     mint: (network: NetworkName, params: { to: string; amount: string }) => mint(deps, network, params),
     /** Platform-initiated transfer from a custodial account we hold (refunds, reward payouts). */
-    transferFromCustody: (network: NetworkName, params: TransferFromCustodyParameters) => transferFromCustody(deps, network, params),
+    transferFromCustody: (network: NetworkName, params: TransferFromCustodyParameters) => outcomeOf(transferFromCustody(deps, network, params)),
     /** How the transfer of an operation (by its reference) ended, settling it on chain if it can. */
     transferOutcome: (network: NetworkName, reference: string) => resolveAuthorization(deps, network, authorizationNonce(network, reference)),
     sweepExpiredAuthorizations: (network: NetworkName) => sweepExpiredAuthorizations(deps, network),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { WalletService } from '../../../wallet/wallet-service.ts';
 import { keyTypes } from '../../../wallet/temp-key.ts';
+import { settledOrThrow } from '../../../wallet/transfer-outcome.ts';
 import { rpcMethod, type RpcMethods } from '../rpc-method.ts';
 
 const text = (max = 200) => z.string().min(1).max(max);
@@ -34,10 +35,10 @@ export function tokenMethods(wallet: WalletService): RpcMethods {
         contractAddress: text(64).optional(),
       }).strict(),
       run: async (p, ctx) => {
-        const result = await wallet.transfer(ctx.network(), p);
+        const result = settledOrThrow(await wallet.transfer(ctx.network(), p));
         return {
           transactionId: result.transactionId,
-          resultData: { transactionId: result.transactionId, status: result.status, amount: p.amount, contractAddress: result.contractAddress },
+          resultData: { transactionId: result.transactionId, status: 'confirmed', amount: p.amount, contractAddress: result.contractAddress },
         };
       },
     }),

@@ -1,0 +1,96 @@
+import type { ChainJournal } from '../chain/chain-journal.ts';
+import type { Db } from './db.ts';
+
+/** The relayer's journal, nonces and deployments in the platform's database. */
+export function createChainJournal(db: Db, newId: () => string): ChainJournal {
+  return {
+    async syncNonce(network, relayer, chainNonce) {
+      await db.transaction().execute(async (trx) => {
+        const row = await trx.selectFrom('relayer_nonces').select('next_nonce')
+          .where('network', '=', network).where('address', '=', relayer).executeTakeFirst();
+        if (!row) {
+          await trx.insertInto('relayer_nonces').values({ network, address: relayer, next_nonce: chainNonce }).execute();
+        } else if (row.next_nonce < chainNonce) {
+          await trx.updateTable('relayer_nonces').set({ next_nonce: chainNonce })
+            .where('network', '=', network).where('address', '=', relayer).execute();
+        }
+      });
+    },
+
+    async journal(entry, now, sign) {
+      const { network, relayer, intent } = entry;
+      return db.transaction().execute(async (trx) => {
+        const row = await trx.updateTable('relayer_nonces')
+          .set((eb) => ({ next_nonce: eb('next_nonce', '+', 1) }))
+          .where('network', '=', network).where('address', '=', relayer)
+          .returning('next_nonce').executeTakeFirstOrThrow();
+        const nonce = Number(row.next_nonce) - 1;
+        const { rawTx, txHash } = await sign(nonce);
+        const id = newId();
+        await trx.insertInto('chain_txs').values({
+          id, network, kind: intent.kind, reference: intent.reference ?? null, relayer, nonce, raw_tx: rawTx,
+          tx_hash: txHash, from_address: intent.fromAddress ?? null, to_address: intent.toAddress ?? null,
+          contract_address: intent.contractAddress ?? null, amount: intent.amount ?? null,
+          status: 'signed', block_number: null, error: null, created_at: now, updated_at: now,
+        }).execute();
+        if (entry.authorizationNonce !== undefined) {
+          const marked = await trx.updateTable('authorizations').set({ status: 'submitted', tx_hash: txHash, updated_at: now })
+            .where('nonce', '=', entry.authorizationNonce).where('status', '=', 'reserved').executeTakeFirst();
+          // Rolls the whole journaling back: nothing was stored, so nothing will be broadcast.
+          if (Number(marked.numUpdatedRows) !== 1) throw new AuthorizationReleased();
+        }
+        return { id, rawTx, txHash };
+      }).catch((error: unknown) => {
+        if (error instanceof AuthorizationReleased) return 'released' as const;
+        throw error;
+      });
+    },
+
+    async markMined(id, status, blockNumber, now) {
+      await db.updateTable('chain_txs')
+        .set({ status, block_number: blockNumber, updated_at: now, error: status === 'failed' ? 'reverted' : null })
+        .where('id', '=', id).execute();
+    },
+
+    async listUnmined(network, relayer) {
+      const rows = await db.selectFrom('chain_txs').select(['id', 'tx_hash', 'raw_tx', 'nonce'])
+        .where('network', '=', network).where('relayer', '=', relayer).where('status', '=', 'signed')
+        .orderBy('nonce').execute();
+      return rows.map((r) => ({ id: r.id, txHash: r.tx_hash, rawTx: r.raw_tx, nonce: Number(r.nonce) }));
+    },
+
+    async reopenFrom(network, relayer, chainNonce, now) {
+      const result = await db.updateTable('chain_txs').set({ status: 'signed', block_number: null, error: null, updated_at: now })
+        .where('network', '=', network).where('relayer', '=', relayer).where('status', '!=', 'signed').where('nonce', '>=', chainNonce)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    async findConfirmedDeployment(network, reference) {
+      const row = await db.selectFrom('chain_txs').select('tx_hash')
+        .where('network', '=', network).where('kind', '=', 'deploy').where('reference', '=', reference).where('status', '=', 'confirmed')
+        .orderBy('created_at', 'desc').executeTakeFirst();
+      return row?.tx_hash;
+    },
+
+    async findDeployment(network, name) {
+      const row = await db.selectFrom('deployments').select(['chain_id', 'address'])
+        .where('network', '=', network).where('name', '=', name).executeTakeFirst();
+      return row && { chainId: Number(row.chain_id), address: row.address };
+    },
+
+    async recordDeployment(deployment, now) {
+      await db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('deployments').where('network', '=', deployment.network).where('name', '=', deployment.name).execute();
+        await trx.insertInto('deployments').values({
+          network: deployment.network, name: deployment.name, chain_id: deployment.chainId, address: deployment.address,
+          tx_hash: deployment.txHash, created_at: now,
+        }).execute();
+      });
+    },
+  };
+}
+
+class AuthorizationReleased extends Error {
+  constructor() { super('the authorization is no longer reserved'); }
+}
