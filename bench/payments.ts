@@ -6,8 +6,8 @@ import { newUser, openSession, startPay, startPaymentTest, transferFor } from '.
 export async function benchPayments(count = Number(process.env.BENCH_PAYMENTS ?? 20)): Promise<object> {
   const p = await startPaymentTest();
   try {
-    const store = await p.server.payments.addStore({ tid: 'BENCH', name: 'Bench Store' });
-    await p.server.payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
+    const store = await p.t.platform.payments.addStore({ tid: 'BENCH', name: 'Bench Store' });
+    await p.t.platform.payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
     const users = [];
     for (let i = 0; i < count; i++) users.push(await newUser(p, '100'));
     const latencies: number[] = [];

@@ -1,12 +1,77 @@
-import { loadConfig } from './config/config.ts';
-import { createLogger } from './shared/logger.ts';
-import { serve } from './serve.ts';
+/**
+ * `npm start`: one process, every interface, on the embedded default unless configured otherwise
+ * (DESIGN.md). The services and every backend come from `composePlatform` (./compose.ts); here they
+ * are put behind their transports:
+ * - HTTP (Fastify, `buildHttpApp`): /token, /block, /v1/chain (JSON-RPC), /v2/auth, /v2/did,
+ *   /v1/ict/pay, /v1/ipfs, /demo;
+ * - gRPC (`startGrpcServer`): g00.payments.v2.PaymentsService.
+ */
+import { loadConfig, type Config } from './config/config.ts';
+import { createLogger, type Logger } from './shared/logger.ts';
+import { composePlatform, type PaymentPart, type Platform } from './compose.ts';
+import { buildHttpApp } from './transports/http/app.ts';
+import { startGrpcServer, type GrpcServer } from './transports/grpc/grpc-server.ts';
 
-// Composition root for `npm start`: one process, every interface, on the embedded default
-// unless configured otherwise (DESIGN.md).
-const config = loadConfig();
-const logger = createLogger(config.logLevel);
-await serve(config, logger).catch((err: unknown) => {
-  logger.fatal({ err }, 'failed to start');
-  process.exit(1);
-});
+/**
+ * The gRPC payment server over the platform's payment and reward services (or another instance's
+ * `part`): apps authenticated by the identity's JWTs, POS terminals by store API keys.
+ */
+export function startPaymentServer(
+  platform: Pick<Platform, 'config' | 'logger' | 'clock' | 'identity'>,
+  part: Pick<PaymentPart, 'payments' | 'rewards'>,
+  options: { host?: string; port?: number } = {},
+): Promise<GrpcServer> {
+  const { config, identity } = platform;
+  return startGrpcServer({
+    payments: part.payments,
+    rewards: part.rewards,
+    verifyAccessToken: (token) => identity.jwt.verifyAccessToken(token),
+    findUserWallet: async (userId) => {
+      const user = await identity.users.findUser(userId);
+      return user?.walletAddress ? { address: user.walletAddress } : undefined;
+    },
+    clock: platform.clock,
+    timeZone: config.timeZone,
+    logger: platform.logger.child({ component: 'grpc' }),
+  }, { host: options.host ?? config.grpcHost, port: options.port ?? config.grpcPort, maxMessageBytes: config.grpcMaxMessageBytes });
+}
+
+/** Starts the platform and its servers; stops cleanly on SIGINT/SIGTERM. */
+export async function serve(config: Config, logger: Logger): Promise<void> {
+  const platform = await composePlatform(config, logger);
+  let http: Awaited<ReturnType<typeof buildHttpApp>> | undefined;
+  let grpc: GrpcServer;
+  try {
+    http = await buildHttpApp(platform);
+    await http.listen({ port: config.httpPort, host: config.httpHost });
+    grpc = await startPaymentServer(platform, platform);
+  } catch (error) {
+    // e.g. a port in use: leave nothing running behind (the anvils we own, the other port).
+    await http?.close().catch(() => undefined);
+    await platform.stop();
+    throw error;
+  }
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await http.close().catch((err: unknown) => logger.error({ err }, 'http close failed'));
+    await grpc.stop().catch((err: unknown) => logger.error({ err }, 'gRPC stop failed'));
+    await platform.stop();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+if (import.meta.main) {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  await serve(config, logger).catch((err: unknown) => {
+    logger.fatal({ err }, 'failed to start');
+    process.exit(1);
+  });
+}

@@ -7,7 +7,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config/config.ts';
 import { createLogger } from '../src/shared/logger.ts';
-import { startPlatform, type Platform } from '../src/platform.ts';
+import { composePlatform, type Platform } from '../src/compose.ts';
 import { sha256Hex } from './support/transfer-scheme.ts';
 import { rpcOver, startServerProcess, stopServerProcess, type ServerProcess } from './support/server-process.ts';
 
@@ -22,7 +22,7 @@ const env = { DATA_DIR: dataDir, CHAIN_POLL_MS: '50', RECEIPT_TIMEOUT_SECONDS: '
 let server: ServerProcess;
 let operator: Platform;
 
-const startOperator = () => startPlatform(loadConfig({ ...env, LOG_LEVEL: 'silent' }), createLogger('silent'), { chainMode: 'attach' });
+const startOperator = () => composePlatform(loadConfig({ ...env, LOG_LEVEL: 'silent' }), createLogger('silent'), { chainMode: 'attach', pairing: 'in-process' });
 
 before(async () => {
   server = await startServerProcess(env);

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startDidTestApp, type DidTestApp } from './support/did-app.ts';
-import { startDid } from '../src/did/did-module.ts';
+import { composeDid } from '../src/compose.ts';
 import { createDidService } from '../src/did/did-service.ts';
 import { createDidRepository } from '../src/did/did-repository.ts';
 import { createWalletRepository } from '../src/store/wallet-repository.ts';
@@ -31,9 +31,8 @@ describe('system DIDs', () => {
     assert.deepEqual(verifiers.body, [{ alias: 'vixpay-verifier', did: verifier() }]);
     assert.match(issuer(), /^did:ethr:0x[0-9a-fA-F]{40}$/);
     const p = d.t.platform;
-    const again = await startDid({
-      db: p.store.db, vault: p.vault, wallets: createWalletRepository(p.store.db),
-      chain: { rpcUrl: p.chains.ethereum.url, chainId: p.chains.ethereum.chainId, registry: p.contracts.ethereum.didRegistry },
+    const again = await composeDid(p.store, p.vault, createWalletRepository(p.store.db), p.clock, {
+      rpcUrl: p.chains.ethereum.url, chainId: p.chains.ethereum.chainId, registry: p.contracts.ethereum.didRegistry,
     });
     assert.deepEqual(again.systemDids, d.did.systemDids);
   });

@@ -37,8 +37,8 @@ before(async () => {
   execFileSync(python, ['-m', 'grpc_tools.protoc', `-I${protoDir}`, `--python_out=${stubs}`, `--grpc_python_out=${stubs}`, path.join(protoDir, 'spec-payments.proto')]);
   assert.deepEqual(readdirSync(stubs).sort(), ['spec_payments_pb2.py', 'spec_payments_pb2_grpc.py']);
   p = await startPaymentTest();
-  store = await p.server.payments.addStore({ tid: `T-PY-${randomUUID().slice(0, 6)}`, name: 'Python Cafe' });
-  await p.server.payments.publishRateNotice({ currency: 'KRW', rate: '1500' });
+  store = await p.t.platform.payments.addStore({ tid: `T-PY-${randomUUID().slice(0, 6)}`, name: 'Python Cafe' });
+  await p.t.platform.payments.publishRateNotice({ currency: 'KRW', rate: '1500' });
   httpBase = await p.t.app.listen({ port: 0, host: '127.0.0.1' });
 });
 after(async () => {

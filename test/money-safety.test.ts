@@ -5,7 +5,8 @@ import { Writable } from 'node:stream';
 import { createWalletClient, encodeFunctionData, http, parseEther, parseUnits, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createLogger } from '../src/shared/logger.ts';
-import { startPaymentServer, type PaymentServer } from '../src/payment-server.ts';
+import { startPaymentServer } from '../src/main.ts';
+import type { GrpcServer } from '../src/transports/grpc/grpc-server.ts';
 import { vixpTokenAbi } from '../src/gen/contracts/vixp-token.ts';
 import { transferAuthorizationTypes } from '../src/wallet/authorize-transfer.ts';
 import { vixpName } from '../src/chain/platform-contracts.ts';
@@ -22,7 +23,7 @@ import { waitFor } from './support/wait-for.ts';
 let logs = '';
 const sink = new Writable({ write(chunk, _encoding, done) { logs += chunk.toString(); done(); } });
 let t: TestPlatform;
-let server: PaymentServer;
+let server: GrpcServer;
 let client: ReturnType<typeof paymentsClient>;
 const secrets: string[] = [];
 
@@ -36,15 +37,16 @@ before(async () => {
   postgres = testStore() === 'postgres' ? await freshPostgresSchema('vixpay_ms') : undefined;
   t = await startTestPlatform({
     logger: createLogger('trace', sink),
+    redisKeyPrefix,
     env: {
       RECEIPT_TIMEOUT_SECONDS: '2', ...(postgres && { DATABASE_URL: postgres.databaseUrl }),
       ...(testPairing() === 'redis' && { REDIS_URL: testRedisUrl }),
     },
   });
   assert.equal(t.platform.store.dialect, testStore());
-  server = await startPaymentServer(t.platform, { port: 0, host: '127.0.0.1', redisKeyPrefix });
+  server = await startPaymentServer(t.platform, t.platform, { port: 0, host: '127.0.0.1' });
   client = paymentsClient(server.port);
-  await server.payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
+  await t.platform.payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
 });
 after(async () => {
   client?.close();
@@ -126,7 +128,7 @@ describe('racing transfers from one account', () => {
 
 describe('rewards claimed at once from a store that cannot fund them all', () => {
   test('four rewards of 3 from a store holding 5: one is paid, three are refused without a transaction; after a top-up they are paid once each, and re-sending every mined transaction pays nothing more', async () => {
-    const store = await server.payments.addStore({ tid: `MS-${randomUUID().slice(0, 8)}`, name: 'Race Shop' });
+    const store = await t.platform.payments.addStore({ tid: `MS-${randomUUID().slice(0, 8)}`, name: 'Race Shop' });
     secrets.push(store.apiKey);
     await t.platform.wallet.mint('ethereum', { to: store.settlementAddress, amount: '5' });
     const user = await t.platform.wallet.createAddress();
@@ -135,7 +137,7 @@ describe('rewards claimed at once from a store that cannot fund them all', () =>
     const { token } = await t.platform.identity.jwt.issueAccessToken(userId);
     secrets.push(token, user.secretKey, user.mnemonic);
     const rewards = [];
-    for (let i = 0; i < 4; i++) rewards.push(await server.rewards.issueReward(store, { tid: store.tid, rewardReason: `race-${i}-${randomUUID()}`, exchangeAmount: '3000' }));
+    for (let i = 0; i < 4; i++) rewards.push(await t.platform.rewards.issueReward(store, { tid: store.tid, rewardReason: `race-${i}-${randomUUID()}`, exchangeAmount: '3000' }));
     const fromBlock = (await chain().client.getBlockNumber()) + 1n;
 
     const claim = async (rewardId: string) => {
@@ -233,7 +235,7 @@ describe('a transfer whose transaction is mined and reverts', () => {
 
 describe('a payment whose transfer the chain does not mine within the wait', () => {
   test('is never approved while unconfirmed: the POS gets 10, the payment stays pending, and the transfer happens at most once', async () => {
-    const store = await server.payments.addStore({ tid: `MT-${randomUUID().slice(0, 8)}`, name: 'Slow Chain Shop' });
+    const store = await t.platform.payments.addStore({ tid: `MT-${randomUUID().slice(0, 8)}`, name: 'Slow Chain Shop' });
     secrets.push(store.apiKey);
     const user = await t.platform.wallet.createAddress();
     const userId = `user-${randomUUID()}`;
@@ -271,7 +273,7 @@ describe('a payment whose transfer the chain does not mine within the wait', () 
     assert.equal(posAnswer.common.res_code, '10', JSON.stringify(posAnswer.common));
     assert.equal(posAnswer.content.approval_no ?? '', '', 'no approval number');
     assert.equal(appAnswer.common.res_code, '10', JSON.stringify(appAnswer.common));
-    const payment = await server.payments.deps.payments.findByTranNo(store.tid, tranNo);
+    const payment = await t.platform.payments.findPayment(store.tid, tranNo);
     assert.equal(payment?.status, 'pending', 'no approval while the transfer is unconfirmed');
     assert.equal(payment?.approvalNo ?? null, null);
 
@@ -328,7 +330,7 @@ async function payUntilRequest(store: { tid: string; apiKey: string }, user: Awa
 
 describe('a balance that drops between REQUEST_TRANSFER and TRANSFER', () => {
   test('the TRANSFER is refused with 02 and nothing moves: no transaction is sent', async () => {
-    const store = await server.payments.addStore({ tid: `MB-${randomUUID().slice(0, 8)}`, name: 'Drop Shop' });
+    const store = await t.platform.payments.addStore({ tid: `MB-${randomUUID().slice(0, 8)}`, name: 'Drop Shop' });
     secrets.push(store.apiKey);
     const user = await payer('10');
     const elsewhere = await fundedWallet('0');
@@ -343,13 +345,13 @@ describe('a balance that drops between REQUEST_TRANSFER and TRANSFER', () => {
     assert.equal(await relayerTxCount(), sentBefore, 'no transaction was sent for the refused transfer');
     assert.equal(await balance(user.address), units('5'));
     assert.equal(await balance(store.settlementAddress), 0n);
-    assert.equal((await server.payments.deps.payments.findByTranNo(store.tid, payment.tranNo))?.status, 'failed');
+    assert.equal((await t.platform.payments.findPayment(store.tid, payment.tranNo))?.status, 'failed');
   });
 });
 
 describe('a burst of racing payments, refunds, claims and transfers', () => {
   test('every balance is exact, refunds never exceed what was paid, and a stranger re-sending every mined transaction moves nothing', async () => {
-    const store = await server.payments.addStore({ tid: `MX-${randomUUID().slice(0, 8)}`, name: 'Burst Shop' });
+    const store = await t.platform.payments.addStore({ tid: `MX-${randomUUID().slice(0, 8)}`, name: 'Burst Shop' });
     secrets.push(store.apiKey);
     await t.platform.wallet.mint('ethereum', { to: store.settlementAddress, amount: '4' });
     const users = await Promise.all([payer('10'), payer('10'), payer('10')]);
@@ -377,7 +379,7 @@ describe('a burst of racing payments, refunds, claims and transfers', () => {
 
     // Every approved payment is refunded by two cancellations racing for all of it, and a reward of
     // the store is claimed at the same time: no payment is refunded twice.
-    const reward = await server.rewards.issueReward(store, { tid: store.tid, rewardReason: `burst-${randomUUID()}`, exchangeAmount: '3000' });
+    const reward = await t.platform.rewards.issueReward(store, { tid: store.tid, rewardReason: `burst-${randomUUID()}`, exchangeAmount: '3000' });
     const claimer = await payer('0');
     const claim = async () => {
       const app = openSession(client, 'DoPayment', claimer.token);

@@ -31,8 +31,8 @@ let p: PaymentTest;
 let store: { tid: string; apiKey: string; settlementAddress: string };
 before(async () => {
   p = await startPaymentTest();
-  store = await p.server.payments.addStore({ tid: 'T-1001', name: 'Corner Cafe' });
-  await p.server.payments.publishRateNotice({ currency: 'KRW', rate: '1500' });
+  store = await p.t.platform.payments.addStore({ tid: 'T-1001', name: 'Corner Cafe' });
+  await p.t.platform.payments.publishRateNotice({ currency: 'KRW', rate: '1500' });
 });
 after(async () => { await p?.stop(); });
 
@@ -67,7 +67,7 @@ test('the payment approval messages are as documented', async () => {
 
 test('the IssueReward exchange is as documented', async () => {
   await p.t.platform.wallet.mint('ethereum', { to: store.settlementAddress, amount: '50' });
-  await p.server.payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
+  await p.t.platform.payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
   const request = example('Request:', doc.indexOf('### IssueReward'));
   const issued = await unary(p.client, 'IssueReward', store.apiKey, { ...request, tid: store.tid });
   assert.equal(issued.common.res_code, '00');

@@ -8,9 +8,9 @@ let p: PaymentTest;
 let store: { tid: string; name: string; settlementAddress: string; apiKey: string };
 before(async () => {
   p = await startPaymentTest({ PAYMENT_IDLE_TIMEOUT_SECONDS: '2', PAYMENT_PAIRING_WINDOW_SECONDS: '2' });
-  store = await p.server.payments.addStore({ tid: 'E-3001', name: 'Edge Store' });
+  store = await p.t.platform.payments.addStore({ tid: 'E-3001', name: 'Edge Store' });
   // KRW (the default currency) has a notice; no test here publishes JPY.
-  await p.server.payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
+  await p.t.platform.payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
 });
 after(async () => { await p?.stop(); });
 

@@ -1,7 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startPaymentServer, type PaymentServer } from '../src/payment-server.ts';
+import { startPaymentServer } from '../src/main.ts';
+import { composePayments, type PaymentPart } from '../src/compose.ts';
 import type { RedisPairingDesk } from '../src/pairing/redis-pairing-desk.ts';
 import { createClient } from 'redis';
 import { waitFor } from './support/wait-for.ts';
@@ -19,16 +20,20 @@ const skipRedis = await redisSkip();
 const prefix = uniquePrefix('two-instances');
 
 let t: TestPlatform;
-let a: PaymentTest;
-let b: PaymentTest;
+/** A payment server instance: its own payment part (services over its own Redis desk) and gRPC server. */
+type Instance = PaymentTest & { part: PaymentPart };
+let a: Instance;
+let b: Instance;
 let store: { tid: string; name: string; settlementAddress: string; apiKey: string };
 
-function instance(server: PaymentServer): PaymentTest {
+async function instance(): Promise<Instance> {
+  const part = await composePayments(t.platform, { redis: true, redisKeyPrefix: prefix });
+  const server = await startPaymentServer(t.platform, part, { port: 0, host: '127.0.0.1' });
   const client = paymentsClient(server.port);
-  return { t, server, client, stop: async () => { client.close(); await server.stop(1000); } };
+  return { t, server, client, part, stop: async () => { client.close(); await server.stop(1000); await part.close(); } };
 }
 
-const deskOf = (p: PaymentTest) => p.server.payments.deps.desk as RedisPairingDesk;
+const deskOf = (p: Instance) => p.part.desk as RedisPairingDesk;
 const tranNo = () => `TR${randomUUID().slice(0, 8)}`;
 
 const until = (condition: () => boolean | Promise<boolean>, message: string, timeoutMs = 5000) => waitFor(condition, { timeoutMs, message });
@@ -50,12 +55,14 @@ async function appRecord(userUuid: string): Promise<{ s?: string } | undefined> 
 
 describe('payments across two instances (Redis pairing desk)', { skip: skipRedis }, () => {
   before(async () => {
-    t = await startTestPlatform({ env: { REDIS_URL: testRedisUrl, PAYMENT_IDLE_TIMEOUT_SECONDS: '4', PAYMENT_PAIRING_WINDOW_SECONDS: '4' } });
-    const options = { port: 0, host: '127.0.0.1', redisKeyPrefix: prefix };
-    a = instance(await startPaymentServer(t.platform, options));
-    b = instance(await startPaymentServer(t.platform, options));
-    store = await a.server.payments.addStore({ tid: 'T-2I01', name: 'Two Towers Cafe' });
-    await a.server.payments.publishRateNotice({ currency: 'KRW', rate: '1500' });
+    t = await startTestPlatform({
+      env: { REDIS_URL: testRedisUrl, PAYMENT_IDLE_TIMEOUT_SECONDS: '4', PAYMENT_PAIRING_WINDOW_SECONDS: '4' },
+      redisKeyPrefix: uniquePrefix('two-instances-unused'),
+    });
+    a = await instance();
+    b = await instance();
+    store = await a.part.payments.addStore({ tid: 'T-2I01', name: 'Two Towers Cafe' });
+    await a.part.payments.publishRateNotice({ currency: 'KRW', rate: '1500' });
   });
   after(async () => {
     await a?.stop();
@@ -65,7 +72,7 @@ describe('payments across two instances (Redis pairing desk)', { skip: skipRedis
   });
 
   test('the two servers have desks of their own', () => {
-    assert.notEqual(a.server.payments.deps.desk, b.server.payments.deps.desk);
+    assert.notEqual(a.part.desk, b.part.desk);
     assert.notEqual(deskOf(a).instanceId, undefined);
     assert.notEqual(deskOf(a).instanceId, deskOf(b).instanceId);
   });
@@ -113,7 +120,7 @@ describe('payments across two instances (Redis pairing desk)', { skip: skipRedis
 
       assert.equal(await balanceOf(a, user.address), '90');
       assert.equal(Number(await balanceOf(a, store.settlementAddress)) - storeBefore, 10);
-      const record = await a.server.payments.deps.payments.findByTranNo(store.tid, tran);
+      const record = await a.part.payments.findPayment(store.tid, tran);
       assert.equal(record?.status, 'approved');
       await pairingOver(uuid);
     });

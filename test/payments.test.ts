@@ -11,8 +11,8 @@ let p: PaymentTest;
 let store: { tid: string; name: string; settlementAddress: string; apiKey: string };
 before(async () => {
   p = await startPaymentTest({ PAYMENT_IDLE_TIMEOUT_SECONDS: '4', PAYMENT_PAIRING_WINDOW_SECONDS: '4' });
-  store = await p.server.payments.addStore({ tid: 'T-1001', name: 'Corner Cafe' });
-  await p.server.payments.publishRateNotice({ currency: 'KRW', rate: '1500' });
+  store = await p.t.platform.payments.addStore({ tid: 'T-1001', name: 'Corner Cafe' });
+  await p.t.platform.payments.publishRateNotice({ currency: 'KRW', rate: '1500' });
 });
 after(async () => { await p?.stop(); });
 
@@ -300,7 +300,7 @@ describe('CancelPayment', () => {
     const txId = r.posEnd.content.transfer_transaction_id;
     const base = { tid: store.tid, transfer_transaction_id: txId, user_address: user.address, contract_address: r.posEnd.content.contract_address, token_symbol: 'VIXP' };
 
-    const other = await p.server.payments.addStore({ tid: `T-${randomUUID().slice(0, 6)}`, name: 'Other' });
+    const other = await p.t.platform.payments.addStore({ tid: `T-${randomUUID().slice(0, 6)}`, name: 'Other' });
     const foreign = await unary(p.client, 'CancelPayment', other.apiKey, { ...base, tid: other.tid, token_amount: '10' });
     assert.equal(foreign.common.res_code, '14');
 

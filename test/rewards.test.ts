@@ -7,9 +7,9 @@ let p: PaymentTest;
 let store: { tid: string; name: string; settlementAddress: string; apiKey: string };
 before(async () => {
   p = await startPaymentTest({ PAYMENT_IDLE_TIMEOUT_SECONDS: '4', PAYMENT_PAIRING_WINDOW_SECONDS: '4' });
-  store = await p.server.payments.addStore({ tid: 'R-2001', name: 'Book Shop' });
+  store = await p.t.platform.payments.addStore({ tid: 'R-2001', name: 'Book Shop' });
   await p.t.platform.wallet.mint('ethereum', { to: store.settlementAddress, amount: '1000' });
-  await p.server.payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
+  await p.t.platform.payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
 });
 after(async () => { await p?.stop(); });
 

@@ -17,8 +17,8 @@ let p: PaymentTest;
 let store: { tid: string; name: string; settlementAddress: string; apiKey: string };
 before(async () => {
   p = await startPaymentTest({ PAYMENT_IDLE_TIMEOUT_SECONDS: '4', PAYMENT_PAIRING_WINDOW_SECONDS: '4' });
-  store = await p.server.payments.addStore({ tid: 'T-ST01', name: 'Corner Cafe' });
-  await p.server.payments.publishRateNotice({ currency: 'KRW', rate: '1500' });
+  store = await p.t.platform.payments.addStore({ tid: 'T-ST01', name: 'Corner Cafe' });
+  await p.t.platform.payments.publishRateNotice({ currency: 'KRW', rate: '1500' });
 });
 after(async () => { await p?.stop(); });
 
@@ -80,7 +80,7 @@ describe('a token a user made never settles a payment', () => {
     await Promise.all([app.closed, pos.closed]);
     assert.deepEqual(await balances([user.address, store.settlementAddress], [undefined, fake]), before);
 
-    const record = await p.server.payments.deps.payments.findByTranNo(store.tid, tran);
+    const record = await p.t.platform.payments.findPayment(store.tid, tran);
     assert.notEqual(record?.status, 'approved');
     assert.equal(record?.failureCode, 'payment.token_not_accepted');
   });

@@ -1,7 +1,7 @@
 import { createPublicClient, defineChain, http, type PublicClient } from 'viem';
 import { DomainError } from '../shared/errors.ts';
 import type { ChainEndpoint } from './chain-supervisor.ts';
-import { networkNames, type NetworkName } from './networks.ts';
+import { networkNames, type NetworkName } from '../shared/networks.ts';
 
 export interface ChainClient {
   network: NetworkName;

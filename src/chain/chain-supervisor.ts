@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../shared/logger.ts';
 import { stripLongHex } from '../shared/redact.ts';
 import { startAnvil } from './anvil-process.ts';
-import { anvilChainIds, networkNames, type NetworkName } from './networks.ts';
+import { anvilChainIds, networkNames, type NetworkName } from '../shared/networks.ts';
 
 export interface ChainEndpoint {
   network: NetworkName;

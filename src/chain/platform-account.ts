@@ -5,7 +5,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { KeyVault } from '../shared/key-vault.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { ChainClients } from './chain-clients.ts';
-import { networkNames } from './networks.ts';
+import { networkNames } from '../shared/networks.ts';
 
 /**
  * The platform's treasury and relayer account: it owns VIXP (mints), deploys contracts and pays

@@ -3,7 +3,7 @@ import type { ChainJournal } from './chain-journal.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { ChainClients } from './chain-clients.ts';
 import type { Relayer } from './relayer.ts';
-import { networkNames, type NetworkName } from './networks.ts';
+import { networkNames, type NetworkName } from '../shared/networks.ts';
 import { vixpTokenAbi, vixpTokenBytecode } from '../gen/contracts/vixp-token.ts';
 import { ethrDidRegistryAbi, ethrDidRegistryBytecode } from '../gen/contracts/ethr-did-registry.ts';
 

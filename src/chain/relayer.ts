@@ -5,7 +5,7 @@ import type { Logger } from '../shared/logger.ts';
 import { DomainError } from '../shared/errors.ts';
 import { errorSummary } from '../shared/redact.ts';
 import type { ChainClients } from './chain-clients.ts';
-import type { NetworkName } from './networks.ts';
+import type { NetworkName } from '../shared/networks.ts';
 
 /** What a relayed transaction is for; journaled beside it. */
 export type RelayIntent = JournalIntent & { kind: 'transfer' | 'deploy' | 'mint' | 'cancel-authorization' | (string & {}) };

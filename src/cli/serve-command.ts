@@ -1,4 +1,4 @@
-import { serve } from '../serve.ts';
+import { serve } from '../main.ts';
 import type { CliCommand } from './commands.ts';
 
 export const serveCommand: CliCommand = {

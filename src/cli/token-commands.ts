@@ -1,6 +1,6 @@
 import { DomainError } from '../shared/errors.ts';
-import { isNetworkName, networkNames, type NetworkName } from '../chain/networks.ts';
-import { startPlatform, type Platform } from '../platform.ts';
+import { isNetworkName, networkNames, type NetworkName } from '../shared/networks.ts';
+import { composePlatform, type Platform } from '../compose.ts';
 import { createSettlementTokenRepository } from '../store/settlement-token-repository.ts';
 import {
   allowSettlementToken, disallowSettlementToken, listSettlementTokens, type SettlementTokenAllowListDeps,
@@ -15,7 +15,7 @@ function networkOption(value: string | boolean | undefined, fallback: NetworkNam
 
 /** Runs `work` on the platform core beside a running server (its anvils are used, not restarted). */
 export async function withPlatform<T>(context: CliContext, work: (platform: Platform) => Promise<T>): Promise<T> {
-  const platform = await startPlatform(context.config, context.logger, { chainMode: 'attach' });
+  const platform = await composePlatform(context.config, context.logger, { chainMode: 'attach', pairing: 'in-process' });
   try {
     return await work(platform);
   } finally {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { networkNames, type NetworkName } from '../chain/networks.ts';
+import { networkNames, type NetworkName } from '../shared/networks.ts';
 
 /** Default Host-label map of the chain API (SPEC.md "JSON-RPC APIs"); overridable by HOST_LABELS. */
 export const defaultHostLabels: Readonly<Record<string, NetworkName>> = {

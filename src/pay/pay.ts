@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { getAddress, isAddress, type Address } from 'viem';
-import type { NetworkName } from '../chain/networks.ts';
+import type { NetworkName } from '../shared/networks.ts';
 import { vixpSymbol } from '../chain/platform-contracts.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { UserService } from '../identity/users.ts';

@@ -1,4 +1,4 @@
-import type { NetworkName } from '../chain/networks.ts';
+import type { NetworkName } from '../shared/networks.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { WalletService } from '../wallet/wallet-service.ts';

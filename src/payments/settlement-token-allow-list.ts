@@ -1,5 +1,5 @@
 import { getAddress, isAddress } from 'viem';
-import { networkNames, type NetworkName } from '../chain/networks.ts';
+import { networkNames, type NetworkName } from '../shared/networks.ts';
 import type { Clock } from '../shared/clock.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { WalletService } from '../wallet/wallet-service.ts';

@@ -1,5 +1,5 @@
 import { getAddress, isAddress } from 'viem';
-import type { NetworkName } from '../chain/networks.ts';
+import type { NetworkName } from '../shared/networks.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { WalletService } from '../wallet/wallet-service.ts';
 import type { PaymentDeps } from './payment-deps.ts';

@@ -1,8 +1,5 @@
-import type { PaymentDeps } from '../payments/payment-deps.ts';
 import type { PosSide } from '../payments/run-payment.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
-import { createRewardRepository } from '../store/reward-repository.ts';
-import type { Db } from '../store/db.ts';
 import type { RewardDeps } from './reward-deps.ts';
 import { issueReward, type IssueRewardRequest } from './issue-reward.ts';
 import { claimReward, claimRewardAtPos, type ClaimAtPosRequest, type ClaimRewardParameters } from './claim-reward.ts';
@@ -19,8 +16,3 @@ export function createRewardService(deps: RewardDeps) {
 }
 
 export type RewardService = ReturnType<typeof createRewardService>;
-
-/** Reward dependencies over the payment ones (sharing their pairing desk). */
-export function rewardDepsOf(payments: PaymentDeps, db: Db, rewardLifetimeDays: number): RewardDeps {
-  return { ...payments, rewards: createRewardRepository(db), rewardLifetimeMs: rewardLifetimeDays * 24 * 3600 * 1000 };
-}

@@ -1,6 +1,6 @@
 import { encodeFunctionData, keccak256, stringToHex, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { NetworkName } from '../chain/networks.ts';
+import type { NetworkName } from '../shared/networks.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { WalletDeps } from './wallet-deps.ts';

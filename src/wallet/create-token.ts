@@ -1,5 +1,5 @@
 import { encodeDeployData, getAddress, type Address, type Hex } from 'viem';
-import type { NetworkName } from '../chain/networks.ts';
+import type { NetworkName } from '../shared/networks.ts';
 import { vixpTokenAbi, vixpTokenBytecode } from '../gen/contracts/vixp-token.ts';
 import { parseTokenAmount } from '../shared/amount.ts';
 import { DomainError } from '../shared/errors.ts';

@@ -1,4 +1,4 @@
-import type { NetworkName } from '../chain/networks.ts';
+import type { NetworkName } from '../shared/networks.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import { formatTokenAmount } from '../shared/amount.ts';
 import type { WalletDeps } from './wallet-deps.ts';

@@ -1,4 +1,4 @@
-import type { NetworkName } from '../chain/networks.ts';
+import type { NetworkName } from '../shared/networks.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { resolveToken } from './token.ts';

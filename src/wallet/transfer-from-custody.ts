@@ -1,6 +1,6 @@
 import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { NetworkName } from '../chain/networks.ts';
+import type { NetworkName } from '../shared/networks.ts';
 import { DomainError } from '../shared/errors.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import type { WalletDeps } from './wallet-deps.ts';

@@ -1,4 +1,4 @@
-import type { NetworkName } from '../chain/networks.ts';
+import type { NetworkName } from '../shared/networks.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { createAddress } from './create-address.ts';
 import { importAddress, type ImportAddressParameters } from './import-address.ts';

@@ -4,8 +4,7 @@ import { installHttpErrorHandler } from '../../src/transports/http/errors.ts';
 import { authRoutes } from '../../src/transports/http/routes/auth.ts';
 import { didRoutes } from '../../src/transports/http/routes/did.ts';
 import { authVpRoutes } from '../../src/transports/http/routes/auth-vp.ts';
-import { startDid, type DidModule } from '../../src/did/did-module.ts';
-import { createWalletRepository } from '../../src/store/wallet-repository.ts';
+import type { DidModule } from '../../src/compose.ts';
 import { addUser, type AddUserReturnType } from '../../src/identity/add-user.ts';
 
 /** A real platform with the DID and login routes wired as docs/did-api.md describes. */
@@ -24,10 +23,7 @@ export async function startDidTestApp(): Promise<DidTestApp> {
   const t = await startTestPlatform();
   const p = t.platform;
   const { identity } = p;
-  const did = await startDid({
-    db: p.store.db, vault: p.vault, wallets: createWalletRepository(p.store.db), clock: p.clock,
-    chain: { rpcUrl: p.chains.ethereum.url, chainId: p.chains.ethereum.chainId, registry: p.contracts.ethereum.didRegistry },
-  });
+  const { did } = p;
   const app = Fastify();
   installHttpErrorHandler(app);
   await app.register(authRoutes, { prefix: '/v2/auth', login: identity.login, websiteLogins: identity.websiteLogins });

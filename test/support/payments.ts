@@ -3,7 +3,8 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { startTestPlatform, type TestPlatform } from './platform.ts';
 import { prepareTransfer, type Wallet } from './transfer-scheme.ts';
-import { startPaymentServer, type PaymentServer } from '../../src/payment-server.ts';
+import { startPaymentServer } from '../../src/main.ts';
+import type { GrpcServer } from '../../src/transports/grpc/grpc-server.ts';
 import { deleteKeys, testRedisUrl, uniquePrefix } from './redis.ts';
 import { freshPostgresSchema } from './stores.ts';
 import { untilAtDesk } from './pairing.ts';
@@ -15,7 +16,7 @@ const PaymentsService = (grpc.loadPackageDefinition(definition) as any).g00.paym
 
 export interface PaymentTest {
   t: TestPlatform;
-  server: PaymentServer;
+  server: GrpcServer;
   client: grpc.Client & Record<string, any>;
   /** The key prefix of the server's Redis pairing desk (VIXPAY_TEST_PAIRING=redis). */
   redisKeyPrefix?: string;
@@ -46,19 +47,20 @@ export function testStore(env: NodeJS.ProcessEnv = process.env): 'sqlite' | 'pos
 export async function startPaymentTest(env: Record<string, string> = {}): Promise<PaymentTest> {
   const overRedis = testPairing() === 'redis';
   const postgres = testStore() === 'postgres' ? await freshPostgresSchema('vixpay_pay') : undefined;
+  const redisKeyPrefix = uniquePrefix('payments');
   let t: TestPlatform;
   try {
     t = await startTestPlatform({
       env: { ...(overRedis && { REDIS_URL: testRedisUrl }), ...(postgres && { DATABASE_URL: postgres.databaseUrl }), ...env },
+      redisKeyPrefix,
     });
   } catch (error) {
     await postgres?.drop();
     throw error;
   }
-  const redisKeyPrefix = uniquePrefix('payments');
-  let server: PaymentServer;
+  let server: GrpcServer;
   try {
-    server = await startPaymentServer(t.platform, { port: 0, host: '127.0.0.1', redisKeyPrefix });
+    server = await startPaymentServer(t.platform, t.platform, { port: 0, host: '127.0.0.1' });
   } catch (error) {
     await t.stop();
     await postgres?.drop();
@@ -77,7 +79,7 @@ export async function startPaymentTest(env: Record<string, string> = {}): Promis
     },
   };
   // The run is on what it says it is on.
-  const onRedis = 'instanceId' in server.payments.deps.desk;
+  const onRedis = 'instanceId' in t.platform.desk;
   if (onRedis !== overRedis || t.platform.store.dialect !== testStore()) {
     await p.stop();
     throw new Error(`startPaymentTest: expected the ${testPairing()} desk on ${testStore()}, got the ${onRedis ? 'redis' : 'in-process'} desk on ${t.platform.store.dialect}`);
@@ -85,7 +87,7 @@ export async function startPaymentTest(env: Record<string, string> = {}): Promis
   return p;
 }
 
-const deskView = (p: PaymentTest) => ({ desk: p.server.payments.deps.desk, ...(p.redisKeyPrefix && { redisKeyPrefix: p.redisKeyPrefix }) });
+const deskView = (p: PaymentTest) => ({ desk: p.t.platform.desk, ...(p.redisKeyPrefix && { redisKeyPrefix: p.redisKeyPrefix }) });
 
 /** Until the app of `userUuid` waits at the payment server's desk: its START_PAY was registered. */
 export function untilAppWaits(p: PaymentTest, userUuid: string): Promise<void> {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from '../../src/config/config.ts';
 import { createLogger, type Logger } from '../../src/shared/logger.ts';
-import { startPlatform, type Platform } from '../../src/platform.ts';
+import { composePlatform, type Platform } from '../../src/compose.ts';
 import { buildHttpApp } from '../../src/transports/http/app.ts';
 
 export interface TestPlatform {
@@ -17,10 +17,14 @@ export interface TestPlatform {
 }
 
 /** A real platform (SQLite, four anvil chains, contracts) in a fresh or given data directory. */
-export async function startTestPlatform(options: { dataDir?: string; env?: Record<string, string>; logger?: Logger } = {}): Promise<TestPlatform> {
+export async function startTestPlatform(
+  options: { dataDir?: string; env?: Record<string, string>; logger?: Logger; redisKeyPrefix?: string } = {},
+): Promise<TestPlatform> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'vixpay-test-'));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', HTTP_PORT: '0', CHAIN_POLL_MS: '50', ...options.env });
-  const platform = await startPlatform(config, options.logger ?? createLogger('silent'));
+  const platform = await composePlatform(config, options.logger ?? createLogger('silent'), {
+    ...(options.redisKeyPrefix && { redisKeyPrefix: options.redisKeyPrefix }),
+  });
   const app = await buildHttpApp(platform);
   await app.ready();
   return {

@@ -1,5 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { Platform } from '../../platform.ts';
+import type { Platform } from '../../compose.ts';
 import { installHttpErrorHandler } from './errors.ts';
 import { jsonRpcRoutes } from './routes/jsonrpc.ts';
 import { createDispatcher } from '../jsonrpc/dispatcher.ts';

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { NetworkName } from '../../chain/networks.ts';
+import type { NetworkName } from '../../shared/networks.ts';
 import { DomainError } from '../../shared/errors.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { NetworkName } from '../../../chain/networks.ts';
+import type { NetworkName } from '../../../shared/networks.ts';
 import type { Dispatcher } from '../../jsonrpc/dispatcher.ts';
 import { protocolError } from '../../jsonrpc/protocol-errors.ts';
 import { stringifyJson } from '../../../shared/json.ts';
