@@ -2,7 +2,7 @@ import { encodeFunctionData, keccak256, stringToHex, type Address, type Hex } fr
 import { privateKeyToAccount } from 'viem/accounts';
 import type { NetworkName } from '../shared/networks.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError, isDomainError } from '../shared/errors.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import type { ResolvedToken } from './token.ts';
 import { resolveAuthorization } from './resolve-authorization.ts';
@@ -94,8 +94,10 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
       authorizationNonce: nonce,
     });
   } catch (error) {
-    // Nothing was journaled, so nothing was sent: the signature never left this process.
-    await deps.authorizations.finish(nonce, 'void', {}, deps.clock());
+    // The relayer's domain errors come only before journaling: nothing was sent, the signature never
+    // left this process. Any other failure may come after the broadcast: the authorization stays
+    // open, holding its funds, until the chain settles it (the expiry sweep).
+    if (isDomainError(error)) await deps.authorizations.finish(nonce, 'void', {}, deps.clock());
     throw error;
   }
   if (result.status === 'confirmed') {
