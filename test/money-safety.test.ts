@@ -411,6 +411,58 @@ describe('a burst of racing payments, refunds, claims and transfers', () => {
   });
 });
 
+describe('the same operation 50 times at once', () => {
+  test('50 claims of one reward, 50 full cancellations of one payment, 50 START_PAY of one approved tran_no: each pays once', async () => {
+    const store = await t.platform.payments.addStore({ tid: `MD-${randomUUID().slice(0, 8)}`, name: 'Duplicate Shop' });
+    secrets.push(store.apiKey);
+    await t.platform.wallet.mint('ethereum', { to: store.settlementAddress, amount: '100' });
+    const claimer = await payer('0');
+    const reward = await t.platform.rewards.issueReward(store, { tid: store.tid, rewardReason: `dup-${randomUUID()}`, exchangeAmount: '3000' });
+    const claim = async () => {
+      const app = openSession(client, 'DoPayment', claimer.token);
+      app.send({ state: 'START_REWARD', reward_id: reward.rewardId, token_amount: '3', token_symbol: 'VIXP', user_address: claimer.address });
+      const answer = await app.next(60_000);
+      await app.closed;
+      return answer.common.res_code as string;
+    };
+    const claims = await Promise.all(Array.from({ length: 50 }, claim));
+    assert.equal(claims.filter((c) => c === '00').length, 1, `claims: ${claims.join(',')}`);
+    assert.equal(await balance(claimer.address), units('3'));
+
+    const user = await payer('10');
+    const payment = await payUntilRequest(store, user, '6000');
+    const { posEnd } = await payment.transfer();
+    assert.equal(posEnd.common.res_code, '00');
+    const storeBefore = await balance(store.settlementAddress);
+    const cancels = await Promise.all(Array.from({ length: 50 }, () => unary(client, 'CancelPayment', store.apiKey, {
+      tid: store.tid, transfer_transaction_id: posEnd.content.transfer_transaction_id, token_amount: '',
+    })));
+    const refunded = cancels.filter((r: any) => r.common.res_code === '00');
+    assert.equal(refunded.length, 1, `cancellations: ${cancels.map((r: any) => r.common.res_code).join(',')}`);
+    assert.equal(await balance(user.address), units('10'));
+    assert.equal(await balance(store.settlementAddress), storeBefore - units('6'));
+
+    // The POS retries the approved tran_no 50 times at once: every retry gets the original END_PAY.
+    const retries = await Promise.all(Array.from({ length: 50 }, async () => {
+      const pos = openSession(client, 'StartPayment', store.apiKey);
+      pos.send({
+        state: 'START_PAY', tid: store.tid, tran_no: payment.tranNo, exchange_amount: '6000', user_uuid: randomUUID(), contract_address: vixp(),
+        token_symbol: 'VIXP', user_address: user.address, expiration_time: String(Math.floor(Date.now() / 1000) + 300),
+      });
+      const answer = await pos.next(60_000);
+      await pos.closed;
+      return answer;
+    }));
+    for (const r of retries) {
+      assert.equal(r.common.res_code, '00', JSON.stringify(r.common));
+      assert.equal(r.content.approval_no, posEnd.content.approval_no);
+      assert.equal(r.content.transfer_transaction_id, posEnd.content.transfer_transaction_id);
+    }
+    assert.equal(await balance(user.address), units('10'), 'no retry paid again');
+    await assertConserved();
+  });
+});
+
 describe('logs', () => {
   test('a transfer the node refuses at gas estimation is refused cleanly, holds nothing, and no log line carries anything signed or secret', async () => {
     // The chain's clock runs an hour ahead: every authorization we sign is already expired there, so
