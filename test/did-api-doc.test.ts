@@ -3,41 +3,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { startDidTestApp, type DidTestApp } from './support/did-app.ts';
 import { assertSameShape } from './support/doc-examples.ts';
+import { curlRequest, parseHttp, readShellExamples } from './support/curl-examples.ts';
+import { addUser } from '../src/identity/add-user.ts';
 
-// docs/did-api.md's examples, replayed live: the documented request with this run's address, keys
-// and DIDs put in, and an answer with the documented status, the same keys at every level and the
-// same fixed values.
-
-interface HttpExample {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body: any;
-  status: number;
-  response: any;
-}
-
-function readHttpExamples(file: string): Map<string, HttpExample> {
-  const examples = new Map<string, HttpExample>();
-  const text = readFileSync(file, 'utf8');
-  for (const match of text.matchAll(/<!-- did-example: ([\w-]+) -->\n```http\n([\s\S]*?)\n```\n\n```http\n([\s\S]*?)\n```/g)) {
-    const [head, body] = splitHttp(match[2]!);
-    const [requestLine, ...headerLines] = head.split('\n');
-    const [method, path] = requestLine!.split(' ');
-    const headers = Object.fromEntries(headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
-    const [responseHead, responseBody] = splitHttp(match[3]!);
-    examples.set(match[1]!, {
-      method: method!, path: path!, headers, body: body ? JSON.parse(body) : undefined,
-      status: Number(responseHead.split(' ')[1]), response: JSON.parse(responseBody!),
-    });
-  }
-  return examples;
-}
-
-function splitHttp(block: string): [string, string | undefined] {
-  const at = block.indexOf('\n\n');
-  return at < 0 ? [block, undefined] : [block.slice(0, at), block.slice(at + 2)];
-}
+// docs/did-api.md's curl examples, run as a reader's shell would run them: each command with this
+// run's shell variables ($ADDRESS, $SECRET_KEY, $TOKEN, then what earlier examples saved), and an
+// answer with the documented status and headers, the same keys at every level and the same fixed
+// values. `<!-- did-example: NAME [save=VAR[:path]] -->` saves the answer (or a member of it) as $VAR.
 
 const fixed = new Set([
   'alias', 'provider', 'kms', 'privateKeyHex', 'secretKey', 'verified', 'contentType', 'code', 'errorCode',
@@ -53,45 +25,55 @@ function assertFixedArrays(documented: unknown, actual: any, at = '$'): void {
   }
 }
 
+/** `0.did` of `[{did: …}]`: dotted path, numbers index arrays. */
+function member(value: any, path: string | undefined): unknown {
+  return path ? path.split('.').reduce((at, key) => at?.[key], value) : value;
+}
+
+const examples = readShellExamples(readFileSync('docs/did-api.md', 'utf8'), 'did-example');
 let d: DidTestApp;
-const examples = readHttpExamples('docs/did-api.md');
 before(async () => { d = await startDidTestApp(); });
 after(async () => { await d?.close(); });
 
-async function replay(name: string, body?: unknown, headers: Record<string, string> = {}) {
-  const example = examples.get(name);
-  assert.ok(example, `example ${name} is documented`);
-  if (example.body !== undefined) assert.deepEqual(Object.keys(body as object).sort(), Object.keys(example.body).sort(), `${name}: request fields`);
-  const live = example.method === 'GET' ? await d.get(example.path) : await d.post(example.path, body, headers);
-  assert.equal(live.status, example.status, `${name}: ${JSON.stringify(live.body).slice(0, 300)}`);
-  assertSameShape(example.response, live.body, fixed);
-  assertFixedArrays(example.response, live.body);
-  return { example, live: live.body };
-}
+test('docs/did-api.md has the curl examples this test expects', () => {
+  assert.deepEqual(examples.map((example) => example.name), [
+    'issuers', 'verifiers', 'create-did', 'create-did-wrong-secret', 'create-vc', 'create-vc-foreign-issuer',
+    'verify-vc', 'verify-vc-tampered', 'create-vp', 'verify-vp', 'auth-user-with-vp', 'auth-user-with-vp-replay',
+  ]);
+});
 
-test('docs/did-api.md examples hold', async () => {
-  assert.equal(examples.size, 12);
-  const user = await d.newUser('alice');
-  const bearer = { authorization: `Bearer ${user.token}` };
-  const issuer = (await replay('issuers')).live[0].did;
-  const verifier = (await replay('verifiers')).live[0].did;
+test('docs/did-api.md examples hold, run in order as a reader runs them', async () => {
+  // The doc's setup: the user of docs/auth-api.md (`vixpay user add`), logged in.
+  const password = 'correct horse battery';
+  const user = await addUser({ users: d.t.platform.identity.users, createWalletAccount: () => d.t.platform.wallet.createAddress() }, {
+    id: 'alice', password, name: 'Alice Kim', email: 'alice@example.com',
+  });
+  const login = await d.post('/v2/auth/auth-user', { id: 'alice', password });
+  const vars: Record<string, string> = { ADDRESS: user.address, SECRET_KEY: user.secretKey, TOKEN: login.body.token };
 
-  const doc = (name: string) => examples.get(name)!.body;
-  const record = (await replay('create-did', { ...doc('create-did'), address: user.address, secretKey: user.secretKey })).live;
-  await replay('create-did-wrong-secret', { ...doc('create-did-wrong-secret'), address: user.address });
+  for (const example of examples) {
+    assert.equal(example.output.lang, 'http', `${example.name}: the answer is an http block`);
+    const request = curlRequest(example.command, vars);
+    const live = await d.app.inject(request);
+    const expected = parseHttp(example.output.text);
+    assert.equal(live.statusCode, expected.status, `${example.name}: ${live.body.slice(0, 300)}`);
+    for (const [name, value] of expected.headers) assert.equal(live.headers[name], value, `${example.name}: header ${name}`);
+    const body = live.json();
+    const documented = JSON.parse(expected.body);
+    assertSameShape(documented, body, fixed, example.name);
+    assertFixedArrays(documented, body, example.name);
 
-  const vc = (await replay('create-vc', { ...doc('create-vc'), holder: record.did, issuer }, bearer)).live;
-  assert.deepEqual(vc.credentialSubject, { ...doc('create-vc').userInfo, id: record.did });
-  await replay('create-vc-foreign-issuer', { ...doc('create-vc-foreign-issuer'), holder: record.did, issuer: verifier }, bearer);
-
-  await replay('verify-vc', vc);
-  const tampered = doc('verify-vc-tampered');
-  await replay('verify-vc-tampered', { ...vc, credentialSubject: { ...vc.credentialSubject, name: tampered.credentialSubject.name } });
-
-  const vp = (await replay('create-vp', { ...doc('create-vp'), holder: record.did, verifier, credentials: [vc] })).live;
-  await replay('verify-vp', vp);
-  await replay('auth-user-with-vp', { vp });
-  await replay('auth-user-with-vp-replay', { vp });
+    const save = example.attrs.get('save');
+    if (save) {
+      const [name, path] = save.split(':') as [string, string | undefined];
+      const value = member(body, path);
+      vars[name] = typeof value === 'string' ? value : JSON.stringify(value);
+    }
+    if (example.name === 'create-vc') {
+      // SPEC.md: the user info keys, `sub` and `id` = the holder DID.
+      assert.deepEqual(body.credentialSubject, { ...documented.credentialSubject, sub: vars.DID, id: vars.DID });
+    }
+  }
 });
 
 test('the documented body limits hold', async () => {

@@ -107,10 +107,19 @@ describe('credentials and presentations', () => {
     assert.deepEqual(vc.type, ['VerifiableCredential', 'Profile']);
     assert.deepEqual(vc['@context'], ['https://www.w3.org/2018/credentials/v1']);
     assert.deepEqual(vc.issuer, { id: issuer() });
-    assert.deepEqual(vc.credentialSubject, { name: 'Erin', age: 30, member: true, id: holder });
+    // SPEC.md: the user info keys, `sub` and `id`, both the holder DID (also the JWT's `sub` claim).
+    assert.deepEqual(vc.credentialSubject, { name: 'Erin', age: 30, member: true, sub: holder, id: holder });
+    assert.equal(JSON.parse(Buffer.from(vc.proof.jwt.split('.')[1], 'base64url').toString()).sub, holder);
     assert.match(vc.issuanceDate, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     assert.equal(vc.proof.type, 'JwtProof2020');
     assert.equal(vc.proof.jwt.split('.').length, 3);
+  });
+
+  test('create-vc: `sub` and `id` in userInfo are replaced by the holder DID', async () => {
+    const res = await d.post('/v2/did/create-vc', { holder, issuer: issuer(), userInfo: { name: 'Erin', sub: 'did:ethr:0x0000000000000000000000000000000000000001', id: 'x' } }, bearer(user.token));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(res.body.credentialSubject, { name: 'Erin', sub: holder, id: holder });
+    assert.equal((await d.post('/v2/did/verify-vc', res.body)).body.verified, true);
   });
 
   test('create-vc refuses: no JWT, a foreign issuer, another holder, bad userInfo', async () => {

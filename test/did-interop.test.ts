@@ -46,7 +46,8 @@ test('a credential from create-vc verifies in an independent did-jwt-vc verifier
   const result = await verifyCredential(vc.proof.jwt, independentResolver());
   assert.equal(result.verified, true);
   assert.equal(result.issuer, d.did.systemDids.issuer[0]!.did);
-  assert.deepEqual(result.verifiableCredential.credentialSubject, { name: 'Ivy', id: holder });
+  assert.deepEqual(result.verifiableCredential.credentialSubject, { name: 'Ivy', sub: holder, id: holder });
+  assert.equal(result.payload.sub, holder);
 });
 
 test('a credential made by did-jwt-vc with a wallet key verifies through verify-vc; a VP of it cannot log in', async () => {

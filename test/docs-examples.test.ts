@@ -41,10 +41,12 @@ test('docs/token-api.md examples hold', async () => {
   await check(ex.get('getBalance'), '/token', req(7, 'getBalance', { address: b.address }));
   await check(ex.get('getTokenInfo'), '/token', req(8, 'getTokenInfo', {}));
 
-  const tempKey = (await rpc(t.app, '/token', req(0, 'net_getTempKey', { address: a.address, keyType: 'createToken' }))).body.result.resultData.tempKey;
+  // createToken as docs/token-api.md tells a SPEC-only client: keyType "transfer", and SPEC.md's
+  // string with fromAddress = the owner, toAddress = the zero address, amount = initialSupply.
+  const tempKey = (await rpc(t.app, '/token', req(0, 'net_getTempKey', { address: a.address, keyType: 'transfer' }))).body.result.resultData.tempKey;
   const hashKey = sha256Hex(`${tempKey}|${a.secretKey}`);
-  const data = sha256Hex(`${a.address}|Store Points|PTS|1000000|${tempKey}|${hashKey}`);
-  const signature = (await rpc(t.app, '/token', req(0, 'signData', { address: a.address, tempKey, hashKey, data, keyType: 'createToken' }))).body.result.resultData.signature;
+  const data = sha256Hex(`${a.address}|0x0000000000000000000000000000000000000000|1000000|${tempKey}|${hashKey}`);
+  const signature = (await rpc(t.app, '/token', req(0, 'signData', { address: a.address, tempKey, hashKey, data }))).body.result.resultData.signature;
   const created = await check(ex.get('createToken'), '/token', req(9, 'createToken', { address: a.address, name: 'Store Points', symbol: 'PTS', initialSupply: '1000000', tempKey, hashKey, signature }));
   const pts = (await rpc(t.app, '/token', req(0, 'getBalance', { address: a.address, contractAddress: created.result.resultData.contractAddress }))).body.result.resultData;
   assert.deepEqual([pts.balance, pts.tokenSymbol], ['1000000', 'PTS']);

@@ -111,6 +111,79 @@ describe('the SPEC transfer scheme', () => {
   });
 });
 
+describe('createToken', () => {
+  const zeroAddress = '0x0000000000000000000000000000000000000000';
+  let owner: Wallet;
+  let other: Wallet;
+  before(async () => {
+    owner = await newWallet();
+    other = await newWallet();
+  });
+
+  /** A temp key and hashKey as SPEC.md makes them; `keyType` "transfer" is the SPEC's value. */
+  async function tempKeyOf(wallet: Wallet, keyType = 'transfer') {
+    const tempKey: string = (await call(t.app, '/token', 'net_getTempKey', { address: wallet.address, keyType })).resultData.tempKey;
+    return { tempKey, hashKey: sha256Hex(`${tempKey}|${wallet.secretKey}`) };
+  }
+  /** signData as a SPEC-only client calls it: no keyType. */
+  async function sign(wallet: Wallet, key: { tempKey: string; hashKey: string }, fields: string[], keyType?: string) {
+    const data = sha256Hex(fields.join('|'));
+    return (await call(t.app, '/token', 'signData', { address: wallet.address, ...key, data, ...(keyType && { keyType }) })).resultData.signature as string;
+  }
+  const create = (params: object) => call(t.app, '/token', 'createToken', params);
+  async function supplyOf(address: string, contractAddress: string) {
+    return (await call(t.app, '/token', 'getBalance', { address, contractAddress })).resultData;
+  }
+
+  test('SPEC.md form: keyType "transfer", signed sha256hex(fromAddress|toAddress|amount|tempKey|hashKey) with the owner, the zero address and initialSupply', async () => {
+    const key = await tempKeyOf(owner);
+    const signature = await sign(owner, key, [owner.address, zeroAddress, '5000', key.tempKey, key.hashKey]);
+    const created = await create({ address: owner.address, name: 'Spec Points', symbol: 'SPC', initialSupply: '5000', ...key, signature });
+    assert.equal(created.resultCode, '200', JSON.stringify(created));
+    assert.match(created.TransactionID, /^0x[0-9a-f]{64}$/);
+    assert.deepEqual(await supplyOf(owner.address, created.resultData.contractAddress).then((b) => [b.balance, b.tokenSymbol]), ['5000', 'SPC']);
+    assert.equal((await create({ address: owner.address, name: 'Spec Points', symbol: 'SPC', initialSupply: '5000', ...key, signature })).resultCode, '440');
+  });
+
+  test('our own form still works: keyType "createToken", signed address|name|symbol|initialSupply|tempKey|hashKey', async () => {
+    const key = await tempKeyOf(owner, 'createToken');
+    const signature = await sign(owner, key, [owner.address, 'Own Points', 'OWN', '10', key.tempKey, key.hashKey], 'createToken');
+    const created = await create({ address: owner.address, name: 'Own Points', symbol: 'OWN', initialSupply: '10', ...key, signature });
+    assert.equal(created.resultCode, '200', JSON.stringify(created));
+  });
+
+  test('any other signature is refused (442), deploys nothing and leaves the temp key usable', async () => {
+    const key = await tempKeyOf(owner);
+    const params = { address: owner.address, name: 'Refused Points', symbol: 'REF', initialSupply: '700', ...key };
+    const otherKey = await tempKeyOf(other);
+    const wrong: Record<string, string> = {
+      'toAddress = the owner': await sign(owner, key, [owner.address, owner.address, '700', key.tempKey, key.hashKey]),
+      'a transfer to another account': await sign(owner, key, [owner.address, other.address, '700', key.tempKey, key.hashKey]),
+      'another amount': await sign(owner, key, [owner.address, zeroAddress, '7000', key.tempKey, key.hashKey]),
+      'amount written otherwise': await sign(owner, key, [owner.address, zeroAddress, '700.0', key.tempKey, key.hashKey]),
+      'another temp key': await sign(owner, key, [owner.address, zeroAddress, '700', otherKey.tempKey, key.hashKey]),
+      'our form with another name': await sign(owner, key, [owner.address, 'Other', 'REF', '700', key.tempKey, key.hashKey]),
+      'signed by another account': await sign(other, otherKey, [owner.address, zeroAddress, '700', key.tempKey, key.hashKey]),
+      'not a signature': '0x1234',
+    };
+    for (const [why, signature] of Object.entries(wrong)) {
+      const refused = await create({ ...params, signature });
+      assert.deepEqual([refused.resultCode, refused.resultData, refused.TransactionID], ['442', '', undefined], why);
+    }
+    assert.equal((await call(t.app, '/token', 'getTokenInfo', { tokenSymbol: 'REF' })).resultCode, '404', 'nothing deployed');
+    const signature = await sign(owner, key, [owner.address, zeroAddress, '700', key.tempKey, key.hashKey]);
+    assert.equal((await create({ ...params, signature })).resultCode, '200');
+  });
+
+  test('a createToken temp key still cannot move tokens', async () => {
+    await t.platform.wallet.mint('ethereum', { to: owner.address, amount: '3' });
+    const key = await tempKeyOf(owner, 'createToken');
+    const signature = await sign(owner, key, [owner.address, other.address, '1', key.tempKey, key.hashKey], 'createToken');
+    const refused = await call(t.app, '/token', 'transfer', { fromAddress: owner.address, toAddress: other.address, amount: '1', ...key, signature });
+    assert.equal(refused.resultCode, '440');
+  });
+});
+
 describe('the JSON-RPC envelope', () => {
   test('protocol errors carry the SPEC codes and a msg, never a stack', async () => {
     const cases: Array<[unknown, number]> = [

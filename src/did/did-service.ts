@@ -121,7 +121,8 @@ export function createDidService(deps: DidServiceDeps): DidService {
       }
       return issueCredential(agent, {
         issuer: signingIdentity(issuer),
-        subject: { ...userInfo, id: holder },
+        // SPEC.md: the user info keys, `sub` and `id`, both the holder DID (`sub` also the JWT claim).
+        subject: { ...userInfo, sub: holder, id: holder },
         type: profileCredentialType,
         issuedAt: new Date(clock()),
       });

@@ -40,7 +40,7 @@ export function agentResolver(agent: DidAgent): Resolver {
 
 export interface IssueCredentialParameters {
   issuer: SigningIdentity;
-  /** `credentialSubject`, its `id` the holder DID. */
+  /** `credentialSubject`, its `id` the holder DID (which did-jwt-vc moves to the JWT's `sub` claim). */
   subject: JsonObject & { id: string };
   type: string[];
   issuedAt: Date;

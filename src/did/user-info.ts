@@ -15,7 +15,8 @@ const keyPattern = /^[A-Za-z][A-Za-z0-9_.-]*$/;
 /**
  * Checks `userInfo` of create-vc: a flat object of 1 to 32 keys, each a name of letters, digits,
  * `_`, `.` and `-`, each value a string (up to 1024 characters), a finite number or a boolean.
- * `id` is allowed but replaced by the holder DID (SPEC.md: `credentialSubject.id` = holder).
+ * `sub` and `id` are allowed but replaced by the holder DID (SPEC.md: `credentialSubject` carries the
+ * user info keys, `sub` and `id` = holder).
  */
 export function validateUserInfo(value: unknown): UserInfo {
   const problem = (why: string) => new DomainError('request.invalid', `userInfo: ${why}`, { details: 'userInfo' });

@@ -5,7 +5,10 @@ import { safeEqual, sha256Hex } from '../shared/hash.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { parseAddress } from './address.ts';
 
-/** What a temp key may be spent on. `transfer` is SPEC.md's; `createToken` is ours. */
+/**
+ * What a temp key may be spent on. `transfer` is SPEC.md's: a transfer or a createToken (SPEC.md
+ * names no other value). `createToken` is ours: a createToken only, never a transfer.
+ */
 export const keyTypes = ['transfer', 'createToken'] as const;
 export type KeyType = (typeof keyTypes)[number];
 
@@ -36,17 +39,19 @@ export interface AuthorizedKey {
 }
 
 /**
- * Checks SPEC.md's scheme: the temp key is live, unused and bound to this address and key type,
- * and hashKey = sha256hex(tempKey + "|" + secretKey). Does not consume the key.
+ * Checks SPEC.md's scheme: the temp key is live, unused and bound to this address and to the key
+ * type (or one of the key types) the call accepts, and hashKey = sha256hex(tempKey + "|" + secretKey).
+ * Does not consume the key.
  */
 export async function checkTempKey(
   deps: Pick<WalletDeps, 'repo' | 'vault' | 'clock'>,
-  params: { address: string; keyType: KeyType; tempKey: string; hashKey: string },
+  params: { address: string; keyType: KeyType | readonly KeyType[]; tempKey: string; hashKey: string },
 ): Promise<AuthorizedKey> {
   const address = parseAddress(params.address, 'address');
   const keyHash = sha256Hex(params.tempKey);
   const record = await deps.repo.findTempKey(keyHash);
-  if (!record || record.address !== address || record.keyType !== params.keyType) {
+  const accepted: readonly string[] = typeof params.keyType === 'string' ? [params.keyType] : params.keyType;
+  if (!record || record.address !== address || !accepted.includes(record.keyType)) {
     throw new DomainError('wallet.temp_key_invalid', 'tempKey is unknown or not issued for this address and keyType');
   }
   if (record.usedAt !== null) throw new DomainError('wallet.temp_key_invalid', 'tempKey was already used');

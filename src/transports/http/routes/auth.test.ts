@@ -166,7 +166,20 @@ test('website login: bad start bodies are 400 request.invalid', async () => {
     assert.equal(res.json().error.code, 'request.invalid');
   }
   assert.equal((await post('/cancel-auth-user-by-app', {})).statusCode, 400);
-  assert.equal((await post('/auth-user-result-by-app', { requestId: 5 })).json().error.code, 'request.invalid');
+});
+
+test('website login result: a body naming no request gets SPEC.md\'s 400 body exactly', async () => {
+  const never = { error: { code: '400', message: 'Never requested or timeout' } };
+  for (const payload of [{}, { waitTime: 60 }, { requestId: null }, { requestId: '' }, { requestId: 5 }, { requestId: 'x'.repeat(2049) }, [], ['requestId']]) {
+    const res = await post('/auth-user-result-by-app', payload);
+    assert.equal(res.statusCode, 400, JSON.stringify(payload));
+    assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+    assert.deepEqual(res.json(), never, JSON.stringify(payload));
+  }
+  const empty = await t.app.inject({ method: 'POST', url: '/v2/auth/auth-user-result-by-app' });
+  assert.deepEqual([empty.statusCode, empty.json()], [400, never]);
+  const text = await t.app.inject({ method: 'POST', url: '/v2/auth/auth-user-result-by-app', headers: { 'content-type': 'application/json' }, payload: '"requestId"' });
+  assert.deepEqual([text.statusCode, text.json()], [400, never]);
 });
 
 test('GET /.well-known/jwks.json serves the public signing key', async () => {

@@ -63,10 +63,13 @@ export async function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): Pr
 
   // SPEC.md fixes this endpoint's two errors, codes "400" and "401" included; they are mapped
   // here rather than by the shared table so that every other endpoint keeps our stable codes.
+  // A body that names no request (no requestId, or not one we could have issued) is SPEC.md's
+  // "no such request": its 400, not our request.invalid.
   app.post('/auth-user-result-by-app', { bodyLimit }, async (request, reply) => {
-    const body = parse(requestBody, request.body);
+    const body = requestBody.safeParse(request.body ?? {});
+    if (!body.success) return reply.status(400).send(errorBody('400', neverRequestedMessage));
     try {
-      const { userId } = await websiteLogins.takeResult(body.requestId, { requesterIp: request.ip });
+      const { userId } = await websiteLogins.takeResult(body.data.requestId, { requesterIp: request.ip });
       return await login.issueForUser(userId);
     } catch (error) {
       if (isDomainError(error) && error.code === 'auth.login_request_unknown') {
