@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseEther, type PrivateKeyAccount } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { parseEther, type LocalAccount } from 'viem';
+import { generatePrivateKey } from 'viem/accounts';
+import { localAccount } from './local-account.ts';
 import type { KeyVault } from '../shared/key-vault.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { ChainClients } from './chain-clients.ts';
@@ -16,13 +17,13 @@ export function loadPlatformAccount(options: {
   privateKey?: `0x${string}` | undefined;
   dataDir: string;
   vault: KeyVault;
-}): PrivateKeyAccount {
-  if (options.privateKey) return privateKeyToAccount(options.privateKey);
+}): LocalAccount {
+  if (options.privateKey) return localAccount(options.privateKey);
   const file = path.join(options.dataDir, 'relayer.key');
   if (!existsSync(file)) {
     writeFileSync(file, options.vault.encrypt(generatePrivateKey()), { mode: 0o600, flag: 'wx' });
   }
-  return privateKeyToAccount(options.vault.decrypt(readFileSync(file, 'utf8').trim()) as `0x${string}`);
+  return localAccount(options.vault.decrypt(readFileSync(file, 'utf8').trim()) as `0x${string}`);
 }
 
 const minimumGasBalance = parseEther('100');

@@ -1,4 +1,4 @@
-import { keccak256, type Address, type Hex, type PrivateKeyAccount, type TransactionReceipt } from 'viem';
+import { keccak256, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
 import type { ChainJournal, ChainTxStatus, JournalIntent } from './chain-journal.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -51,7 +51,7 @@ export interface Relayer {
 export interface RelayerDeps {
   journal: ChainJournal;
   chains: ChainClients;
-  account: PrivateKeyAccount;
+  account: LocalAccount;
   clock: Clock;
   logger: Logger;
   receiptTimeoutMs?: number;

@@ -1,5 +1,5 @@
 import { encodeFunctionData, keccak256, stringToHex, type Address, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { localAccount } from '../chain/local-account.ts';
 import type { NetworkName } from '../shared/networks.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import { DomainError, isDomainError } from '../shared/errors.ts';
@@ -74,7 +74,7 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
   if (reserved === 'insufficient') throw new DomainError('wallet.insufficient_balance', 'the balance, less what pending transfers hold, is below the amount');
   if (reserved === 'duplicate') throw new DomainError('request.invalid', 'this operation already has a transfer authorization');
 
-  const holder = privateKeyToAccount(deps.vault.decrypt(params.privateKeyEnc) as Hex);
+  const holder = localAccount(deps.vault.decrypt(params.privateKeyEnc) as Hex);
   const signature = await holder.signTypedData({
     domain: { name: token.name, version: '1', chainId, verifyingContract: token.contractAddress },
     types: transferAuthorizationTypes,

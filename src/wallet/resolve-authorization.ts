@@ -1,5 +1,5 @@
 import { encodeFunctionData, type Address, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { localAccount } from '../chain/local-account.ts';
 import type { NetworkName } from '../shared/networks.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import type { AuthorizationRecord } from '../store/authorization-repository.ts';
@@ -44,7 +44,7 @@ export async function resolveAuthorization(deps: ResolveDeps, network: NetworkNa
   const account = await deps.repo.findAccount(record.fromAddress);
   if (!account) return { status: 'open' };
   const token = await resolveToken(deps, network, record.contractAddress);
-  const holder = privateKeyToAccount(deps.vault.decrypt(account.privateKeyEnc) as Hex);
+  const holder = localAccount(deps.vault.decrypt(account.privateKeyEnc) as Hex);
   const signature = await holder.signTypedData({
     domain: { name: token.name, version: '1', chainId: deps.chains[network].chainId, verifyingContract: token.contractAddress },
     types: cancelAuthorizationTypes,

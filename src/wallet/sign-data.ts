@@ -1,5 +1,5 @@
 import type { Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { localAccount } from '../chain/local-account.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { checkTempKey, type KeyType } from './temp-key.ts';
@@ -25,6 +25,6 @@ export async function signData(
     throw new DomainError('request.invalid', 'data must be a lower-case sha256 hex string (64 characters)', { details: 'data' });
   }
   const key = await checkTempKey(deps, { ...params, keyType: params.keyType ?? 'transfer' });
-  const account = privateKeyToAccount(deps.vault.decrypt(key.privateKeyEnc) as Hex);
+  const account = localAccount(deps.vault.decrypt(key.privateKeyEnc) as Hex);
   return { signature: await account.signMessage({ message: params.data }) };
 }

@@ -1,4 +1,5 @@
-import { verifyMessage, type Address, type Hex } from 'viem';
+import type { Address, Hex } from 'viem';
+import { recoverMessageSigner } from '../chain/local-account.ts';
 import { DomainError } from '../shared/errors.ts';
 import { sha256Hex } from '../shared/hash.ts';
 
@@ -14,7 +15,7 @@ export function signedMessage(fields: readonly string[]): string {
 export async function assertSignedBy(address: Address, fields: readonly string[], signature: string): Promise<void> {
   let valid = false;
   if (/^0x[0-9a-fA-F]{130}$/.test(signature)) {
-    valid = await verifyMessage({ address, message: signedMessage(fields), signature: signature as Hex }).catch(() => false);
+    valid = recoverMessageSigner(signedMessage(fields), signature as Hex) === address;
   }
   if (!valid) throw new DomainError('wallet.signature_invalid', 'signature does not match the request');
 }
