@@ -74,11 +74,23 @@ function runPythonClient(input: Record<string, unknown>, timeoutMs = 90_000): Pr
   });
 }
 
-async function pay(user: { address: string; secretKey: string; token: string }, exchangeAmount: string, corruptSignature = false) {
+type PythonUser = { userId: string; address: string; secretKey: string; token: string };
+
+/** The Python app sends DoPayment START_PAY with only state; the POS sends the user's id as the QR code's user_uuid. */
+async function pay(user: PythonUser, exchangeAmount: string, corruptSignature = false) {
   return runPythonClient({
     grpc: `127.0.0.1:${p.server.port}`, http: httpBase, tid: store.tid, api_key: store.apiKey,
-    jwt: user.token, address: user.address, secret_key: user.secretKey,
+    jwt: user.token, user_id: user.userId, address: user.address, secret_key: user.secretKey,
     exchange_amount: exchangeAmount, tran_no: `PY${randomUUID().slice(0, 8)}`, stubs, corrupt_signature: corruptSignature,
+  });
+}
+
+/** A reward claim at the POS: the same app, the POS sends START_REWARD. */
+async function claimAtPos(user: PythonUser, rewardId: string, tokenAmount: string) {
+  return runPythonClient({
+    grpc: `127.0.0.1:${p.server.port}`, http: httpBase, tid: store.tid, api_key: store.apiKey,
+    jwt: user.token, user_id: user.userId, address: user.address, secret_key: user.secretKey,
+    reward_id: rewardId, token_amount: tokenAmount, tran_no: `PYR${randomUUID().slice(0, 8)}`, stubs,
   });
 }
 
@@ -138,5 +150,28 @@ describe('a Python client generated from the spec-only .proto', () => {
     }
     assert.equal(await balanceOf(p, user.address), '100');
     assert.equal(await balanceOf(p, store.settlementAddress), storeBefore);
+  });
+
+  test('a reward claim at the POS: END_REWARD 00 to both; an unknown reward is reward 01 to both', { skip }, async () => {
+    const user = await newUser(p);
+    await p.t.platform.wallet.mint(p.t.platform.config.paymentNetwork, { to: store.settlementAddress, amount: '10' });
+    const issued = await p.t.platform.rewards.issueReward(await p.t.platform.payments.authenticateStore(store.apiKey), { tid: store.tid, rewardReason: `py-${randomUUID()}`, exchangeAmount: '3000' });
+    const r = await claimAtPos(user, issued.rewardId, issued.tokenAmount);
+    assert.deepEqual(r.app.states, ['END_REWARD'], JSON.stringify(r.app));
+    assert.deepEqual(r.pos.states, ['END_REWARD'], JSON.stringify(r.pos));
+    for (const end of [r.pos.end!, r.app.end!]) {
+      assert.equal(end.res_code, '00', JSON.stringify(end));
+      assert.equal(end.token_amount, '2');
+    }
+    assert.equal(await balanceOf(p, user.address), '2');
+
+    const unknown = await claimAtPos(user, 'NOPE', '1');
+    for (const end of [unknown.pos.end!, unknown.app.end!]) {
+      assert.equal(end.state, 'END_REWARD');
+      assert.equal(end.res_code, '01', JSON.stringify(end));
+      assert.equal(end.res_message, 'Reward not issued');
+    }
+    assert.equal(unknown.pos.end!.target_api, 'startPayment');
+    assert.equal(unknown.app.end!.target_api, 'doPayment');
   });
 });

@@ -233,6 +233,56 @@ describe('a transfer whose transaction is mined and reverts', () => {
   });
 });
 
+describe('a payment whose transfer is mined and reverts', () => {
+  test('is payment 04 "Token API error" on both streams, after its authorization is cancelled; nothing moves', async () => {
+    const store = await t.platform.payments.addStore({ tid: `MR-${randomUUID().slice(0, 8)}`, name: 'Revert Shop' });
+    secrets.push(store.apiKey);
+    const user = await t.platform.wallet.createAddress();
+    const userId = `user-${randomUUID()}`;
+    await t.platform.identity.users.createUser({ id: userId, password: 'correct horse battery', name: 'Payer', walletAddress: user.address });
+    await t.platform.wallet.mint('ethereum', { to: user.address, amount: '20' });
+    const { token } = await t.platform.identity.jwt.issueAccessToken(userId);
+    secrets.push(token, user.secretKey, user.mnemonic);
+    const tranNo = `T-${randomUUID().slice(0, 8)}`;
+
+    const app = openSession(client, 'DoPayment', token);
+    app.send({ state: 'START_PAY' });
+    const pos = openSession(client, 'StartPayment', store.apiKey);
+    pos.send({
+      state: 'START_PAY', tid: store.tid, tran_no: tranNo, exchange_amount: '5000', user_uuid: userId, contract_address: vixp(),
+      token_symbol: 'VIXP', user_address: user.address, expiration_time: String(Math.floor(Date.now() / 1000) + 300),
+    });
+    const request = await app.next();
+    assert.equal(request.content.state, 'REQUEST_TRANSFER', JSON.stringify(request.common));
+    assert.equal((await pos.next()).content.state, 'REQUEST_TRANSFER');
+    const prepared = await prepareTransfer(t.app, user, request.content.settlement_address, request.content.token_amount);
+    secrets.push(prepared.tempKey, prepared.hashKey, prepared.signature);
+
+    const anvil = anvilControls(chain());
+    await anvil.setAutomine(false);
+    try {
+      app.send({ state: 'TRANSFER', tran_no: tranNo, transfer_key: prepared.tempKey, hash_key: prepared.hashKey, transfer_signature: prepared.signature });
+      await waitFor(async () => (await journaledTransfers(user.address)).length === 1, { timeoutMs: 20_000, message: 'the transfer was journaled' });
+      await drainAhead(user.address as Address, units('20'));
+      await anvil.mine({ blocks: 1 });
+    } finally {
+      await anvil.setAutomine(true);
+    }
+    const posAnswer = await pos.next(60_000);
+    const appAnswer = await app.next(60_000);
+    for (const answer of [posAnswer, appAnswer]) {
+      assert.equal(answer.common.res_code, '04', JSON.stringify(answer.common));
+      assert.equal(answer.common.res_message, 'Token API error');
+      assert.equal(answer.content.state, 'END_PAY');
+      assert.equal(answer.content.approval_no ?? '', '');
+    }
+    const payment = await t.platform.payments.findPayment(store.tid, tranNo);
+    assert.equal(payment?.status, 'failed');
+    assert.equal(await balance(store.settlementAddress), 0n);
+    await assertConserved();
+  });
+});
+
 describe('a payment whose transfer the chain does not mine within the wait', () => {
   test('is never approved while unconfirmed: the POS gets 10, the payment stays pending, and the transfer happens at most once', async () => {
     const store = await t.platform.payments.addStore({ tid: `MT-${randomUUID().slice(0, 8)}`, name: 'Slow Chain Shop' });

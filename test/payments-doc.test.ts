@@ -1,7 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
 import { newUser, openSession, startPay, startPaymentTest, transferFor, unary, type PaymentTest } from './support/payments.ts';
 
 // docs/payments.md shows every message as one-line JSON. The server's messages here must carry
@@ -38,11 +37,15 @@ after(async () => { await p?.stop(); });
 
 test('the payment approval messages are as documented', async () => {
   const user = await newUser(p, '100');
-  const uuid = randomUUID();
   const app = openSession(p.client, 'DoPayment', user.token);
   const pos = openSession(p.client, 'StartPayment', store.apiKey);
-  app.send({ state: 'START_PAY', user_uuid: uuid });
-  pos.send(startPay(p, store.tid, 'TR0001', user, uuid, '15000'));
+  // The app's START_PAY is SPEC.md's: only state. The POS sends the QR code's user_uuid, the user's id.
+  const appStart = example('1. App → server, DoPayment START_PAY');
+  assert.deepEqual(appStart, { state: 'START_PAY' });
+  app.send(appStart);
+  const posStart = startPay(p, store.tid, 'TR0001', user, user.userId, '15000');
+  assert.deepEqual(Object.keys(posStart).sort(), Object.keys(example('2. POS → server, StartPayment START_PAY')).sort());
+  pos.send(posStart);
   const appRequest = await app.next();
   const posRequest = await pos.next();
   assertMatchesDoc(appRequest.content, example('3. Server → app, DoPayment REQUEST_TRANSFER'),

@@ -78,7 +78,7 @@ describe('payment edges', () => {
     assert.equal((await app.closed).code, 0);
   });
 
-  test('11 for a second app with a user_uuid already waiting; 02 for a reward the store cannot fund', async () => {
+  test('11 for a second app with a user_uuid already waiting; 19 for a reward the store cannot fund', async () => {
     const user = await newUser(p);
     const uuid = randomUUID();
     const first = openSession(p.client, 'DoPayment', user.token);
@@ -90,7 +90,7 @@ describe('payment edges', () => {
     first.call.cancel();
 
     const poor = await unary(p.client, 'IssueReward', store.apiKey, { tid: store.tid, reward_reason: 'too much', exchange_amount: '1000000' });
-    assert.equal(poor.common.res_code, '02');
+    assert.equal(poor.common.res_code, '19');
   });
 
   test('a payment left pending by a stopped instance is settled from the chain on a retry', async () => {

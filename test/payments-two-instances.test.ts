@@ -77,22 +77,24 @@ describe('payments across two instances (Redis pairing desk)', { skip: skipRedis
     assert.notEqual(deskOf(a).instanceId, deskOf(b).instanceId);
   });
 
-  for (const order of ['app first', 'POS first'] as const) {
-    test(`app on A, POS on B (${order}): END_PAY on both sides, tokens moved exactly once`, async () => {
+  for (const [order, kind] of [['app first', 'SPEC-literal'], ['POS first', 'SPEC-literal'], ['app first', 'one-time user_uuid'], ['POS first', 'one-time user_uuid']] as const) {
+    test(`app on A, POS on B (${order}, ${kind} app): END_PAY on both sides, tokens moved exactly once`, async () => {
       const user = await newUser(a, '100');
       const storeBefore = Number(await balanceOf(a, store.settlementAddress));
-      const uuid = randomUUID();
+      // A SPEC-literal app sends only state and its QR code carries the user's id; another app may send a one-time user_uuid.
+      const uuid = kind === 'SPEC-literal' ? user.userId : randomUUID();
+      const appStart = kind === 'SPEC-literal' ? { state: 'START_PAY' } : { state: 'START_PAY', user_uuid: uuid };
       const tran = tranNo();
       const app = openSession(a.client, 'DoPayment', user.token);
       const pos = openSession(b.client, 'StartPayment', store.apiKey);
       if (order === 'app first') {
-        app.send({ state: 'START_PAY', user_uuid: uuid });
+        app.send(appStart);
         await appWaitingOnA(uuid);
         pos.send(startPay(a, store.tid, tran, user, uuid, '15000'));
       } else {
         pos.send(startPay(a, store.tid, tran, user, uuid, '15000'));
         await untilAtDesk({ desk: deskOf(b), redisKeyPrefix: prefix }, 'pos', uuid, { timeoutMs: 5000 });
-        app.send({ state: 'START_PAY', user_uuid: uuid });
+        app.send(appStart);
       }
       const appRequest = await app.next();
       assert.equal(appRequest.content.state, 'REQUEST_TRANSFER', JSON.stringify(appRequest.common));

@@ -146,6 +146,57 @@ async function assertFailedBoth(app: ReturnType<typeof openSession> | undefined,
   }
 }
 
+describe('a SPEC-literal app: DoPayment START_PAY carries only state', () => {
+  for (const order of ['app first', 'POS first'] as const) {
+    test(`${order}: the POS sends the user's id (the QR code's user_uuid): END_PAY 00 on both streams`, async () => {
+      const user = await newUser(p, '20');
+      const tran = tranNo();
+      const app = openSession(p.client, 'DoPayment', user.token);
+      const pos = openSession(p.client, 'StartPayment', store.apiKey);
+      if (order === 'app first') {
+        app.send({ state: 'START_PAY' });
+        await untilAppWaits(p, user.userId);
+        pos.send(startPay(p, store.tid, tran, user, user.userId, '15000'));
+      } else {
+        pos.send(startPay(p, store.tid, tran, user, user.userId, '15000'));
+        await untilPosWaits(p, user.userId);
+        app.send({ state: 'START_PAY' });
+      }
+      const appRequest = await app.next();
+      assert.equal(appRequest.common.res_code, '00', JSON.stringify(appRequest.common));
+      assert.equal(appRequest.content.state, 'REQUEST_TRANSFER');
+      assert.equal((await pos.next()).content.state, 'REQUEST_TRANSFER');
+      app.send(await transferFor(p, user, appRequest));
+      const appEnd = await app.next();
+      const posEnd = await pos.next();
+      for (const end of [appEnd, posEnd]) {
+        assert.equal(end.common.res_code, '00', JSON.stringify(end.common));
+        assert.equal(end.content.state, 'END_PAY');
+        assert.equal(end.content.tran_no, tran);
+      }
+      assert.match(posEnd.content.approval_no, /^\d{16}$/);
+      assert.equal((await app.closed).code, 0);
+      assert.equal((await pos.closed).code, 0);
+      assert.equal(await balanceOf(p, user.address), '10');
+    });
+  }
+
+  test('an app\'s own user_uuid may not be another user\'s id (11); its own id is fine', async () => {
+    const alice = await newUser(p);
+    const mallory = await newUser(p);
+    const squat = openSession(p.client, 'DoPayment', mallory.token);
+    squat.send({ state: 'START_PAY', user_uuid: alice.userId });
+    const refused = await squat.next();
+    assert.equal(refused.common.res_code, '11');
+    assert.match(refused.common.res_message, /^Invalid request: /);
+    assert.equal((await squat.closed).code, 0);
+    const own = openSession(p.client, 'DoPayment', alice.token);
+    own.send({ state: 'START_PAY', user_uuid: alice.userId });
+    await untilAppWaits(p, alice.userId);
+    own.call.cancel();
+  });
+});
+
 describe('payment failures reach both streams and move nothing', () => {
   test('01: the app hangs up before TRANSFER', async () => {
     const user = await newUser(p, '10');

@@ -1,7 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { balanceOf, newUser, openSession, startPaymentTest, unary, untilAppWaits, type PaymentTest } from './support/payments.ts';
+import * as grpc from '@grpc/grpc-js';
+import { formatDateTime } from '../src/payments/platform-dates.ts';
+import {
+  balanceOf, bearer, newUser, openSession, startPaymentTest, unary, untilAppWaits, untilPosWaits, type PaymentTest,
+} from './support/payments.ts';
+import { untilAtDesk } from './support/pairing.ts';
 
 let p: PaymentTest;
 let store: { tid: string; name: string; settlementAddress: string; apiKey: string };
@@ -147,5 +152,104 @@ describe('reward claims and CancelReward', () => {
     assert.equal(voided.content.transfer_transaction_id, '');
     assert.equal((await receipt(fresh.reward_id, '3')).res_code, '03');
     assert.equal((await unary(p.client, 'CancelReward', store.apiKey, { reward_id: 'NOPE' })).common.res_code, '01');
+  });
+});
+
+describe('a SPEC-literal app claims at the POS: DoPayment START_PAY carries only state', () => {
+  for (const order of ['app first', 'POS first'] as const) {
+    test(`${order}: the POS sends the user's id as user_uuid: END_REWARD 00 to both`, async () => {
+      const user = await newUser(p);
+      const issued = (await issue(`spec-${randomUUID()}`, '2000')).content;
+      const app = openSession(p.client, 'DoPayment', user.token);
+      const pos = openSession(p.client, 'StartPayment', store.apiKey);
+      const claim = { state: 'START_REWARD', tid: store.tid, tran_no: 'RW-S', reward_id: issued.reward_id, token_amount: '2', user_uuid: user.userId, user_address: user.address };
+      if (order === 'app first') {
+        app.send({ state: 'START_PAY' });
+        await untilAppWaits(p, user.userId);
+        pos.send(claim);
+      } else {
+        pos.send(claim);
+        await untilPosWaits(p, user.userId);
+        app.send({ state: 'START_PAY' });
+      }
+      for (const end of [await pos.next(), await app.next()]) {
+        assert.equal(end.common.res_code, '00', JSON.stringify(end.common));
+        assert.equal(end.content.state, 'END_REWARD');
+        assert.equal(end.content.token_amount, '2');
+      }
+      assert.equal(await balanceOf(p, user.address), '2');
+    });
+  }
+});
+
+describe('reward calls answer only the reward table\'s 01–05; other conditions our codes', () => {
+  test('IssueReward the store\'s balance cannot fund is 19, not 02 (Reward expired)', async () => {
+    const poor = await unary(p.client, 'IssueReward', store.apiKey, { tid: store.tid, reward_reason: `big-${randomUUID()}`, exchange_amount: '100000000' });
+    assert.equal(poor.common.res_code, '19');
+    assert.match(poor.common.res_message, /^Insufficient balance: /);
+    assert.equal(poor.common.target_api, 'issueReward');
+  });
+
+  test('a POS claim whose app left is 21 (not 01) to the POS; one whose app never came is 22 (not 03)', async () => {
+    const user = await newUser(p);
+    const issued = (await issue(`gone-${randomUUID()}`, '1000')).content;
+    const app = openSession(p.client, 'DoPayment', user.token);
+    app.send({ state: 'START_PAY' });
+    await untilAppWaits(p, user.userId);
+    app.call.cancel();
+    await untilAtDesk({ desk: p.t.platform.desk, ...(p.redisKeyPrefix && { redisKeyPrefix: p.redisKeyPrefix }) }, 'app', user.userId, { gone: true });
+    const claim = { state: 'START_REWARD', tid: store.tid, tran_no: 'RW-G', reward_id: issued.reward_id, token_amount: '1', user_uuid: user.userId, user_address: user.address };
+    const left = openSession(p.client, 'StartPayment', store.apiKey);
+    left.send(claim);
+    const told = await left.next();
+    assert.equal(told.common.res_code, '21', JSON.stringify(told.common));
+    assert.match(told.common.res_message, /^Canceled by the user: /);
+    assert.equal(told.content.state, 'END_REWARD');
+
+    const nobody = openSession(p.client, 'StartPayment', store.apiKey);
+    nobody.send({ ...claim, user_uuid: `absent-${randomUUID()}` });
+    const expired = await nobody.next(10_000);
+    assert.equal(expired.common.res_code, '22', JSON.stringify(expired.common));
+    assert.match(expired.common.res_message, /^Transaction time expired: /);
+    assert.equal(expired.content.state, 'END_REWARD');
+    assert.equal(await balanceOf(p, user.address), '0');
+  });
+});
+
+describe('every server message names its call and carries rsp_timestamp', () => {
+  const platformNow = () => formatDateTime(Date.now(), p.t.platform.config.timeZone);
+
+  test('a unary request without common: the response has target_api of the call and rsp_timestamp (platform time zone)', async () => {
+    const before = platformNow();
+    for (const [method, api] of [['IssueReward', 'issueReward'], ['CancelReward', 'cancelReward'], ['CancelPayment', 'cancelPayment']] as const) {
+      const answer = await new Promise<any>((resolve, reject) => {
+        (p.client as any)[method]({ content: { tid: store.tid, reward_id: 'NOPE', reward_reason: '' } }, bearer(store.apiKey), (error: grpc.ServiceError | null, response: any) => (error ? reject(error) : resolve(response)));
+      });
+      assert.equal(answer.common.target_api, api);
+      assert.notEqual(answer.common.res_code, '00');
+      assert.ok(answer.common.rsp_timestamp >= before && answer.common.rsp_timestamp <= platformNow(), answer.common.rsp_timestamp);
+    }
+  });
+
+  test('a stream message without common: target_api of the stream\'s call', async () => {
+    const user = await newUser(p);
+    const call = p.client.DoPayment(bearer(user.token));
+    const answer = await new Promise<any>((resolve) => {
+      call.on('data', resolve);
+      call.on('error', () => undefined);
+      call.write({ content: { state: 'START_REWARD', reward_id: 'NOPE', token_amount: '1' } });
+    });
+    assert.equal(answer.common.target_api, 'doPayment');
+    assert.equal(answer.common.res_code, '01');
+    assert.equal(answer.common.res_message, 'Reward not issued');
+    assert.match(answer.common.rsp_timestamp, /^\d{14}$/);
+    const pos = p.client.StartPayment(bearer(store.apiKey));
+    const posAnswer = await new Promise<any>((resolve) => {
+      pos.on('data', resolve);
+      pos.on('error', () => undefined);
+      pos.write({ content: { state: 'START_PAY', tid: store.tid } });
+    });
+    assert.equal(posAnswer.common.target_api, 'startPayment');
+    assert.equal(posAnswer.common.res_code, '11');
   });
 });

@@ -38,8 +38,8 @@ export const demoPayCommand: CliCommand = {
     const endpoints = endpointsOf(context);
     const client = paymentsClient(endpoints);
     const token = await login(endpoints, user.userId, user.password);
-    const qr = await qrCode(endpoints, user.address);
-    const app = appPayment(endpoints, client, token, user, qr.user_uuid, 'app');
+    const qr = await qrCode(endpoints, user.userId, user.address);
+    const app = appPayment(endpoints, client, token, user, 'app');
     await new Promise((resolve) => setTimeout(resolve, 200)); // the app shows its QR code before the POS scans it
     const first = { state: 'START_PAY', tid: store.tid, tran_no: `DEMO${Date.now()}`, exchange_amount: amount, ...qr };
     console.log(describeMessage('pos', '->', { content: first }));

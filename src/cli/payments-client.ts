@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { loadPaymentsService } from '../transports/grpc/proto.ts';
 import { sha256Hex } from '../shared/hash.ts';
@@ -52,11 +51,14 @@ export async function login(endpoints: Endpoints, id: string, password: string):
   return (await postJson(`${endpoints.http}/v2/auth/auth-user`, { id, password, userType: 'user' })).token;
 }
 
-/** The QR code an app shows: a one-time user_uuid, the account, the token and an expiry. */
-export async function qrCode(endpoints: Endpoints, userAddress: string, lifetimeSeconds = 180) {
+/**
+ * The QR code an app shows: user_uuid is the user's id (SPEC.md: "User ID contained in the QR code",
+ * the authenticated user's), then the account, the token and an expiry.
+ */
+export async function qrCode(endpoints: Endpoints, userId: string, userAddress: string, lifetimeSeconds = 180) {
   const token = await tokenApi(endpoints, 'getTokenInfo', {});
   return {
-    user_uuid: randomUUID(), user_address: userAddress, expiration_time: String(Math.floor(Date.now() / 1000) + lifetimeSeconds),
+    user_uuid: userId, user_address: userAddress, expiration_time: String(Math.floor(Date.now() / 1000) + lifetimeSeconds),
     contract_address: token.contractAddress as string, token_symbol: token.tokenSymbol as string,
   };
 }

@@ -60,18 +60,22 @@ export const appCommand: CliCommand = {
       console.log(describeMessage('app', '->', { content: first }));
       received = await runStream(client, 'DoPayment', token, first, (message) => console.log(describeMessage('app', '<-', message)));
     } else {
-      const qr = await qrCode(endpoints, address!);
+      const qr = await qrCode(endpoints, user!, address!);
       console.log(`QR code (give it to the POS with --qr): '${JSON.stringify(qr)}'`);
-      received = await appPayment(endpoints, client, token, { address: address!, secretKey: secretKey! }, qr.user_uuid, 'app');
+      received = await appPayment(endpoints, client, token, { address: address!, secretKey: secretKey! }, 'app');
     }
     client.close();
     return compact(received.at(-1));
   },
 };
 
-/** The app's half of a payment: START_PAY, and TRANSFER when asked. Prints each state. */
-export function appPayment(endpoints: Endpoints, client: Record<string, any>, token: string, wallet: { address: string; secretKey: string }, userUuid: string, label: string) {
-  const first = { state: 'START_PAY', user_uuid: userUuid };
+/**
+ * The app's half of a payment (or of a reward claim at the POS): START_PAY with only `state`, as
+ * SPEC.md shows (the server pairs it with the POS that sends the user's id), and TRANSFER when asked.
+ * Prints each state.
+ */
+export function appPayment(endpoints: Endpoints, client: Record<string, any>, token: string, wallet: { address: string; secretKey: string }, label: string) {
+  const first = { state: 'START_PAY' };
   console.log(describeMessage(label, '->', { content: first }));
   return runStream(client, 'DoPayment', token, first, async (message, send) => {
     console.log(describeMessage(label, '<-', message));

@@ -11,8 +11,10 @@ Input: a JSON object on stdin (``--stdin``) and/or command-line flags (flags win
   http            base URL of the HTTP API (``{http}/token`` is the token API)
   tid, api_key    the store (POS side, ``authorization: Bearer <api_key>``)
   jwt             the user's JWT (app side, ``authorization: Bearer <jwt>``)
+  user_id         the user's id: the QR code's user_uuid (SPEC.md: "User ID contained in the QR code")
   address, secret_key   the user's custodial account (the QR code's user_address)
   exchange_amount, tran_no
+  reward_id, token_amount   instead of exchange_amount: a reward claim at the POS (StartPayment START_REWARD)
   contract_address, token_symbol   optional: else asked from the token API's getTokenInfo
   stubs           directory holding spec_payments_pb2*.py (default: this file's directory)
   corrupt_signature   true: the app sends a damaged transfer_signature
@@ -29,7 +31,6 @@ import sys
 import threading
 import time
 import urllib.request
-import uuid
 
 DEADLINE_SECONDS = 60
 
@@ -37,8 +38,8 @@ DEADLINE_SECONDS = 60
 def parse_input():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--stdin', action='store_true', help='read a JSON object of the options from stdin')
-    for name in ('grpc', 'http', 'tid', 'api-key', 'jwt', 'address', 'secret-key', 'exchange-amount', 'tran-no',
-                 'contract-address', 'token-symbol', 'stubs'):
+    for name in ('grpc', 'http', 'tid', 'api-key', 'jwt', 'user-id', 'address', 'secret-key', 'exchange-amount', 'tran-no',
+                 'reward-id', 'token-amount', 'contract-address', 'token-symbol', 'stubs'):
         parser.add_argument('--' + name)
     parser.add_argument('--corrupt-signature', action='store_true', default=None)
     args = parser.parse_args()
@@ -46,7 +47,8 @@ def parse_input():
     for key, value in vars(args).items():
         if key != 'stdin' and value is not None:
             options[key] = value
-    missing = [k for k in ('grpc', 'http', 'tid', 'api_key', 'jwt', 'address', 'secret_key', 'exchange_amount', 'tran_no')
+    needed = ('reward_id', 'token_amount') if options.get('reward_id') else ('exchange_amount',)
+    missing = [k for k in ('grpc', 'http', 'tid', 'api_key', 'jwt', 'user_id', 'address', 'secret_key', 'tran_no') + needed
                if not options.get(k)]
     if missing:
         parser.error('missing: ' + ', '.join(missing))
@@ -184,7 +186,7 @@ def main():
         info = token_api('getTokenInfo', {'tokenSymbol': OPTIONS.get('token_symbol') or 'VIXP'})
         OPTIONS['contract_address'] = info['contractAddress']
         OPTIONS['token_symbol'] = info['tokenSymbol']
-    user_uuid = str(uuid.uuid4())  # what the app's QR code carries
+    user_uuid = OPTIONS['user_id']  # what the app's QR code carries: the user's id
     qr = {
         'user_uuid': user_uuid,
         'user_address': OPTIONS['address'],
@@ -209,25 +211,29 @@ def main():
         if State.Name(message.content.state) in ('END_PAY', 'END_REWARD'):
             pos.outbox.put(None)
 
-    # 1. The app connects: DoPayment START_PAY {user_uuid}.
+    # 1. The app connects: DoPayment START_PAY, only state (SPEC.md's table).
     app.outbox.put(pb.PayData(common=common('doPayment'),
-                              content=pb.PayData.Content(state=State.Value('START_PAY'), user_uuid=user_uuid)))
+                              content=pb.PayData.Content(state=State.Value('START_PAY'))))
     app_call = stub.DoPayment(requests_from(app.outbox), timeout=DEADLINE_SECONDS,
                               metadata=(('authorization', 'Bearer ' + OPTIONS['jwt']),))
     app_thread = threading.Thread(target=run_side, args=(app, app_call, app_on_message), daemon=True)
     app_thread.start()
     time.sleep(0.3)  # the app is on screen before the POS scans its QR code
 
-    # 2. The POS reads the QR code: StartPayment START_PAY.
-    pos.outbox.put(pb.PayData(
-        common=common('startPayment', tran_no),
-        content=pb.PayData.Content(
+    # 2. The POS reads the QR code: StartPayment START_PAY (a payment) or START_REWARD (a reward claim).
+    if OPTIONS.get('reward_id'):
+        content = pb.PayData.Content(
+            state=State.Value('START_REWARD'), tid=OPTIONS['tid'], tran_no=tran_no, reward_id=OPTIONS['reward_id'],
+            token_amount=str(OPTIONS['token_amount']), user_uuid=qr['user_uuid'], user_address=qr['user_address'],
+        )
+    else:
+        content = pb.PayData.Content(
             state=State.Value('START_PAY'), tid=OPTIONS['tid'], tran_no=tran_no,
             exchange_amount=str(OPTIONS['exchange_amount']), user_uuid=qr['user_uuid'],
             contract_address=qr['contract_address'], token_symbol=qr['token_symbol'],
             user_address=qr['user_address'], expiration_time=qr['expiration_time'],
-        ),
-    ))
+        )
+    pos.outbox.put(pb.PayData(common=common('startPayment', tran_no), content=content))
     pos_call = stub.StartPayment(requests_from(pos.outbox), timeout=DEADLINE_SECONDS,
                                  metadata=(('authorization', 'Bearer ' + OPTIONS['api_key']),))
     pos_thread = threading.Thread(target=run_side, args=(pos, pos_call, pos_on_message), daemon=True)

@@ -8,7 +8,7 @@ import { payDataStream } from './pay-data-stream.ts';
 type AppConnection = ReturnType<GrpcDeps['payments']['connectApp']>;
 
 /**
- * DoPayment, the user app's stream. START_PAY (with the app's user_uuid) waits for a POS; then
+ * DoPayment, the user app's stream. START_PAY (SPEC.md: only `state`) waits for a POS; then
  * TRANSFER answers REQUEST_TRANSFER. Ending or cancelling the stream before TRANSFER cancels the
  * payment (01). START_REWARD claims a reward from a printed receipt.
  */
@@ -44,10 +44,10 @@ export function doPaymentHandler(deps: GrpcDeps): PaymentsServiceHandlers['DoPay
       const user = await authenticateUser(deps, call.metadata);
       const content = message.content;
       if (content?.state === 'START_PAY') {
-        if (!content.user_uuid) throw new DomainError('request.invalid', 'DoPayment START_PAY carries the app\'s user_uuid', { details: 'user_uuid' });
+        const userUuid = await pairingKeyOf(deps, user.userId, content.user_uuid);
         if (hungUp) return stream.end();
         connection = deps.payments.connectApp({
-          userUuid: content.user_uuid, userId: user.userId, userAddress: user.address,
+          userUuid, userId: user.userId, userAddress: user.address,
           sink: { send: (event) => stream.event(latest, event) },
         });
       } else if (content?.state === 'START_REWARD') {
@@ -61,4 +61,17 @@ export function doPaymentHandler(deps: GrpcDeps): PaymentsServiceHandlers['DoPay
       }
     }
   };
+}
+
+/**
+ * The user_uuid the app waits under. SPEC.md's app sends only `state`: its QR code's user_uuid is the
+ * user's id (the JWT's user), so the POS sends that. An app may send a one-time user_uuid of its own
+ * instead (the POS then sends that one), but never another user's id: it would hold that user's place.
+ */
+async function pairingKeyOf(deps: GrpcDeps, userId: string, ownUuid: string): Promise<string> {
+  if (!ownUuid || ownUuid === userId) return userId;
+  if (await deps.findUserWallet(ownUuid)) {
+    throw new DomainError('request.invalid', 'user_uuid is another user\'s id; send only state, or a one-time user_uuid', { details: 'user_uuid' });
+  }
+  return ownUuid;
 }

@@ -4,7 +4,7 @@ import type { SessionEvent } from '../../payments/payment-events.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { isDomainError } from '../../shared/errors.ts';
 import type { PayData, PayData__Output, StateName } from './proto.ts';
-import { eventReply, isTerminal, reply, type ReplyContext } from './pay-data.ts';
+import { eventReply, familyOf, isTerminal, reply, streamCall, type ReplyContext } from './pay-data.ts';
 import { resultOf } from './res-codes.ts';
 
 /** A StartPayment or DoPayment call, typed by the generated PaymentsServiceHandlers. */
@@ -20,7 +20,7 @@ export interface PayDataStream {
   terminal: StateName;
   /** Writes a session event as PayData echoing `request`; a terminal event ends the stream. */
   event(request: PayData__Output | undefined, event: SessionEvent): void;
-  /** Answers an error with its res_code in the flow's terminal state, then ends the stream. */
+  /** Answers an error with its res_code (from the flow's table) in the flow's terminal state, then ends the stream. */
   fail(request: PayData__Output | undefined, error: unknown): void;
   end(): void;
 }
@@ -53,7 +53,7 @@ export function payDataStream(call: PayDataCall, context: ReplyContext & { logge
     },
     fail(request, error) {
       if (!isDomainError(error)) context.logger.error({ err: error, side }, 'stream failed');
-      write(reply(context, request, resultOf(error), { state: stream.terminal, tran_no: request?.content?.tran_no ?? '' }));
+      write(reply(context, streamCall[side], request, resultOf(error, familyOf(stream.terminal)), { state: stream.terminal, tran_no: request?.content?.tran_no ?? '' }));
       end();
     },
     end,

@@ -2,23 +2,36 @@ import type { PaymentApproval, RewardClaim, SessionEvent, TransferRequest } from
 import { formatDateTime } from '../../payments/platform-dates.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { CommonField, Content, PayData, PayData__Output, StateName } from './proto.ts';
-import { resultOf, success, type ResCode } from './res-codes.ts';
+import { resultOf, success, type CallFamily, type ResCode } from './res-codes.ts';
 
-/** Routing fields a response echoes from its request (all of Common but the response-only ones). */
+/** Routing fields a response echoes from its request (all of Common but target_api and the response-only ones). */
 const echoed = [
-  'target_name', 'target_svc', 'target_package', 'target_api', 'source_svc', 'source_ver', 'source_addr',
+  'target_name', 'target_svc', 'target_package', 'source_svc', 'source_ver', 'source_addr',
   'req_timestamp', 'language_code', 'tran_no',
 ] as const satisfies ReadonlyArray<CommonField>;
+
+/** SPEC.md's `target_api` of each call: every server message names its call, whatever the request said. */
+export type CallName = 'startPayment' | 'doPayment' | 'cancelPayment' | 'issueReward' | 'cancelReward';
+
+/** The stream call of each side. */
+export const streamCall = { pos: 'startPayment', app: 'doPayment' } as const satisfies Record<'pos' | 'app', CallName>;
+
+/** Which SPEC.md table a stream flow's codes come from: END_REWARD ends a reward claim. */
+export const familyOf = (terminal: StateName): CallFamily => (terminal === 'END_REWARD' ? 'reward' : 'payment');
 
 export interface ReplyContext {
   clock: Clock;
   timeZone: string;
 }
 
-/** A response: the request's routing fields, rsp_timestamp (yyyyMMddHHmmss), res_code, res_message. */
-export function reply(context: ReplyContext, request: PayData__Output | undefined, result: ResCode, content: Content): PayData {
+/**
+ * A response of call `api`: the request's routing fields, target_api (the call), rsp_timestamp
+ * (yyyyMMddHHmmss, platform time zone), res_code, res_message.
+ */
+export function reply(context: ReplyContext, api: CallName, request: PayData__Output | undefined, result: ResCode, content: Content): PayData {
   const common: NonNullable<PayData['common']> = {};
   for (const field of echoed) common[field] = request?.common?.[field] ?? '';
+  common.target_api = api;
   common.rsp_timestamp = formatDateTime(context.clock(), context.timeZone);
   common.res_code = result.res_code;
   common.res_message = result.res_message;
@@ -54,25 +67,27 @@ export function endReward(c: RewardClaim): Content {
 
 /**
  * The PayData of a session event on one side. A failure is the flow's terminal state (END_PAY or
- * END_REWARD) with the failure's res_code and the tran_no, and nothing else.
+ * END_REWARD) with the failure's res_code from that flow's table and the tran_no, and nothing else.
  */
 export function eventReply(
   context: ReplyContext, request: PayData__Output | undefined, event: SessionEvent, side: 'pos' | 'app', terminal: StateName,
 ): PayData {
+  const api = streamCall[side];
   switch (event.type) {
     case 'request_transfer':
-      return reply(context, request, success, appTransferRequest(event.request));
+      return reply(context, api, request, success, appTransferRequest(event.request));
     case 'transfer_pending':
-      return reply(context, request, success, { state: 'REQUEST_TRANSFER', tran_no: event.tranNo });
+      return reply(context, api, request, success, { state: 'REQUEST_TRANSFER', tran_no: event.tranNo });
     case 'end_pay':
-      return reply(context, request, success, endPay(event.approval, side));
+      return reply(context, api, request, success, endPay(event.approval, side));
     case 'end_reward':
-      return reply(context, request, success, endReward(event.claim));
-    case 'failed':
-      return reply(context, request, resultOf(event.error), {
-        state: event.flow === 'reward' ? 'END_REWARD' : event.flow === 'payment' ? 'END_PAY' : terminal,
-        tran_no: event.tranNo ?? request?.content?.tran_no ?? '',
+      return reply(context, api, request, success, endReward(event.claim));
+    case 'failed': {
+      const state = event.flow === 'reward' ? 'END_REWARD' : event.flow === 'payment' ? 'END_PAY' : terminal;
+      return reply(context, api, request, resultOf(event.error, familyOf(state)), {
+        state, tran_no: event.tranNo ?? request?.content?.tran_no ?? '',
       });
+    }
   }
 }
 

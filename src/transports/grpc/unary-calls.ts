@@ -2,8 +2,8 @@ import { isDomainError } from '../../shared/errors.ts';
 import type { Content, Content__Output, PaymentsServiceHandlers } from './proto.ts';
 import type { GrpcDeps } from './grpc-deps.ts';
 import { bearerOf } from './caller-auth.ts';
-import { reply } from './pay-data.ts';
-import { resultOf, success } from './res-codes.ts';
+import { reply, type CallName } from './pay-data.ts';
+import { resultOf, success, type CallFamily } from './res-codes.ts';
 
 /** The store a POS's API key authenticates. */
 type Store = Awaited<ReturnType<GrpcDeps['payments']['authenticateStore']>>;
@@ -11,25 +11,28 @@ type Operation = (store: Store, content: Content__Output) => Promise<Content>;
 /** Every unary method of PaymentsService has this one generated signature: PayData in, PayData out. */
 type UnaryHandler = PaymentsServiceHandlers['CancelPayment'];
 
-/** A POS unary call: the store from its API key, then the operation; every outcome is a PayData. */
-function posCall(deps: GrpcDeps, operation: Operation): UnaryHandler {
+/**
+ * A POS unary call: the store from its API key, then the operation; every outcome is a PayData named
+ * `api`, a failure with its res_code from `family`'s table.
+ */
+function posCall(deps: GrpcDeps, api: CallName, family: CallFamily, operation: Operation): UnaryHandler {
   return (call, callback) => {
     const request = call.request;
     (async () => {
       const store = await deps.payments.authenticateStore(bearerOf(call.metadata));
       return operation(store, request.content ?? ({} as Content__Output));
     })().then(
-      (content) => callback(null, reply(deps, request, success, content)),
+      (content) => callback(null, reply(deps, api, request, success, content)),
       (error: unknown) => {
-        if (!isDomainError(error)) deps.logger.error({ err: error, api: request.common?.target_api }, 'call failed');
-        callback(null, reply(deps, request, resultOf(error), { tran_no: request.content?.tran_no ?? '' }));
+        if (!isDomainError(error)) deps.logger.error({ err: error, api }, 'call failed');
+        callback(null, reply(deps, api, request, resultOf(error, family), { tran_no: request.content?.tran_no ?? '' }));
       },
     );
   };
 }
 
 export function cancelPaymentHandler(deps: GrpcDeps): UnaryHandler {
-  return posCall(deps, async (store, c) => {
+  return posCall(deps, 'cancelPayment', 'payment', async (store, c) => {
     const done = await deps.payments.cancelPayment(store, {
       tid: c.tid, transferTransactionId: c.transfer_transaction_id, tokenAmount: c.token_amount, exchangeAmount: c.exchange_amount,
       userAddress: c.user_address, contractAddress: c.contract_address,
@@ -42,7 +45,7 @@ export function cancelPaymentHandler(deps: GrpcDeps): UnaryHandler {
 }
 
 export function issueRewardHandler(deps: GrpcDeps): UnaryHandler {
-  return posCall(deps, async (store, c) => {
+  return posCall(deps, 'issueReward', 'reward', async (store, c) => {
     const reward = await deps.rewards.issueReward(store, {
       tid: c.tid, rewardReason: c.reward_reason, exchangeAmount: c.exchange_amount, exchangeCurrency: c.exchange_currency,
     });
@@ -55,7 +58,7 @@ export function issueRewardHandler(deps: GrpcDeps): UnaryHandler {
 }
 
 export function cancelRewardHandler(deps: GrpcDeps): UnaryHandler {
-  return posCall(deps, async (store, c) => {
+  return posCall(deps, 'cancelReward', 'reward', async (store, c) => {
     const done = await deps.rewards.cancelReward(store, { rewardId: c.reward_id, tokenAmount: c.token_amount });
     return {
       contract_address: done.contractAddress, token_symbol: done.tokenSymbol, user_address: done.userAddress, token_amount: done.tokenAmount,
