@@ -24,6 +24,7 @@ import { createMerchantRepository } from './store/merchant-repository.ts';
 import { createPaymentRepository } from './store/payment-repository.ts';
 import { createSettlementTokenRepository } from './store/settlement-token-repository.ts';
 import { createRewardRepository } from './store/reward-repository.ts';
+import { createIdempotencyRepository } from './store/idempotency-repository.ts';
 import { startChains } from './chain/chain-supervisor.ts';
 import { createChainClients, type ChainClients } from './chain/chain-clients.ts';
 import { createRelayer, type Relayer } from './chain/relayer.ts';
@@ -235,6 +236,7 @@ export async function composePayments(
     settlementTokens: createSettlementTokenRepository(core.store.db),
     wallet: core.wallet,
     desk,
+    idempotency: createIdempotencyRepository(core.store.db),
     clock: core.clock,
     logger: core.logger.child({ component: 'payments' }),
     network: config.paymentNetwork,
@@ -244,7 +246,7 @@ export async function composePayments(
     idleTimeoutMs,
   };
   const rewards = createRewardService({
-    rewards: createRewardRepository(core.store.db), merchants: deps.merchants, settlementTokens: deps.settlementTokens,
+    rewards: createRewardRepository(core.store.db), merchants: deps.merchants, settlementTokens: deps.settlementTokens, idempotency: deps.idempotency,
     wallet: core.wallet, desk, clock: deps.clock, logger: deps.logger, network: deps.network, timeZone: deps.timeZone,
     defaultCurrency: deps.defaultCurrency, pairingWindowMs: deps.pairingWindowMs, rewardLifetimeMs: config.rewardLifetimeDays * 24 * 3600 * 1000,
   });

@@ -6,10 +6,9 @@ import { DomainError } from '../shared/errors.ts';
 import type { UserService } from '../identity/users.ts';
 import type { LoginRateLimiter } from '../identity/login-rate-limiter.ts';
 import type { WalletService } from '../wallet/wallet-service.ts';
-import { settledOrThrow } from '../wallet/transfer-outcome.ts';
 
 export interface PayDeps {
-  users: Pick<UserService, 'verifyPassword'>;
+  users: Pick<UserService, 'verifyPassword' | 'findUser'>;
   rateLimiter: LoginRateLimiter;
   wallet: Pick<WalletService, 'transferFromCustody'>;
   network: NetworkName;
@@ -26,11 +25,15 @@ export interface PayParameters {
   password: string;
   /** Client address, for the failed-password throttle. */
   clientIp: string;
+  /** The operation's transfer reference (`pay:<id>`); a fresh one when not given. */
+  reference?: string;
 }
 
 export interface PayReturnType {
+  /** The transaction that carried the transfer (`pending`: the one sent for it; may be empty if none was sent yet). */
   transactionId: string;
-  status: 'confirmed';
+  /** `pending`: sent, not settled on chain within the receipt wait; it executes at most once (see docs/pay-api.md). */
+  status: 'confirmed' | 'pending';
   tokenName: string;
   amount: string;
   fromAddress: Address;
@@ -55,11 +58,11 @@ export async function pay(deps: PayDeps, params: PayParameters): Promise<PayRetu
   if (!user.walletAddress || getAddress(user.walletAddress) !== fromAddress) {
     throw new DomainError('request.unauthorized', 'myAddress is not the wallet address of the signed-in user');
   }
-  const result = settledOrThrow(await deps.wallet.transferFromCustody(deps.network, {
-    fromAddress, toAddress: deps.receiver, amount: params.amount, reference: `pay:${randomUUID()}`,
-  }));
-  return {
-    transactionId: result.transactionId, status: 'confirmed', tokenName: vixpSymbol, amount: params.amount,
-    fromAddress, toAddress: deps.receiver, network: deps.network,
-  };
+  const outcome = await deps.wallet.transferFromCustody(deps.network, {
+    fromAddress, toAddress: deps.receiver, amount: params.amount, reference: params.reference ?? `pay:${randomUUID()}`,
+  });
+  if (outcome.status === 'refused') throw outcome.error;
+  const answer = { tokenName: vixpSymbol, amount: params.amount, fromAddress, toAddress: deps.receiver, network: deps.network };
+  if (outcome.status === 'pending') return { transactionId: outcome.error.details ?? '', status: 'pending', ...answer };
+  return { transactionId: outcome.transactionId, status: 'confirmed', ...answer };
 }

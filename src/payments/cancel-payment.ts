@@ -5,6 +5,7 @@ import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';
 import { nextApprovalNumber } from './approval-number.ts';
 import { resolveSettlementToken } from './settlement-token.ts';
+import { oncePerTranNo } from './once-per-tran-no.ts';
 
 export interface CancelPaymentRequest {
   tid: string;
@@ -16,6 +17,8 @@ export interface CancelPaymentRequest {
   userAddress?: string;
   /** The POS's contract_address: when given, must be the payment's token (and a settlement token). */
   contractAddress?: string;
+  /** The call's `common.tran_no`: when given, the cancellation runs once for it (see once-per-tran-no.ts). */
+  tranNo?: string;
 }
 
 export interface PaymentCancellation {
@@ -31,17 +34,24 @@ export interface PaymentCancellation {
   approvalDate: string;
 }
 
+type CancelPaymentDeps = Pick<PaymentDeps, 'payments' | 'merchants' | 'wallet' | 'settlementTokens' | 'network' | 'clock' | 'timeZone' | 'idempotency'>;
+
+/**
+ * CancelPayment: with a `tranNo`, a retry after a lost reply answers the first cancellation again
+ * and refunds nothing more; the same tran_no with other parameters is refused.
+ */
+export async function cancelPayment(deps: CancelPaymentDeps, store: StoreRecord, request: CancelPaymentRequest): Promise<PaymentCancellation> {
+  const { tranNo, ...parameters } = request;
+  return oncePerTranNo(deps, { tid: store.tid, call: 'cancelPayment', tranNo, request: { ...parameters } }, () => refundPayment(deps, store, parameters));
+}
+
 /**
  * Refunds an approved payment of this store from its settlement account to the payer. Partial
  * cancellations are allowed; their total never exceeds what was paid (the refunded total is
  * reserved by compare-and-set before the transfer and released if the transfer fails). Once
  * everything is refunded a further cancellation is `payment.already_canceled`.
  */
-export async function cancelPayment(
-  deps: Pick<PaymentDeps, 'payments' | 'merchants' | 'wallet' | 'settlementTokens' | 'network' | 'clock' | 'timeZone'>,
-  store: StoreRecord,
-  request: CancelPaymentRequest,
-): Promise<PaymentCancellation> {
+async function refundPayment(deps: CancelPaymentDeps, store: StoreRecord, request: CancelPaymentRequest): Promise<PaymentCancellation> {
   if (request.tid !== store.tid) throw new DomainError('request.unauthorized', 'tid is not the store of this API key', { details: 'tid' });
   if (!request.transferTransactionId) throw new DomainError('request.invalid', 'transfer_transaction_id is required', { details: 'transfer_transaction_id' });
   const load = async () => {

@@ -6,6 +6,7 @@ import type { MerchantRepository } from '../store/merchant-repository.ts';
 import type { PaymentRepository } from '../store/payment-repository.ts';
 import type { SettlementTokenRepository } from '../store/settlement-token-repository.ts';
 import type { PairingDesk } from '../pairing/pairing-desk.ts';
+import type { IdempotencyRepository } from '../store/idempotency-repository.ts';
 
 /** What the payment operations need; each takes the narrowest part of it. */
 export interface PaymentDeps {
@@ -15,6 +16,8 @@ export interface PaymentDeps {
   settlementTokens: Pick<SettlementTokenRepository, 'find' | 'findBySymbol'>;
   wallet: Pick<WalletService, 'createAddress' | 'transfer' | 'transferFromCustody' | 'transferOutcome' | 'getBalance' | 'getTokenInfo'>;
   desk: PairingDesk;
+  /** tran_no keys of the POS's unary calls (CancelPayment, IssueReward, CancelReward). */
+  idempotency: IdempotencyRepository;
   clock: Clock;
   logger: Logger;
   /** The network whose tokens payments move. */

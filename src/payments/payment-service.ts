@@ -6,6 +6,7 @@ import { publishRateNotice } from './publish-rate-notice.ts';
 import { quoteTokens } from './token-quote.ts';
 import { runPayment, type PosSide, type StartPaymentRequest } from './run-payment.ts';
 import { cancelPayment, type CancelPaymentRequest } from './cancel-payment.ts';
+import { paymentStatus } from './payment-status.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 
 /** Payment operations with their dependencies bound: what the gRPC transport and the CLI call. */
@@ -21,6 +22,8 @@ export function createPaymentService(deps: PaymentDeps) {
     cancelPayment: (store: StoreRecord, request: CancelPaymentRequest) => cancelPayment(deps, store, request),
     /** A store's payment by its tran_no (its latest attempt): pending, approved or failed. */
     findPayment: (tid: string, tranNo: string) => deps.payments.findByTranNo(tid, tranNo),
+    /** This store's payment by its tran_no, as a store integrator looks it up (settled first if stale). */
+    paymentStatus: (store: StoreRecord, tid: string, tranNo: string) => paymentStatus(deps, store, tid, tranNo),
   };
 }
 

@@ -5,11 +5,14 @@ import type { StoreRecord } from '../store/merchant-repository.ts';
 import { nextApprovalNumber } from '../payments/approval-number.ts';
 import { resolveSettlementToken } from '../payments/settlement-token.ts';
 import type { RewardDeps } from './reward-deps.ts';
+import { oncePerTranNo } from '../payments/once-per-tran-no.ts';
 
 export interface CancelRewardRequest {
   rewardId: string;
   /** Must be the reward's amount when given. */
   tokenAmount?: string;
+  /** The call's `common.tran_no`: when given, the cancellation runs once for it (see once-per-tran-no.ts). */
+  tranNo?: string;
 }
 
 /** CancelReward's response fields. transferTransactionId is empty when nothing had to move back. */
@@ -28,6 +31,11 @@ export interface RewardCancellation {
  * the store's. A second cancellation is `reward.already_canceled`.
  */
 export async function cancelReward(deps: RewardDeps, store: StoreRecord, request: CancelRewardRequest): Promise<RewardCancellation> {
+  const { tranNo, ...parameters } = request;
+  return oncePerTranNo(deps, { tid: store.tid, call: 'cancelReward', tranNo, request: { ...parameters } }, () => cancelOnce(deps, store, parameters));
+}
+
+async function cancelOnce(deps: RewardDeps, store: StoreRecord, request: CancelRewardRequest): Promise<RewardCancellation> {
   const reward = request.rewardId ? await deps.rewards.findReward(request.rewardId) : undefined;
   if (!reward || reward.tid !== store.tid) throw new DomainError('reward.not_issued', 'no such reward of this store');
   if (reward.status === 'canceled' || reward.status === 'canceling') throw new DomainError('reward.already_canceled', 'the reward was already canceled');
@@ -45,10 +53,10 @@ export async function cancelReward(deps: RewardDeps, store: StoreRecord, request
   const done = { cancelNo: number.number, cancelDate: number.date };
 
   if (reward.status === 'issued') {
-    if (!(await deps.rewards.transition(reward.id, 'issued', 'canceled', done, now))) return cancelReward(deps, store, request);
+    if (!(await deps.rewards.transition(reward.id, 'issued', 'canceled', done, now))) return cancelOnce(deps, store, request);
     return { contractAddress: reward.contractAddress, tokenSymbol: reward.tokenSymbol, userAddress: '', tokenAmount, transferTransactionId: '', approvalNo: number.number, approvalDate: number.date };
   }
-  if (!(await deps.rewards.transition(reward.id, 'claimed', 'canceling', {}, now))) return cancelReward(deps, store, request);
+  if (!(await deps.rewards.transition(reward.id, 'claimed', 'canceling', {}, now))) return cancelOnce(deps, store, request);
   const userAddress = reward.userAddress ?? '';
   const giveBack = await deps.wallet.transferFromCustody(deps.network, {
     fromAddress: userAddress, toAddress: reward.settlementAddress, amount: tokenAmount,

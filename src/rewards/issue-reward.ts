@@ -7,6 +7,7 @@ import { formatDateTime } from '../payments/platform-dates.ts';
 import { quoteTokens } from '../payments/token-quote.ts';
 import { normalizeDecimal } from '../payments/exchange.ts';
 import type { RewardDeps } from './reward-deps.ts';
+import { oncePerTranNo } from '../payments/once-per-tran-no.ts';
 
 export interface IssueRewardRequest {
   tid: string;
@@ -14,6 +15,8 @@ export interface IssueRewardRequest {
   /** The reward's value in currency; converted at the rate notice in force. */
   exchangeAmount: string;
   exchangeCurrency?: string;
+  /** The call's `common.tran_no`: when given, one reward per tran_no (see once-per-tran-no.ts). */
+  tranNo?: string;
 }
 
 /** IssueReward's response fields. */
@@ -34,6 +37,13 @@ export interface IssuedReward {
  * original reward; the same reason with another amount is `reward.already_rewarded`.
  */
 export async function issueReward(deps: RewardDeps, store: StoreRecord, request: IssueRewardRequest): Promise<IssuedReward> {
+  const { tranNo, ...parameters } = request;
+  // Moves nothing (tokens move at claim): one interrupted by a stopped instance may run again.
+  return oncePerTranNo(deps, { tid: store.tid, call: 'issueReward', tranNo, request: { ...parameters }, rerunWhenStale: true },
+    () => issueOnce(deps, store, parameters));
+}
+
+async function issueOnce(deps: RewardDeps, store: StoreRecord, request: IssueRewardRequest): Promise<IssuedReward> {
   if (request.tid !== store.tid) throw new DomainError('request.unauthorized', 'tid is not the store of this API key', { details: 'tid' });
   const reason = request.rewardReason?.trim() ?? '';
   if (reason.length === 0 || reason.length > 256) throw new DomainError('request.invalid', 'rewardReason is required (at most 256 characters)', { details: 'rewardReason' });

@@ -23,6 +23,7 @@ export interface Database {
   payment_cancellations: PaymentCancellationsTable;
   rewards: RewardsTable;
   settlement_tokens: SettlementTokensTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export interface AccountsTable {
@@ -265,6 +266,21 @@ export interface SettlementTokensTable {
   contract_address: string;
   symbol: string;
   allowed_at: number;
+}
+
+/** Where an idempotency key stands: its operation runs, awaits the chain, or has its final outcome. */
+export type IdempotencyKeyState = 'running' | 'pending' | 'done';
+
+export interface IdempotencyKeysTable {
+  scope: string;
+  idem_key: string;
+  fingerprint: string;
+  state: IdempotencyKeyState;
+  reference: string | null;
+  outcome: string | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number;
 }
 
 export type { Generated };

@@ -5,6 +5,7 @@ import * as did from './0003-did.ts';
 import * as payments from './0004-payments.ts';
 import * as settlementTokens from './0005-settlement-tokens.ts';
 import * as authorizations from './0006-authorizations.ts';
+import * as idempotency from './0007-idempotency.ts';
 
 /** Every migration, in order. Each domain adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '0004-payments': payments,
   '0005-settlement-tokens': settlementTokens,
   '0006-authorizations': authorizations,
+  '0007-idempotency': idempotency,
 };

@@ -7,7 +7,8 @@ import { resultOf, success, type CallFamily } from './res-codes.ts';
 
 /** The store a POS's API key authenticates. */
 type Store = Awaited<ReturnType<GrpcDeps['payments']['authenticateStore']>>;
-type Operation = (store: Store, content: Content__Output) => Promise<Content>;
+/** `tranNo`: the call's common.tran_no (else content.tran_no), its idempotency key. */
+type Operation = (store: Store, content: Content__Output, tranNo: string) => Promise<Content>;
 /** Every unary method of PaymentsService has this one generated signature: PayData in, PayData out. */
 type UnaryHandler = PaymentsServiceHandlers['CancelPayment'];
 
@@ -20,7 +21,7 @@ function posCall(deps: GrpcDeps, api: CallName, family: CallFamily, operation: O
     const request = call.request;
     (async () => {
       const store = await deps.payments.authenticateStore(bearerOf(call.metadata));
-      return operation(store, request.content ?? ({} as Content__Output));
+      return operation(store, request.content ?? ({} as Content__Output), request.common?.tran_no || request.content?.tran_no || '');
     })().then(
       (content) => callback(null, reply(deps, api, request, success, content)),
       (error: unknown) => {
@@ -32,9 +33,9 @@ function posCall(deps: GrpcDeps, api: CallName, family: CallFamily, operation: O
 }
 
 export function cancelPaymentHandler(deps: GrpcDeps): UnaryHandler {
-  return posCall(deps, 'cancelPayment', 'payment', async (store, c) => {
+  return posCall(deps, 'cancelPayment', 'payment', async (store, c, tranNo) => {
     const done = await deps.payments.cancelPayment(store, {
-      tid: c.tid, transferTransactionId: c.transfer_transaction_id, tokenAmount: c.token_amount, exchangeAmount: c.exchange_amount,
+      tranNo, tid: c.tid, transferTransactionId: c.transfer_transaction_id, tokenAmount: c.token_amount, exchangeAmount: c.exchange_amount,
       userAddress: c.user_address, contractAddress: c.contract_address,
     });
     return {
@@ -45,9 +46,9 @@ export function cancelPaymentHandler(deps: GrpcDeps): UnaryHandler {
 }
 
 export function issueRewardHandler(deps: GrpcDeps): UnaryHandler {
-  return posCall(deps, 'issueReward', 'reward', async (store, c) => {
+  return posCall(deps, 'issueReward', 'reward', async (store, c, tranNo) => {
     const reward = await deps.rewards.issueReward(store, {
-      tid: c.tid, rewardReason: c.reward_reason, exchangeAmount: c.exchange_amount, exchangeCurrency: c.exchange_currency,
+      tranNo, tid: c.tid, rewardReason: c.reward_reason, exchangeAmount: c.exchange_amount, exchangeCurrency: c.exchange_currency,
     });
     return {
       contract_address: reward.contractAddress, token_symbol: reward.tokenSymbol, token_amount: reward.tokenAmount,
@@ -58,8 +59,8 @@ export function issueRewardHandler(deps: GrpcDeps): UnaryHandler {
 }
 
 export function cancelRewardHandler(deps: GrpcDeps): UnaryHandler {
-  return posCall(deps, 'cancelReward', 'reward', async (store, c) => {
-    const done = await deps.rewards.cancelReward(store, { rewardId: c.reward_id, tokenAmount: c.token_amount });
+  return posCall(deps, 'cancelReward', 'reward', async (store, c, tranNo) => {
+    const done = await deps.rewards.cancelReward(store, { tranNo, rewardId: c.reward_id, tokenAmount: c.token_amount });
     return {
       contract_address: done.contractAddress, token_symbol: done.tokenSymbol, user_address: done.userAddress, token_amount: done.tokenAmount,
       transfer_transaction_id: done.transferTransactionId, approval_no: done.approvalNo, approval_date: done.approvalDate,

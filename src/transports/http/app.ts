@@ -8,6 +8,11 @@ import { blockMethods } from '../jsonrpc/methods/block-methods.ts';
 import { authRoutes } from './routes/auth.ts';
 import { jwksRoutes } from './routes/auth-jwks.ts';
 import { payRoutes } from './routes/pay.ts';
+import { paymentStatusRoutes } from './routes/payment-status.ts';
+import { createPayService } from '../../pay/idempotent-pay.ts';
+import { createIdempotencyRepository } from '../../store/idempotency-repository.ts';
+import { createTransferStatusRepository } from '../../store/transfer-status-repository.ts';
+import { transferStatusMethods } from '../jsonrpc/methods/transfer-status-methods.ts';
 import { didRoutes } from './routes/did.ts';
 import { authVpRoutes } from './routes/auth-vp.ts';
 import { demoRoutes } from './routes/demo.ts';
@@ -41,16 +46,19 @@ export async function buildHttpApp(platform: Platform): Promise<FastifyInstance>
     }),
   });
   await app.register(demoRoutes, { prefix: '/demo', siteUrl: `http://localhost:${config.httpPort}/demo/login`, waitTimeSeconds: 120 });
+  const transfers = createTransferStatusRepository(platform.store.db);
   await app.register(payRoutes, {
     prefix: '/v1/ict',
     verify: identity.jwt.verifyAccessToken,
-    pay: {
+    pay: createPayService({
       users: identity.users, rateLimiter: identity.rateLimiter, wallet: platform.wallet, network: config.paymentNetwork,
       receiver: config.payReceiverAddress ?? platform.relayer.address,
-    },
+      keys: createIdempotencyRepository(platform.store.db), transfers, clock: platform.clock,
+    }),
   });
+  await app.register(paymentStatusRoutes, { prefix: '/v1/ict', payments: platform.payments });
 
-  const token = tokenMethods(platform.wallet);
+  const token = { ...tokenMethods(platform.wallet), ...transferStatusMethods({ transfers }) };
   const block = blockMethods(platform.chains);
   const batchLimit = config.jsonRpcBatchLimit;
   const chainApi = createDispatcher({ methods: { ...token, ...block }, batchLimit });

@@ -1,14 +1,13 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import type { PayDeps } from '../../../pay/pay.ts';
-import { pay } from '../../../pay/pay.ts';
+import type { PayOutcome, PayService } from '../../../pay/idempotent-pay.ts';
 import { DomainError, isDomainError } from '../../../shared/errors.ts';
 import { resultCodeByCode } from '../../jsonrpc/protocol-errors.ts';
 import { httpStatusByCode } from '../errors.ts';
 import { currentUser, requireUser, type AccessTokenVerifier } from '../auth-hook.ts';
 
 export interface PayRoutesDeps {
-  pay: PayDeps;
+  pay: PayService;
   verify: AccessTokenVerifier;
 }
 
@@ -19,9 +18,13 @@ const payBody = z.object({
   password: z.string().min(1).max(1024),
 }).strict();
 
+/** Stripe's limit; printable ASCII without spaces (a UUID v4 is what we suggest). */
+const idempotencyKey = /^[\x21-\x7e]{1,255}$/;
+
 /**
- * `POST /v1/ict/pay` (JWT). Answers like the token API: `{resultCode, resultMessage, resultData}`,
- * `resultData: ""` on an error, with the HTTP status of the error as well.
+ * `POST /v1/ict/pay` (JWT, optional `Idempotency-Key`) and `GET /v1/ict/pay/:transactionId`.
+ * Answers like the token API: `{resultCode, resultMessage, resultData}`, `resultData: ""` on an
+ * error, with the HTTP status of the error as well.
  */
 export async function payRoutes(app: FastifyInstance, deps: PayRoutesDeps): Promise<void> {
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -33,12 +36,39 @@ export async function payRoutes(app: FastifyInstance, deps: PayRoutesDeps): Prom
     return reply.status(status).send({ resultCode, resultMessage, resultData: '' });
   });
 
-  app.post('/pay', { preHandler: requireUser(deps.verify) }, async (request) => {
+  const sendOutcome = (reply: FastifyReply, outcome: PayOutcome) => {
+    if ('error' in outcome) {
+      const { code, message } = outcome.error;
+      return reply.status(httpStatusByCode[code]).send({ resultCode: resultCodeByCode[code], resultMessage: message, resultData: '' });
+    }
+    if (outcome.ok.status === 'pending') {
+      return reply.status(202).send({ resultCode: '202', resultMessage: 'the transfer is sent but not settled on chain yet', resultData: outcome.ok });
+    }
+    return reply.status(200).send({ resultCode: '200', resultMessage: 'Success', resultData: outcome.ok });
+  };
+
+  app.post('/pay', { preHandler: requireUser(deps.verify) }, async (request, reply) => {
+    const header = request.headers['idempotency-key'];
+    if (header !== undefined && (typeof header !== 'string' || !idempotencyKey.test(header))) {
+      throw new DomainError('request.invalid', 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces');
+    }
     const parsed = payBody.safeParse(request.body);
     if (!parsed.success) {
       throw new DomainError('request.invalid', parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
     }
-    const resultData = await pay(deps.pay, { userId: currentUser(request).userId, clientIp: request.ip, ...parsed.data });
+    const answer = await deps.pay.pay({ userId: currentUser(request).userId, clientIp: request.ip, ...parsed.data }, header);
+    if (answer.kind === 'in_flight') {
+      return reply.status(409).send({ resultCode: '409', resultMessage: 'A request with this Idempotency-Key is still in progress; retry later', resultData: '' });
+    }
+    if (answer.kind === 'mismatch') {
+      return reply.status(422).send({ resultCode: '422', resultMessage: 'This Idempotency-Key was used with another request body', resultData: '' });
+    }
+    if (answer.replayed) reply.header('idempotent-replayed', 'true');
+    return sendOutcome(reply, answer.outcome);
+  });
+
+  app.get<{ Params: { transactionId: string } }>('/pay/:transactionId', { preHandler: requireUser(deps.verify) }, async (request) => {
+    const resultData = await deps.pay.status(currentUser(request).userId, request.params.transactionId);
     return { resultCode: '200', resultMessage: 'Success', resultData };
   });
 }

@@ -1,0 +1,80 @@
+import { DomainError } from '../shared/errors.ts';
+import { formatTokenAmount } from '../shared/amount.ts';
+import type { NetworkName } from '../shared/networks.ts';
+import type { TransferStatusRecord, TransferStatusRepository } from '../store/transfer-status-repository.ts';
+
+export interface TransferStatusDeps {
+  transfers: TransferStatusRepository;
+}
+
+/**
+ * What a client that got `202`, `10`, a `502` or no answer at all can learn of a transfer:
+ * - `pending`: signed and sent (or about to be), not settled on chain yet; it executes at most once,
+ *   and the expiry sweep settles it within `AUTHORIZATION_TTL_SECONDS` plus a sweep period;
+ * - `confirmed`: executed on chain, in `transactionId`;
+ * - `failed`: it never executed and never can (reverted and cancelled, or expired): `failureCode` is
+ *   the token API's `502` "not executed".
+ */
+export type TransferState = 'pending' | 'confirmed' | 'failed';
+
+export interface TransferStatus {
+  /** The transaction that executed it, or the one that was sent for it. */
+  transactionId: string;
+  status: TransferState;
+  /** The wallet's record: reserved, submitted, used, canceled, expired or void. */
+  authorization: TransferStatusRecord['status'];
+  /** What the transfer was for: transfer (token API), pay (REST pay), payment, payment-cancel, reward, reward-cancel. */
+  kind: string;
+  network: string;
+  contractAddress: string;
+  tokenSymbol: string;
+  fromAddress: string;
+  toAddress: string;
+  /** Decimal string in token units. */
+  amount: string;
+  failureCode?: string;
+  failureMessage?: string;
+}
+
+const stateOf = (status: TransferStatusRecord['status']): TransferState =>
+  status === 'used' ? 'confirmed' : status === 'reserved' || status === 'submitted' ? 'pending' : 'failed';
+
+/** The status of a transfer record (see TransferStatus); read-only, it never acts on the chain. */
+export function transferStatusOf(record: TransferStatusRecord): TransferStatus {
+  const status = stateOf(record.status);
+  return {
+    transactionId: record.txHash ?? '', status, authorization: record.status, kind: record.reference.split(':')[0] ?? '',
+    network: record.network, contractAddress: record.contractAddress, tokenSymbol: record.tokenSymbol ?? '',
+    fromAddress: record.fromAddress, toAddress: record.toAddress, amount: formatTokenAmount(BigInt(record.value), record.decimals ?? 18),
+    ...(status === 'failed' && { failureCode: '502', failureMessage: 'the transfer was not executed on chain and can no longer be' }),
+  };
+}
+
+/**
+ * A transfer by its `TransactionID` on `network`: the token API's `getTransferStatus`. A relayed
+ * transaction without a transfer (a createToken deployment) answers its own status, `kind` its kind.
+ * Unknown: `request.not_found`.
+ */
+export async function getTransferStatus(deps: TransferStatusDeps, network: NetworkName, transactionId: string): Promise<TransferStatus | RelayedStatus> {
+  const txHash = transactionId.toLowerCase();
+  if (!/^0x[0-9a-f]{64}$/.test(txHash)) throw new DomainError('request.invalid', 'transactionId must be a 0x-prefixed 32-byte hex hash', { details: 'transactionId' });
+  const record = await deps.transfers.findByTransaction(network, txHash);
+  if (record) return transferStatusOf(record);
+  const relayed = await deps.transfers.findRelayedTransaction(network, txHash);
+  if (!relayed) throw new DomainError('request.not_found', `no transaction ${txHash} of the platform on ${network}`);
+  const status: TransferState = relayed.status === 'confirmed' ? 'confirmed' : relayed.status === 'failed' ? 'failed' : 'pending';
+  return {
+    transactionId: relayed.txHash, status, kind: relayed.kind, network: relayed.network,
+    ...(status === 'failed' && { failureCode: '502', failureMessage: 'the transaction reverted on chain' }),
+  };
+}
+
+/** A relayed transaction that is not a transfer. */
+export interface RelayedStatus {
+  transactionId: string;
+  status: TransferState;
+  kind: string;
+  network: string;
+  failureCode?: string;
+  failureMessage?: string;
+}

@@ -1,0 +1,75 @@
+import { DomainError, isDomainError } from '../shared/errors.ts';
+import { sha256Hex } from '../shared/hash.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { IdempotencyRepository } from '../store/idempotency-repository.ts';
+
+export interface TranNoDeps {
+  idempotency: IdempotencyRepository;
+  clock: Clock;
+}
+
+/** A POS unary call under its `common.tran_no`. */
+export interface PosCallKey {
+  tid: string;
+  call: 'cancelPayment' | 'issueReward' | 'cancelReward';
+  /** Empty or absent: the call is not keyed (it runs every time). */
+  tranNo?: string | undefined;
+  /** The request's parameters: the same tran_no with other parameters is refused. */
+  request: Readonly<Record<string, string | undefined>>;
+  /**
+   * Whether a call interrupted mid-run (an instance stopped) may run again after `staleAfterMs`:
+   * true only for calls that move no tokens (IssueReward). Others answer 13 until settled.
+   */
+  rerunWhenStale?: boolean;
+}
+
+/** How long a tran_no answers with its first outcome. */
+export const posTranNoTtlMs = 30 * 24 * 3600_000;
+const staleAfterMs = 5 * 60_000;
+const sweepEveryMs = 60_000;
+const lastSweep = new WeakMap<IdempotencyRepository, number>();
+
+/**
+ * Runs a POS unary call at most once per (tid, call, tran_no). A retry after a lost reply answers
+ * the first call's success again and moves nothing; a call refused before anything moved (a domain
+ * error) frees the tran_no, as a failed payment's tran_no may be tried again. The same tran_no
+ * with other parameters is `request.invalid` (11); while the first call runs, or when its transfer
+ * is not settled on chain, `payment.in_progress` (13): it never runs twice.
+ */
+export async function oncePerTranNo<T>(deps: TranNoDeps, key: PosCallKey, run: () => Promise<T>): Promise<T> {
+  const tranNo = key.tranNo ?? '';
+  if (tranNo === '') return run();
+  if (tranNo.length > 128) throw new DomainError('request.invalid', 'tran_no is at most 128 characters', { details: 'tran_no' });
+  const now = deps.clock();
+  if (now - (lastSweep.get(deps.idempotency) ?? 0) > sweepEveryMs) {
+    lastSweep.set(deps.idempotency, now);
+    await deps.idempotency.sweepExpired(now);
+  }
+  const scope = `pos:${key.tid}:${key.call}`;
+  const fingerprint = sha256Hex(JSON.stringify(Object.entries(key.request).map(([name, value]) => [name, value ?? '']).sort()));
+  const claim = await deps.idempotency.claim({ scope, key: tranNo, fingerprint, reference: null, createdAt: now, expiresAt: now + posTranNoTtlMs });
+  if (!claim.claimed) {
+    const { existing } = claim;
+    if (existing.fingerprint !== fingerprint) {
+      throw new DomainError('request.invalid', `tran_no ${tranNo} was already used for another ${key.call} request`, { details: 'tran_no' });
+    }
+    if (existing.state === 'done') return JSON.parse(existing.outcome ?? 'null') as T;
+    const stale = now - existing.updatedAt > staleAfterMs;
+    if (!(stale && key.rerunWhenStale && (await deps.idempotency.retake(scope, tranNo, existing.updatedAt, '', now)))) {
+      throw new DomainError('payment.in_progress', `tran_no ${tranNo} is being processed`, { details: 'tran_no' });
+    }
+  }
+  let result: T;
+  try {
+    result = await run();
+  } catch (error) {
+    // Refused: nothing moved and nothing signed can move anything. A transfer the chain has not
+    // settled (`chain.outcome_pending`) or an unexpected failure keeps the tran_no taken.
+    if (isDomainError(error) && error.code !== 'chain.outcome_pending' && error.code !== 'internal') {
+      await deps.idempotency.release(scope, tranNo);
+    }
+    throw error;
+  }
+  await deps.idempotency.record(scope, tranNo, 'done', JSON.stringify(result), deps.clock());
+  return result;
+}

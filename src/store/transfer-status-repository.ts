@@ -1,0 +1,67 @@
+import type { Db } from './db.ts';
+import type { AuthorizationStatus, ChainTxStatus } from './schema.ts';
+
+/** A relayed transfer as a status lookup sees it: its authorization, with its token's symbol and decimals. */
+export interface TransferStatusRecord {
+  network: string;
+  /** The operation it belongs to (`pay:…`, `payment:…`, `transfer:…`). */
+  reference: string;
+  status: AuthorizationStatus;
+  /** The transaction that carried (or tried to carry) it. */
+  txHash: string | null;
+  contractAddress: string;
+  fromAddress: string;
+  toAddress: string;
+  /** Base units. */
+  value: string;
+  tokenSymbol: string | null;
+  decimals: number | null;
+  updatedAt: number;
+}
+
+/** A journaled relayer transaction that carries no transfer authorization (a token deployment, a mint). */
+export interface RelayedTransactionRecord {
+  network: string;
+  kind: string;
+  txHash: string;
+  status: ChainTxStatus;
+  blockNumber: number | null;
+}
+
+/** Read-only lookups of transfers by transaction or by operation reference. */
+export interface TransferStatusRepository {
+  /** The transfer carried by `txHash` (the hash its authorization records, or any journaled send of it). */
+  findByTransaction(network: string, txHash: string): Promise<TransferStatusRecord | undefined>;
+  findByReference(network: string, reference: string): Promise<TransferStatusRecord | undefined>;
+  findRelayedTransaction(network: string, txHash: string): Promise<RelayedTransactionRecord | undefined>;
+}
+
+export function createTransferStatusRepository(db: Db): TransferStatusRepository {
+  const select = () => db.selectFrom('authorizations as a')
+    .leftJoin('tokens as t', (join) => join.onRef('t.network', '=', 'a.network').onRef('t.contract_address', '=', 'a.contract_address'))
+    .select(['a.network', 'a.reference', 'a.status', 'a.tx_hash', 'a.contract_address', 'a.from_address', 'a.to_address', 'a.value', 'a.updated_at', 't.symbol', 't.decimals']);
+  type Row = Awaited<ReturnType<ReturnType<typeof select>['executeTakeFirst']>>;
+  const toRecord = (row: Row): TransferStatusRecord | undefined => row && {
+    network: row.network, reference: row.reference, status: row.status, txHash: row.tx_hash, contractAddress: row.contract_address,
+    fromAddress: row.from_address, toAddress: row.to_address, value: row.value, tokenSymbol: row.symbol, decimals: row.decimals === null ? null : Number(row.decimals),
+    updatedAt: Number(row.updated_at),
+  };
+  const findByReference = async (network: string, reference: string) =>
+    toRecord(await select().where('a.network', '=', network).where('a.reference', '=', reference).executeTakeFirst());
+  return {
+    async findByTransaction(network, txHash) {
+      const direct = await select().where('a.network', '=', network).where('a.tx_hash', '=', txHash).executeTakeFirst();
+      if (direct) return toRecord(direct);
+      // A send the authorization no longer names (another transaction used or cancelled it).
+      const sent = await db.selectFrom('chain_txs').select('reference').where('network', '=', network).where('tx_hash', '=', txHash)
+        .where('kind', '=', 'transfer').executeTakeFirst();
+      return sent?.reference ? findByReference(network, sent.reference) : undefined;
+    },
+    findByReference,
+    async findRelayedTransaction(network, txHash) {
+      const row = await db.selectFrom('chain_txs').select(['network', 'kind', 'tx_hash', 'status', 'block_number'])
+        .where('network', '=', network).where('tx_hash', '=', txHash).executeTakeFirst();
+      return row && { network: row.network, kind: row.kind, txHash: row.tx_hash, status: row.status, blockNumber: row.block_number === null ? null : Number(row.block_number) };
+    },
+  };
+}
