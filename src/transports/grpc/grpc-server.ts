@@ -4,15 +4,24 @@ import { loadPaymentsService, type PaymentsServiceHandlers } from './proto.ts';
 import { startPaymentHandler } from './start-payment.ts';
 import { doPaymentHandler } from './do-payment.ts';
 import { cancelPaymentHandler, cancelRewardHandler, issueRewardHandler } from './unary-calls.ts';
+import { addHealthService } from './grpc-health.ts';
+import { addReflectionService } from './grpc-reflection.ts';
 
 export interface GrpcServer {
   /** The bound port (the configured one, or the one the OS chose for port 0). */
   port: number;
-  /** Stops accepting calls, lets running calls finish for `graceMs`, then cancels the rest. */
+  /**
+   * Turns health NOT_SERVING, stops accepting calls, lets running calls finish for `graceMs`, then
+   * cancels the rest (health `Watch` streams included).
+   */
   stop(graceMs?: number): Promise<void>;
 }
 
-/** `g00.payments.v2.PaymentsService` on a plain HTTP/2 gRPC server (any language's client can call it). */
+/**
+ * `g00.payments.v2.PaymentsService` on a plain HTTP/2 gRPC server (any language's client can call it),
+ * beside the standard `grpc.health.v1.Health` service and server reflection, so generic tools
+ * (grpcurl, Postman, buf, load-balancer probes) can see and call it without our `.proto`.
+ */
 export async function startGrpcServer(deps: GrpcDeps, options: { host: string; port: number; maxMessageBytes: number }): Promise<GrpcServer> {
   const server = new grpc.Server({
     'grpc.max_receive_message_length': options.maxMessageBytes,
@@ -27,14 +36,18 @@ export async function startGrpcServer(deps: GrpcDeps, options: { host: string; p
     CancelReward: cancelRewardHandler(deps),
   };
   server.addService(loadPaymentsService().service, handlers);
+  const health = addHealthService(server);
+  addReflectionService(server);
   const address = options.host.includes(':') ? `[${options.host}]:${options.port}` : `${options.host}:${options.port}`;
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)));
   });
+  health.serving();
   deps.logger.info({ port }, 'gRPC payments server listening');
   return {
     port,
     stop: (graceMs = 5000) => new Promise<void>((resolve) => {
+      health.notServing();
       const timer = setTimeout(() => { server.forceShutdown(); resolve(); }, graceMs);
       server.tryShutdown(() => { clearTimeout(timer); resolve(); });
     }),
