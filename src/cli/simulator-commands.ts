@@ -1,5 +1,6 @@
 import { DomainError } from '../shared/errors.ts';
 import type { CliCommand, CliContext } from './commands.ts';
+import { printQrCode } from './terminal-qr.ts';
 import {
   compact, describeMessage, login, paymentsClient, qrCode, runStream, transferContent, type Endpoints,
 } from './payments-client.ts';
@@ -61,6 +62,7 @@ export const appCommand: CliCommand = {
       received = await runStream(client, 'DoPayment', token, first, (message) => console.log(describeMessage('app', '<-', message)));
     } else {
       const qr = await qrCode(endpoints, user!, address!);
+      await printQrCode(JSON.stringify(qr));
       console.log(`QR code (give it to the POS with --qr): '${JSON.stringify(qr)}'`);
       received = await appPayment(endpoints, client, token, { address: address!, secretKey: secretKey! }, 'app');
     }

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import { networkNames, type NetworkName } from '../shared/networks.ts';
@@ -37,10 +38,10 @@ const envSchema = z.object({
   RECEIPT_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(60),
   JSONRPC_BATCH_LIMIT: z.coerce.number().int().min(1).max(1000).default(50),
   HTTP_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
-  CHAIN_POLL_MS: z.coerce.number().int().min(10).default(250),
+  CHAIN_POLL_MS: z.coerce.number().int().min(10).default(50),
   TIME_ZONE: z.string().default('Asia/Seoul'),
   JWT_TTL_SECONDS: z.coerce.number().int().min(60).max(86400 * 30).default(3600),
-  TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  TRUST_PROXY: z.string().default('false'),
   IPFS_API_URL: optionalUrl,
   IPFS_MAX_TOTAL_BYTES: z.coerce.number().int().min(1).optional(),
   IPFS_MAX_PARTS: z.coerce.number().int().min(1).optional(),
@@ -77,8 +78,13 @@ export interface Config {
   readonly chainPollMs: number;
   readonly timeZone: string;
   readonly jwtTtlSeconds: number;
-  /** Behind a load balancer: take the client address from X-Forwarded-For (rate limits, login binding). */
-  readonly trustProxy: boolean;
+  /**
+   * Behind a load balancer: which X-Forwarded-For entries to believe for the client address (rate
+   * limits, website-login binding). `false`: none, the socket's peer is the client; a number: that
+   * many proxies in front of us (the entry they appended); a list: proxy addresses or CIDRs.
+   * Never "every hop" (see parseTrustProxy).
+   */
+  readonly trustProxy: TrustProxy;
   /** Kubo RPC (`http://127.0.0.1:5001`) instead of the embedded IPFS blockstore. */
   readonly ipfsApiUrl: string | undefined;
   readonly ipfsMaxTotalBytes: number | undefined;
@@ -100,12 +106,36 @@ export interface Config {
   readonly redisUrl: string | undefined;
 }
 
-/** The one place that reads the environment. Throws a readable error on a bad value. */
+/** `false`, a hop count (1 and up), or proxy addresses/CIDRs (and proxy-addr's `loopback`, `linklocal`, `uniquelocal`). */
+export type TrustProxy = false | number | readonly string[];
+
+/**
+ * Bad settings, one problem per setting (`HTTP_PORT: …`), each on its own line of `message`:
+ * what `npm start` and the CLI print, without a stack trace.
+ */
+export class ConfigError extends Error {
+  readonly problems: readonly string[];
+
+  constructor(problems: string[]) {
+    super(problems.map((problem) => `invalid configuration: ${problem}`).join('\n'));
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+/** The one place that reads the environment. Throws a ConfigError naming every bad setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-    throw new Error(`invalid configuration: ${problems.join('; ')}`);
+  const problems = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  const trustProxy = parseSetting('TRUST_PROXY', () => parseTrustProxy(env.TRUST_PROXY), problems);
+  const hostLabels = env.HOST_LABELS ? parseSetting('HOST_LABELS', () => parseHostLabels(env.HOST_LABELS ?? ''), problems) : { ...defaultHostLabels };
+  if (!parsed.success || problems.length > 0 || trustProxy === undefined || hostLabels === undefined) {
+    // One line per setting, the first problem of each.
+    const seen = new Set<string>();
+    throw new ConfigError(problems.filter((problem) => {
+      const key = problem.slice(0, problem.indexOf(':'));
+      return seen.has(key) ? false : (seen.add(key), true);
+    }));
   }
   const e = parsed.data;
   return Object.freeze({
@@ -121,7 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ...(e.RPC_URL_BNB && { bnb: e.RPC_URL_BNB }),
       ...(e.RPC_URL_OPBNB && { opbnb: e.RPC_URL_OPBNB }),
     }),
-    hostLabels: Object.freeze(e.HOST_LABELS ? parseHostLabels(e.HOST_LABELS) : { ...defaultHostLabels }),
+    hostLabels: Object.freeze(hostLabels),
     masterKeyHex: e.MASTER_KEY,
     relayerPrivateKey: e.RELAYER_PRIVATE_KEY as `0x${string}` | undefined,
     tempKeyTtlSeconds: e.TEMP_KEY_TTL_SECONDS,
@@ -132,7 +162,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chainPollMs: e.CHAIN_POLL_MS,
     timeZone: e.TIME_ZONE,
     jwtTtlSeconds: e.JWT_TTL_SECONDS,
-    trustProxy: e.TRUST_PROXY === 'true',
+    trustProxy,
     ipfsApiUrl: e.IPFS_API_URL,
     ipfsMaxTotalBytes: e.IPFS_MAX_TOTAL_BYTES,
     ipfsMaxParts: e.IPFS_MAX_PARTS,
@@ -148,13 +178,58 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   });
 }
 
+/** Runs a setting's own parser; its error becomes that setting's problem line. */
+function parseSetting<T>(name: string, parse: () => T, problems: string[]): T | undefined {
+  try {
+    return parse();
+  } catch (error) {
+    problems.push(`${name}: ${(error as Error).message}`);
+    return undefined;
+  }
+}
+
+const proxyAddressNames = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * `TRUST_PROXY`: unset, `false` or `0` trusts no proxy; `N` (a whole number) trusts the N proxies
+ * nearest to us, so the client address is the entry the outermost of them appended to
+ * X-Forwarded-For; `10.0.0.0/8,192.168.1.7` (addresses, CIDRs, or `loopback`, `linklocal`,
+ * `uniquelocal`) trusts those peers only. `true` ("every hop") is refused: with it the client
+ * address is the leftmost entry, which the client itself writes.
+ */
+export function parseTrustProxy(text: string | undefined): TrustProxy {
+  const value = (text ?? '').trim();
+  if (value === '' || value === 'false' || value === '0') return false;
+  if (value === 'true') {
+    throw new Error('"true" would trust every hop, and any client can write X-Forwarded-For; give the number of proxies in front of the server (e.g. 1) or their addresses/CIDRs');
+  }
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops > 100) throw new Error(`${value} proxies in front of the server? give a hop count from 1 to 100, or addresses/CIDRs`);
+    return hops;
+  }
+  const entries = value.split(',').map((entry) => entry.trim()).filter(Boolean);
+  const bad = entries.filter((entry) => !isProxyAddress(entry));
+  if (bad.length > 0) throw new Error(`not an address, CIDR or hop count: ${bad.join(', ')}`);
+  return Object.freeze(entries);
+}
+
+function isProxyAddress(entry: string): boolean {
+  if (proxyAddressNames.has(entry)) return true;
+  const [address = '', prefix, ...extra] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
 /** `HOST_LABELS="api=ethereum,api-op=optimism"` replaces the default map entirely. */
 function parseHostLabels(text: string): Record<string, NetworkName> {
   const map: Record<string, NetworkName> = {};
   for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
     const [label, network] = pair.split('=').map((p) => p.trim());
     if (!label || !network || !(networkNames as readonly string[]).includes(network)) {
-      throw new Error(`invalid configuration: HOST_LABELS entry "${pair}" (networks: ${networkNames.join(', ')})`);
+      throw new Error(`entry "${pair}" is not label=network (networks: ${networkNames.join(', ')})`);
     }
     map[label.toLowerCase()] = network as NetworkName;
   }

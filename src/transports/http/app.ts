@@ -18,18 +18,30 @@ import { authVpRoutes } from './routes/auth-vp.ts';
 import { demoRoutes } from './routes/demo.ts';
 import { ipfsRoutes } from './routes/ipfs.ts';
 import { ipfsLimits } from '../../ipfs/ipfs-limits.ts';
+import { authMeRoutes } from './routes/auth-me.ts';
+import { createDidRepository } from '../../did/did-repository.ts';
+import { didForAddress } from '../../did/did-identifiers.ts';
+import { trustProxyOption } from './client-address.ts';
 
 /** The HTTP server of every HTTP interface, over a started platform. */
 export async function buildHttpApp(platform: Platform): Promise<FastifyInstance> {
   const { config, logger } = platform;
-  const app = Fastify({ loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger, bodyLimit: config.httpBodyLimitBytes, trustProxy: config.trustProxy });
+  const app = Fastify({ loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger, bodyLimit: config.httpBodyLimitBytes, trustProxy: trustProxyOption(config.trustProxy) });
   installHttpErrorHandler(app);
 
-  app.get('/healthz', async () => ({ status: 'ok', networks: Object.keys(platform.chains) }));
+  // Load balancers poll this every few seconds: its request lines are not logged (only its errors).
+  app.get('/healthz', { logLevel: 'warn' }, async () => ({ status: 'ok', networks: Object.keys(platform.chains) }));
 
   const { identity } = platform;
   await app.register(authRoutes, { prefix: '/v2/auth', login: identity.login, websiteLogins: identity.websiteLogins });
   await app.register(jwksRoutes, { jwt: identity.jwt });
+  const dids = createDidRepository(platform.store.db);
+  await app.register(authMeRoutes, {
+    prefix: '/v2/auth', verify: identity.jwt.verifyAccessToken, findUser: (userId) => identity.users.findUser(userId),
+    // The DID recorded for the user, or their wallet's did:ethr once create-did has registered it.
+    didOf: async (user) => user.did ?? (user.walletAddress && await dids.exists(didForAddress(user.walletAddress)) ? didForAddress(user.walletAddress) : null),
+    paymentToken: () => platform.wallet.getTokenInfo(config.paymentNetwork, {}),
+  });
   await app.register(didRoutes, {
     prefix: '/v2/did', did: platform.did.service, verifyAccessToken: identity.jwt.verifyAccessToken,
     walletAddressOf: async (userId) => (await identity.users.findUser(userId))?.walletAddress ?? undefined,
