@@ -6,8 +6,11 @@
  *   /v1/ict/pay, /v1/ipfs, /demo;
  * - gRPC (`startGrpcServer`): g00.payments.v2.PaymentsService.
  */
-import { loadConfig, type Config } from './config/config.ts';
-import { createLogger, type Logger } from './shared/logger.ts';
+import { ConfigError, loadConfig, type Config } from './config/config.ts';
+import { consoleLogDestination, createLogger, type Logger } from './shared/logger.ts';
+import { describeFailure } from './shared/failure-summary.ts';
+import { readyBanner, readyUrls } from './ready-banner.ts';
+import { withOutcomeLog } from './outcome-log.ts';
 import { composePlatform, type PaymentPart, type Platform } from './compose.ts';
 import { buildHttpApp } from './transports/http/app.ts';
 import { startGrpcServer, type GrpcServer } from './transports/grpc/grpc-server.ts';
@@ -22,9 +25,10 @@ export function startPaymentServer(
   options: { host?: string; port?: number } = {},
 ): Promise<GrpcServer> {
   const { config, identity } = platform;
+  const logged = withOutcomeLog(part, platform.logger);
   return startGrpcServer({
-    payments: part.payments,
-    rewards: part.rewards,
+    payments: logged.payments,
+    rewards: logged.rewards,
     verifyAccessToken: (token) => identity.jwt.verifyAccessToken(token),
     findUserWallet: async (userId) => {
       const user = await identity.users.findUser(userId);
@@ -43,14 +47,23 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   let grpc: GrpcServer;
   try {
     http = await buildHttpApp(platform);
-    await http.listen({ port: config.httpPort, host: config.httpHost });
-    grpc = await startPaymentServer(platform, platform);
+    await http.listen({ port: config.httpPort, host: config.httpHost }).catch((error: unknown) => {
+      throw new Error(`HTTP server cannot listen on ${config.httpHost}:${config.httpPort} (HTTP_HOST, HTTP_PORT): ${describeFailure(error)}`, { cause: error });
+    });
+    grpc = await startPaymentServer(platform, platform).catch((error: unknown) => {
+      throw new Error(`gRPC server cannot listen on ${config.grpcHost}:${config.grpcPort} (GRPC_HOST, GRPC_PORT): ${describeFailure(error)}`, { cause: error });
+    });
   } catch (error) {
     // e.g. a port in use: leave nothing running behind (the anvils we own, the other port).
     await http?.close().catch(() => undefined);
     await platform.stop();
     throw error;
   }
+
+  const address = http.server.address();
+  const bound = { httpPort: typeof address === 'object' && address ? address.port : config.httpPort, grpcPort: grpc.port };
+  if (process.stdout.isTTY) process.stdout.write(`\n${readyBanner(config, bound)}\n\n`);
+  else logger.info({ urls: Object.fromEntries(readyUrls(config, bound)) }, 'ready');
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -67,11 +80,24 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
 }
 
+/** The configuration, or (on bad settings) one line per setting on stderr and exit code 2: no stack trace. */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    for (const line of error.message.split('\n')) console.error(`vixpay: ${line}`);
+    process.exit(2);
+  }
+}
+
 if (import.meta.main) {
-  const config = loadConfig();
-  const logger = createLogger(config.logLevel);
+  const config = loadConfigOrExit();
+  const logger = createLogger(config.logLevel, consoleLogDestination(process.stdout));
   await serve(config, logger).catch((err: unknown) => {
-    logger.fatal({ err }, 'failed to start');
+    // One line naming what failed (a port, a URL, a file); the stack only at debug.
+    logger.debug({ err }, 'failed to start');
+    logger.fatal({ error: describeFailure(err) }, 'failed to start');
     process.exit(1);
   });
 }

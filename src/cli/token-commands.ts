@@ -6,6 +6,7 @@ import {
   allowSettlementToken, disallowSettlementToken, listSettlementTokens, type SettlementTokenAllowListDeps,
 } from '../payments/settlement-token-allow-list.ts';
 import type { CliCommand, CliContext } from './commands.ts';
+import { assertExistingPlatform } from './platform-data-dir.ts';
 
 function networkOption(value: string | boolean | undefined, fallback: NetworkName = 'ethereum'): NetworkName {
   const network = typeof value === 'string' ? value : fallback;
@@ -13,8 +14,12 @@ function networkOption(value: string | boolean | undefined, fallback: NetworkNam
   return network;
 }
 
-/** Runs `work` on the platform core beside a running server (its anvils are used, not restarted). */
+/**
+ * Runs `work` on the platform core beside a running server (its anvils are used, not restarted),
+ * found by its DATA_DIR: a directory without a platform is refused, never made into a new one.
+ */
 export async function withPlatform<T>(context: CliContext, work: (platform: Platform) => Promise<T>): Promise<T> {
+  assertExistingPlatform(context.config);
   const platform = await composePlatform(context.config, context.logger, { chainMode: 'attach', pairing: 'in-process' });
   try {
     return await work(platform);
