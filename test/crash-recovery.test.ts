@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config/config.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { composePlatform, type Platform } from '../src/compose.ts';
+import { vixpTokenAbi } from '../src/gen/contracts/vixp-token.ts';
 import { sha256Hex } from './support/transfer-scheme.ts';
 import { rpcOver, startServerProcess, stopServerProcess, type ServerProcess } from './support/server-process.ts';
 
@@ -117,6 +118,27 @@ async function chainRpc(url: string, method: string, params: unknown[] = []): Pr
 }
 
 type Outcome = { resultCode?: string; TransactionID?: string } | { lost: string };
+/**
+ * Whether a journaled transfer is on chain: a successful receipt, or (after the chain node was killed)
+ * its authorization used in the chain's state although its block is gone. anvil writes its state dump
+ * non-atomically: the accounts it dumps can be a few transactions ahead of the blocks it dumps, so a
+ * restarted anvil can hold a transfer's effect (balances, the used EIP-3009 nonce) without its receipt.
+ * The money-level checks (balances moved exactly once, totals) hold either way.
+ */
+async function landed(txHash: string): Promise<'receipt' | 'state only' | false> {
+  const { client } = operator.chains.ethereum;
+  const receipt = await client.getTransactionReceipt({ hash: txHash as `0x${string}` }).catch(() => undefined);
+  if (receipt) return receipt.status === 'success' ? 'receipt' : false;
+  const authorization = await operator.store.db.selectFrom('authorizations').select(['from_address', 'nonce', 'contract_address'])
+    .where('tx_hash', '=', txHash).executeTakeFirst();
+  if (!authorization) return false;
+  const used = await client.readContract({
+    address: authorization.contract_address as `0x${string}`, abi: vixpTokenAbi, functionName: 'authorizationState',
+    args: [authorization.from_address as `0x${string}`, authorization.nonce as `0x${string}`],
+  });
+  return used ? 'state only' : false;
+}
+
 const answered = (o: Outcome): o is { resultCode?: string; TransactionID?: string } => !('lost' in o);
 
 /**
@@ -132,8 +154,7 @@ async function assertExactlyOnce(senders: Funded[], recipients: Funded[], outcom
     'recovery finished every journaled transfer (none left signed or failed)');
   const { client } = operator.chains.ethereum;
   for (const row of rows) {
-    const receipt = await client.getTransactionReceipt({ hash: row.tx_hash as `0x${string}` }).catch(() => undefined);
-    assert.equal(receipt?.status, 'success', `journaled transfer ${row.tx_hash} (nonce ${row.nonce}) has a successful receipt on chain`);
+    assert.ok(await landed(row.tx_hash), `journaled transfer ${row.tx_hash} (nonce ${row.nonce}) is on chain`);
   }
   const journaledFrom = new Set(rows.map((r) => r.from_address.toLowerCase()));
   for (let i = 0; i < senders.length; i++) {
@@ -354,8 +375,7 @@ test('kill -9 of the ethereum anvil during a burst, then a restart', async (t) =
     for (let i = 0; i < senders.length; i++) {
       const outcome = outcomes[i]!;
       if (!answered(outcome) || outcome.resultCode !== '200') continue;
-      const receipt = await client.getTransactionReceipt({ hash: outcome.TransactionID as `0x${string}` }).catch(() => undefined);
-      assert.equal(receipt?.status, 'success', `transfer ${i} answered 200 (${outcome.TransactionID}) is on chain`);
+      assert.ok(await landed(outcome.TransactionID!), `transfer ${i} answered 200 (${outcome.TransactionID}) is on chain`);
       assert.equal(await balanceRaw(senders[i]!.address), senderStart - amountRaw, `sender ${i} of a transfer answered 200`);
       assert.equal(await balanceRaw(recipients[i]!.address), recipientStart + amountRaw, `recipient ${i} of a transfer answered 200`);
     }

@@ -1,6 +1,7 @@
 import { createPublicClient, defineChain, http, type PublicClient } from 'viem';
 import { DomainError } from '../shared/errors.ts';
 import type { ChainEndpoint } from './chain-supervisor.ts';
+import { createReceiptWatcher, type ReceiptWatcher } from './receipt-watcher.ts';
 import { networkNames, type NetworkName } from '../shared/networks.ts';
 
 export interface ChainClient {
@@ -10,6 +11,8 @@ export interface ChainClient {
   /** The node's JSON-RPC URL, for libraries that make their own connection (ethr-did-resolver). */
   url: string;
   client: PublicClient;
+  /** The network's one receipt watcher: every wait for a receipt shares its polling. */
+  receipts: ReceiptWatcher;
 }
 
 export type ChainClients = Readonly<Record<NetworkName, ChainClient>>;
@@ -33,7 +36,7 @@ export async function createChainClients(
         rpcUrls: { default: { http: [endpoint.url] } },
       });
       const client = createPublicClient({ chain, transport: http(endpoint.url, { retryCount: 2 }), pollingInterval });
-      return [network, { network, chainId, managed: endpoint.managed, url: endpoint.url, client }];
+      return [network, { network, chainId, managed: endpoint.managed, url: endpoint.url, client, receipts: createReceiptWatcher(client, pollingInterval) }];
     }),
   );
   return Object.freeze(Object.fromEntries(entries) as Record<NetworkName, ChainClient>);

@@ -77,10 +77,9 @@ export function createRelayer(deps: RelayerDeps): Relayer {
   }
 
   async function finish(network: NetworkName, id: string, txHash: Hex): Promise<RelayResult> {
-    const { client } = chains[network];
     let receipt: TransactionReceipt;
     try {
-      receipt = await client.waitForTransactionReceipt({ hash: txHash, timeout: receiptTimeoutMs });
+      receipt = await chains[network].receipts.wait(txHash, receiptTimeoutMs);
     } catch (cause) {
       logger.warn({ network, txHash, reason: errorSummary(cause) }, 'no receipt yet; left for recovery');
       return { txHash, status: 'signed' };

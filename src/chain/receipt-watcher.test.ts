@@ -1,0 +1,61 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createPublicClient, createWalletClient, custom, http, parseEther, type Hex } from 'viem';
+import { foundry } from 'viem/chains';
+import { mnemonicToAccount } from 'viem/accounts';
+import { startAnvil, type AnvilProcess } from './anvil-process.ts';
+import { createReceiptWatcher } from './receipt-watcher.ts';
+
+// On a real anvil: every waiter gets its own receipt, one poll serves them all.
+let anvil: AnvilProcess;
+before(async () => { anvil = await startAnvil({ chainId: foundry.id, port: 0 }); });
+after(async () => { await anvil?.stop(); });
+
+const sender = mnemonicToAccount('test test test test test test test test test test test junk');
+
+function countingClient() {
+  const calls = new Map<string, number>();
+  const inner = http(anvil.url)({ chain: foundry });
+  const client = createPublicClient({
+    chain: foundry,
+    transport: custom({
+      request: async (args: { method: string; params?: unknown }) => {
+        calls.set(args.method, (calls.get(args.method) ?? 0) + 1);
+        return inner.request(args as never);
+      },
+    }),
+  });
+  return { client, calls };
+}
+
+test('60 waits at once each resolve with their own receipt, polling the head once per interval for all of them', async () => {
+  const { client, calls } = countingClient();
+  const watcher = createReceiptWatcher(client, 20);
+  const wallet = createWalletClient({ account: sender, chain: foundry, transport: http(anvil.url) });
+  const testClient = createPublicClient({ chain: foundry, transport: http(anvil.url) });
+  await testClient.request({ method: 'evm_setAutomine' as never, params: [false] as never });
+  const hashes: Hex[] = [];
+  for (let i = 0; i < 60; i++) hashes.push(await wallet.sendTransaction({ to: sender.address, value: parseEther('0.001'), nonce: await testClient.getTransactionCount({ address: sender.address, blockTag: 'pending' }) }));
+  const waits = hashes.map((hash) => watcher.wait(hash, 20_000));
+  await testClient.request({ method: 'evm_mine' as never, params: [] as never });
+  await testClient.request({ method: 'evm_setAutomine' as never, params: [true] as never });
+  const receipts = await Promise.all(waits);
+  receipts.forEach((receipt, i) => {
+    assert.equal(receipt.transactionHash, hashes[i]);
+    assert.equal(receipt.status, 'success');
+  });
+  assert.equal(new Set(receipts.map((r) => r.blockNumber)).size, 1, 'all mined in the one block');
+  assert.ok((calls.get('eth_getBlockReceipts') ?? 0) <= 2, `block receipts fetched per block, not per waiter: ${JSON.stringify([...calls])}`);
+  assert.ok((calls.get('eth_blockNumber') ?? 0) < 60, `the head is polled for all waiters together: ${JSON.stringify([...calls])}`);
+});
+
+test('a transaction mined before its wait is found; an unknown one times out', async () => {
+  const { client } = countingClient();
+  const watcher = createReceiptWatcher(client, 20);
+  const wallet = createWalletClient({ account: sender, chain: foundry, transport: http(anvil.url) });
+  const hash = await wallet.sendTransaction({ to: sender.address, value: 1n });
+  await createPublicClient({ chain: foundry, transport: http(anvil.url) }).waitForTransactionReceipt({ hash });
+  assert.equal((await watcher.wait(hash, 5_000)).transactionHash, hash);
+  await assert.rejects(watcher.wait(`0x${'ab'.repeat(32)}`, 200), /no receipt/);
+  watcher.close();
+});
