@@ -1,43 +1,118 @@
-// Concurrent gRPC payments at one store: N users pay at once over real HTTP/2 streams (SQLite, anvil).
-import { performance } from 'node:perf_hooks';
+// gRPC payments at several numbers of POS/app pairs, on the payment server as the tests run it: each
+// pair is a store's POS (StartPayment) and a user's app (DoPayment) running whole payments one after
+// the other; the app signs its TRANSFER over the token API. Latency is TRANSFER to END_PAY at the POS.
 import { randomUUID } from 'node:crypto';
-import { newUser, openSession, startPay, startPaymentTest, transferFor } from '../test/support/payments.ts';
+import type * as grpc from '@grpc/grpc-js';
+import { openSession, paymentsClient } from '../test/support/payments.ts';
+import type { BenchPlatform } from './bench-platform.ts';
+import { percentile, spread, type Spread } from './measure.ts';
+import { signTransfer, type Sender } from './spec-transfer.ts';
 
-export async function benchPayments(count = Number(process.env.BENCH_PAYMENTS ?? 20)): Promise<object> {
-  const p = await startPaymentTest();
-  try {
-    const store = await p.t.platform.payments.addStore({ tid: 'BENCH', name: 'Bench Store' });
-    await p.t.platform.payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
-    const users = [];
-    for (let i = 0; i < count; i++) users.push(await newUser(p, '100'));
-    const latencies: number[] = [];
-    const started = performance.now();
-    const codes = await Promise.all(users.map(async (user, i) => {
-      const begin = performance.now();
-      const uuid = randomUUID();
-      const app = openSession(p.client, 'DoPayment', user.token);
-      const pos = openSession(p.client, 'StartPayment', store.apiKey);
-      app.send({ state: 'START_PAY', user_uuid: uuid });
-      pos.send(startPay(p, store.tid, `B${i}`, user, uuid, '5000'));
-      const request = await app.next();
-      await pos.next();
-      app.send(await transferFor(p, user, request));
-      const end = await pos.next();
-      await app.next();
-      latencies.push(performance.now() - begin);
-      return end.common.res_code as string;
-    }));
-    const elapsed = performance.now() - started;
-    latencies.sort((a, b) => a - b);
-    const pct = (q: number) => Number(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!.toFixed(1));
-    return {
-      concurrentPayments: count,
-      approved: codes.filter((c) => c === '00').length,
-      totalMs: Math.round(elapsed),
-      paymentsPerSecond: Number((count / (elapsed / 1000)).toFixed(1)),
-      latencyMs: { p50: pct(0.5), p95: pct(0.95), max: pct(1) },
-    };
-  } finally {
-    await p.stop();
+export interface PaymentPair {
+  user: Sender & { token: string };
+  store: { tid: string; apiKey: string };
+}
+
+export interface PaymentLevel {
+  pairs: number;
+  paymentsPerSecond: Spread;
+  /** TRANSFER sent by the app to END_PAY received by the POS. */
+  p50Ms: Spread;
+  p99Ms: Spread;
+  completed: number[];
+  failed: number[];
+  firstError?: string;
+}
+
+interface PaymentBurst { perSecond: number; p50: number; p99: number; completed: number; failed: number; firstError?: string }
+
+/** `count` users (wallet, JWT, VIXP) and as many stores, and the rate notice payments are quoted at. */
+export async function paymentPairs(bench: BenchPlatform, count: number): Promise<PaymentPair[]> {
+  const { wallet, identity, payments } = bench.platform;
+  await payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
+  const pairs: PaymentPair[] = [];
+  for (let i = 0; i < count; i++) {
+    const { address, secretKey } = await wallet.createAddress();
+    const userId = `bench-${randomUUID()}`;
+    await identity.users.createUser({ id: userId, password: 'correct horse battery', name: 'Bench User', walletAddress: address });
+    const { token } = await identity.jwt.issueAccessToken(userId);
+    const store = await payments.addStore({ tid: `B${String(i).padStart(4, '0')}`, name: `Bench Store ${i}` });
+    pairs.push({ user: { address, secretKey, token }, store });
   }
+  for (let i = 0; i < pairs.length; i += 50) {
+    await Promise.all(pairs.slice(i, i + 50).map((p) => wallet.mint(bench.platform.config.paymentNetwork, { to: p.user.address, amount: '100000' })));
+  }
+  return pairs;
+}
+
+let tranNo = 0;
+/** One whole payment; answers the TRANSFER to END_PAY latency. */
+async function pay(bench: BenchPlatform, client: Record<string, any>, pair: PaymentPair): Promise<number> {
+  const userUuid = randomUUID();
+  const app = openSession(client, 'DoPayment', pair.user.token);
+  const pos = openSession(client, 'StartPayment', pair.store.apiKey);
+  try {
+    app.send({ state: 'START_PAY', user_uuid: userUuid });
+    pos.send({
+      state: 'START_PAY', tid: pair.store.tid, tran_no: `BENCH${++tranNo}`, exchange_amount: '1000', user_uuid: userUuid,
+      contract_address: bench.platform.contracts[bench.platform.config.paymentNetwork].vixpToken, token_symbol: 'VIXP',
+      user_address: pair.user.address, expiration_time: String(Math.floor(Date.now() / 1000) + 300),
+    });
+    const request = await app.next(60_000);
+    await pos.next(60_000);
+    const { content } = request;
+    if (!content?.settlement_address) throw new Error(`no REQUEST_TRANSFER: ${JSON.stringify(request.common ?? request)}`);
+    const signed = await signTransfer(bench.baseUrl, pair.user, content.settlement_address, content.token_amount);
+    const begin = performance.now();
+    app.send({ state: 'TRANSFER', tran_no: content.tran_no, transfer_key: signed.tempKey, hash_key: signed.hashKey, transfer_signature: signed.signature, transfer_comment: content.transfer_comment });
+    const end = await pos.next(60_000);
+    const latency = performance.now() - begin;
+    await app.next(60_000);
+    if (end.common?.res_code !== '00') throw new Error(`END_PAY res_code ${end.common?.res_code} ${end.common?.res_msg ?? ''}`);
+    return latency;
+  } finally {
+    app.call.end();
+    pos.call.end();
+  }
+}
+
+/** One burst: every pair pays in a closed loop for `windowMs` or until `maxTotal` payments started. */
+export async function paymentBurst(bench: BenchPlatform, pairs: PaymentPair[], window: { windowMs: number; maxTotal: number }): Promise<PaymentBurst> {
+  const client = paymentsClient(bench.grpcPort!) as grpc.Client & Record<string, any>;
+  const latencies: number[] = [];
+  let started = 0;
+  let failed = 0;
+  let firstError: string | undefined;
+  const begin = performance.now();
+  try {
+    await Promise.all(pairs.map(async (pair) => {
+      while (started < window.maxTotal && performance.now() - begin < window.windowMs) {
+        started++;
+        try {
+          latencies.push(await pay(bench, client, pair));
+        } catch (error) {
+          failed++;
+          firstError ??= (error as Error).message;
+        }
+      }
+    }));
+  } finally {
+    client.close();
+  }
+  const elapsed = performance.now() - begin;
+  return {
+    perSecond: latencies.length / (elapsed / 1000), p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99),
+    completed: latencies.length, failed, ...(firstError && { firstError }),
+  };
+}
+
+export function summarisePayments(pairs: number, bursts: PaymentBurst[]): PaymentLevel {
+  const firstError = bursts.find((b) => b.firstError)?.firstError;
+  return {
+    pairs,
+    paymentsPerSecond: spread(bursts.map((b) => b.perSecond)),
+    p50Ms: spread(bursts.map((b) => b.p50), 0), p99Ms: spread(bursts.map((b) => b.p99), 0),
+    completed: bursts.map((b) => b.completed), failed: bursts.map((b) => b.failed),
+    ...(firstError && { firstError }),
+  };
 }

@@ -1,43 +1,77 @@
-// Throughput and latency of the token API's transfers on the embedded default, measured on a real
-// platform (SQLite, anvil). Bounded in count and time; loopback only.
-import { performance } from 'node:perf_hooks';
-import { startTestPlatform, call } from '../test/support/platform.ts';
-import { prepareTransfer } from '../test/support/transfer-scheme.ts';
+// Token-API transfers at several concurrencies: each concurrent sender is a funded custodial account
+// running the SPEC scheme (net_getTempKey, hashKey, signData, transfer) over HTTP to the listening
+// server, from the load client's process. The server's RSS growth is sampled during each burst.
+import type { BenchPlatform } from './bench-platform.ts';
+import type { LoadClient } from './load-client.ts';
+import { percentile, rssGrowthDuring, spread, type Spread } from './measure.ts';
+import type { Sender } from './spec-transfer.ts';
 
-export async function benchTokenTransfers(count = Number(process.env.BENCH_TRANSFERS ?? 100)): Promise<object> {
-const t = await startTestPlatform();
-try {
-  const senders = [];
-  for (let i = 0; i < count; i++) senders.push((await call(t.app, '/token', 'createAddress', {})).resultData);
-  const recipient = (await call(t.app, '/token', 'createAddress', {})).resultData.address;
-  await Promise.all(senders.map((s) => t.platform.wallet.mint('ethereum', { to: s.address, amount: '10' })));
-  const prepared = await Promise.all(senders.map((s) => prepareTransfer(t.app, s, recipient, '1')));
-
-  const latencies: number[] = [];
-  const rssBefore = process.memoryUsage().rss;
-  const started = performance.now();
-  const results = await Promise.all(prepared.map(async ({ data: _d, ...params }) => {
-    const begin = performance.now();
-    const result = await call(t.app, '/token', 'transfer', params);
-    latencies.push(performance.now() - begin);
-    return result.resultCode;
-  }));
-  const elapsed = performance.now() - started;
-  latencies.sort((a, b) => a - b);
-  const pct = (p: number) => Number(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(1));
-  const blockStart = performance.now();
-  for (let i = 0; i < 200; i++) await call(t.app, '/block', 'getBlock', []);
-  const blockMs = (performance.now() - blockStart) / 200;
-  return {
-    concurrentTransfers: count,
-    succeeded: results.filter((c) => c === '200').length,
-    totalMs: Math.round(elapsed),
-    transfersPerSecond: Number((count / (elapsed / 1000)).toFixed(1)),
-    latencyMs: { p50: pct(50), p95: pct(95), max: pct(100) },
-    getBlockMeanMs: Number(blockMs.toFixed(2)),
-    rssGrowthMiB: Number(((process.memoryUsage().rss - rssBefore) / 2 ** 20).toFixed(1)),
-  };
-} finally {
-  await t.stop();
+export interface TransferLevel {
+  senders: number;
+  transfersPerSecond: Spread;
+  /** The whole scheme, temp key to transfer answer. */
+  p50Ms: Spread;
+  p99Ms: Spread;
+  /** The `transfer` call alone. */
+  transferCallP50Ms: Spread;
+  transferCallP99Ms: Spread;
+  completed: number[];
+  failed: number[];
+  firstError?: string;
+  serverRssGrowthMiB: Spread;
 }
+
+export interface TransferBurst {
+  perSecond: number;
+  p50: number;
+  p99: number;
+  callP50: number;
+  callP99: number;
+  completed: number;
+  failed: number;
+  firstError?: string;
+  rssGrowthMiB: number;
+}
+
+/** Custodial accounts with VIXP on ethereum, created and minted through the platform. */
+export async function fundedSenders(bench: BenchPlatform, count: number): Promise<{ senders: Sender[]; recipient: string }> {
+  const { wallet } = bench.platform;
+  const senders: Sender[] = [];
+  for (let i = 0; i < count; i++) {
+    const { address, secretKey } = await wallet.createAddress();
+    senders.push({ address, secretKey });
+  }
+  const recipient = (await wallet.createAddress()).address;
+  for (let i = 0; i < senders.length; i += 50) {
+    await Promise.all(senders.slice(i, i + 50).map((s) => wallet.mint('ethereum', { to: s.address, amount: '1000' })));
+  }
+  return { senders, recipient };
+}
+
+/** One burst: `senders.length` concurrent senders in a closed loop for `windowMs` or `maxTotal` transfers. */
+export async function transferBurst(bench: BenchPlatform, load: LoadClient, senders: Sender[], recipient: string, window: { windowMs: number; maxTotal: number }): Promise<TransferBurst> {
+  const { result, rssGrowthMiB } = await rssGrowthDuring(() => load.run({
+    kind: 'transfers', baseUrl: bench.baseUrl, senders, recipient, amount: '0.001', ...window,
+  }));
+  const calls = result.transferLatenciesMs ?? [];
+  return {
+    perSecond: result.completed / (result.elapsedMs / 1000),
+    p50: percentile(result.latenciesMs, 0.5), p99: percentile(result.latenciesMs, 0.99),
+    callP50: percentile(calls, 0.5), callP99: percentile(calls, 0.99),
+    completed: result.completed, failed: result.failed, ...(result.firstError && { firstError: result.firstError }),
+    rssGrowthMiB,
+  };
+}
+
+export function summariseLevel(senders: number, bursts: TransferBurst[]): TransferLevel {
+  const firstError = bursts.find((b) => b.firstError)?.firstError;
+  return {
+    senders,
+    transfersPerSecond: spread(bursts.map((b) => b.perSecond)),
+    p50Ms: spread(bursts.map((b) => b.p50), 0), p99Ms: spread(bursts.map((b) => b.p99), 0),
+    transferCallP50Ms: spread(bursts.map((b) => b.callP50), 0), transferCallP99Ms: spread(bursts.map((b) => b.callP99), 0),
+    completed: bursts.map((b) => b.completed), failed: bursts.map((b) => b.failed),
+    ...(firstError && { firstError }),
+    serverRssGrowthMiB: spread(bursts.map((b) => b.rssGrowthMiB)),
+  };
 }

@@ -1,0 +1,115 @@
+// The chart of one bench result: an SVG written beside its JSON, from the JSON alone.
+// `npm run bench:chart [-- bench/results/<date>.json]` (default: the newest result).
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Spread } from './measure.ts';
+
+interface Bar { label: string; value: Spread; note?: string; baseline?: boolean }
+interface Line { label: string; points: Array<[number, number]>; colour: string }
+
+const W = 480;
+const H = 300;
+const pad = { left: 56, right: 16, top: 34, bottom: 46 };
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+const text = (x: number, y: number, s: string, attrs = '') => `<text x="${x.toFixed(1)}" y="${y.toFixed(1)}" ${attrs}>${esc(s)}</text>`;
+
+function niceMax(value: number): number {
+  const step = 10 ** Math.floor(Math.log10(value || 1));
+  return Math.ceil((value * 1.1) / step) * step;
+}
+
+function axes(title: string, yMax: number, yLabel: string): string[] {
+  const out = [text(W / 2, 18, title, 'text-anchor="middle" font-weight="bold"')];
+  for (let i = 0; i <= 4; i++) {
+    const y = H - pad.bottom - ((H - pad.top - pad.bottom) * i) / 4;
+    out.push(`<line x1="${pad.left}" x2="${W - pad.right}" y1="${y}" y2="${y}" stroke="#ddd"/>`);
+    out.push(text(pad.left - 4, y + 4, String(Math.round((yMax * i) / 4)), 'text-anchor="end" font-size="10"'));
+  }
+  out.push(text(12, H / 2, yLabel, `transform="rotate(-90 12 ${H / 2})" text-anchor="middle" font-size="10"`));
+  return out;
+}
+
+/** Bars at their median with a min–max whisker; a dashed line for the baseline's median. */
+function barPanel(title: string, yLabel: string, bars: Bar[], baseline?: { label: string; value: Spread }): string {
+  const yMax = niceMax(Math.max(...bars.map((b) => b.value.max), baseline?.value.max ?? 0));
+  const y = (v: number) => H - pad.bottom - ((H - pad.top - pad.bottom) * v) / yMax;
+  const slot = (W - pad.left - pad.right) / bars.length;
+  const out = axes(title, yMax, yLabel);
+  bars.forEach((bar, i) => {
+    const x = pad.left + slot * i + slot * 0.2;
+    const width = slot * 0.6;
+    out.push(`<rect x="${x}" y="${y(bar.value.median)}" width="${width}" height="${H - pad.bottom - y(bar.value.median)}" fill="${bar.baseline ? '#bbb' : '#3b6ea5'}"/>`);
+    const cx = x + width / 2;
+    out.push(`<line x1="${cx}" x2="${cx}" y1="${y(bar.value.min)}" y2="${y(bar.value.max)}" stroke="#222"/>`);
+    out.push(text(cx, y(bar.value.max) - 4, String(bar.value.median), 'text-anchor="middle" font-size="10"'));
+    out.push(text(cx, H - pad.bottom + 14, bar.label, 'text-anchor="middle" font-size="10"'));
+    if (bar.note) out.push(text(cx, H - pad.bottom + 27, bar.note, 'text-anchor="middle" font-size="9" fill="#555"'));
+  });
+  if (baseline) {
+    const by = y(baseline.value.median);
+    out.push(`<line x1="${pad.left}" x2="${W - pad.right}" y1="${by}" y2="${by}" stroke="#c0392b" stroke-dasharray="5 3"/>`);
+    out.push(text(W - pad.right, by - 4, `${baseline.label} ${baseline.value.median} [${baseline.value.min}–${baseline.value.max}]`, 'text-anchor="end" font-size="10" fill="#c0392b"'));
+  }
+  return out.join('\n');
+}
+
+function linePanel(title: string, yLabel: string, xLabel: string, lines: Line[]): string {
+  const xMax = niceMax(Math.max(1, ...lines.flatMap((l) => l.points.map(([x]) => x))));
+  const yMax = niceMax(Math.max(1, ...lines.flatMap((l) => l.points.map(([, v]) => v))));
+  const x = (v: number) => pad.left + ((W - pad.left - pad.right) * v) / xMax;
+  const y = (v: number) => H - pad.bottom - ((H - pad.top - pad.bottom) * v) / yMax;
+  const out = axes(title, yMax, yLabel);
+  for (let i = 0; i <= 4; i++) out.push(text(x((xMax * i) / 4), H - pad.bottom + 14, String(Math.round((xMax * i) / 4)), 'text-anchor="middle" font-size="10"'));
+  out.push(text(W / 2, H - 8, xLabel, 'text-anchor="middle" font-size="10"'));
+  lines.forEach((line, i) => {
+    out.push(`<polyline fill="none" stroke="${line.colour}" stroke-width="1.5" points="${line.points.map(([a, b]) => `${x(a).toFixed(1)},${y(b).toFixed(1)}`).join(' ')}"/>`);
+    out.push(`<rect x="${W - pad.right - 150}" y="${pad.top + i * 14}" width="10" height="3" fill="${line.colour}"/>`);
+    out.push(text(W - pad.right - 136, pad.top + 5 + i * 14, line.label, 'font-size="10"'));
+  });
+  return out.join('\n');
+}
+
+export function renderChart(results: any): string {
+  const anvil = results.baseline.anvilErc20.transfersPerSecond as Spread;
+  const panels = [
+    barPanel('Token API transfers/s (SPEC scheme)', 'transfers/s', results.tokenTransfers.levels.map((l: any) => ({
+      label: `${l.senders} senders`, value: l.transfersPerSecond, note: `p99 ${l.p99Ms.median} ms, ${l.vsBareAnvil}x`,
+    })), { label: 'bare anvil, 1 tx/transfer', value: anvil }),
+    barPanel('gRPC payments/s', 'payments/s', results.payments.levels.map((l: any) => ({
+      label: `${l.pairs} pairs`, value: l.paymentsPerSecond, note: `p99 ${l.p99Ms.median} ms, ${l.vsBareAnvil}x`,
+    })), { label: 'bare anvil, 1 tx/transfer', value: anvil }),
+    barPanel('Requests/s against a bare Fastify handler', 'requests/s', results.requests.probes.flatMap((r: any) => [
+      { label: r.request, value: r.platform, note: `${r.ratio}x` },
+      { label: 'bare Fastify', value: r.bareFastify, baseline: true },
+    ])),
+    linePanel('Chain transfer rate as history grows', 'transfers/s', 'transactions on the chain', [
+      ['platform settings (--state-interval 1)', results.chainHistory.platformSettings, '#c0392b'],
+      ['bare anvil', results.chainHistory.bareAnvil, '#3b6ea5'],
+    ].map(([label, h, colour]: any) => ({ label, colour, points: h.curve.map((p: any) => [p.transactions, p.perSecond]) }))),
+  ];
+  const hw = results.hardware;
+  const caption = `${results.date} (${results.mode}): ${hw.nproc} × ${hw.cpuModel}, ${hw.memoryGiB} GiB, ${hw.node}, ${hw.anvil}; medians of ${results.chainHistory.probes} runs, whiskers min–max`;
+  const body = panels.map((panel, i) => `<g transform="translate(${(i % 2) * W},${Math.floor(i / 2) * H + 24})">\n${panel}\n</g>`).join('\n');
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${2 * W}" height="${2 * H + 24}" font-family="sans-serif" font-size="12">
+<rect width="100%" height="100%" fill="#fff"/>
+${text(W, 16, caption, 'text-anchor="middle" font-size="11" fill="#333"')}
+${body}
+</svg>
+`;
+}
+
+/** Writes `<result>.svg` beside a result's JSON; answers its path. */
+export function writeChart(jsonPath: string): string {
+  const svgPath = jsonPath.replace(/\.json$/, '.svg');
+  writeFileSync(svgPath, renderChart(JSON.parse(readFileSync(jsonPath, 'utf8'))));
+  return svgPath;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const dir = fileURLToPath(new URL('./results/', import.meta.url));
+  const newest = readdirSync(dir).filter((f) => /^\d{4}-\d{2}-\d{2}\.json$/.test(f)).sort().at(-1);
+  const file = process.argv[2] ?? (newest && path.join(dir, newest));
+  if (!file) throw new Error('no result in bench/results: run npm run bench first');
+  console.log(writeChart(path.resolve(file)));
+}
