@@ -233,114 +233,6 @@ describe('a transfer whose transaction is mined and reverts', () => {
   });
 });
 
-describe('a payment whose transfer is mined and reverts', () => {
-  test('is payment 04 "Token API error" on both streams, after its authorization is cancelled; nothing moves', async () => {
-    const store = await t.platform.payments.addStore({ tid: `MR-${randomUUID().slice(0, 8)}`, name: 'Revert Shop' });
-    secrets.push(store.apiKey);
-    const user = await t.platform.wallet.createAddress();
-    const userId = `user-${randomUUID()}`;
-    await t.platform.identity.users.createUser({ id: userId, password: 'correct horse battery', name: 'Payer', walletAddress: user.address });
-    await t.platform.wallet.mint('ethereum', { to: user.address, amount: '20' });
-    const { token } = await t.platform.identity.jwt.issueAccessToken(userId);
-    secrets.push(token, user.secretKey, user.mnemonic);
-    const tranNo = `T-${randomUUID().slice(0, 8)}`;
-
-    const app = openSession(client, 'DoPayment', token);
-    app.send({ state: 'START_PAY' });
-    const pos = openSession(client, 'StartPayment', store.apiKey);
-    pos.send({
-      state: 'START_PAY', tid: store.tid, tran_no: tranNo, exchange_amount: '5000', user_uuid: userId, contract_address: vixp(),
-      token_symbol: 'VIXP', user_address: user.address, expiration_time: String(Math.floor(Date.now() / 1000) + 300),
-    });
-    const request = await app.next();
-    assert.equal(request.content.state, 'REQUEST_TRANSFER', JSON.stringify(request.common));
-    assert.equal((await pos.next()).content.state, 'REQUEST_TRANSFER');
-    const prepared = await prepareTransfer(t.app, user, request.content.settlement_address, request.content.token_amount);
-    secrets.push(prepared.tempKey, prepared.hashKey, prepared.signature);
-
-    const anvil = anvilControls(chain());
-    await anvil.setAutomine(false);
-    try {
-      app.send({ state: 'TRANSFER', tran_no: tranNo, transfer_key: prepared.tempKey, hash_key: prepared.hashKey, transfer_signature: prepared.signature });
-      await waitFor(async () => (await journaledTransfers(user.address)).length === 1, { timeoutMs: 20_000, message: 'the transfer was journaled' });
-      await drainAhead(user.address as Address, units('20'));
-      await anvil.mine({ blocks: 1 });
-    } finally {
-      await anvil.setAutomine(true);
-    }
-    const posAnswer = await pos.next(60_000);
-    const appAnswer = await app.next(60_000);
-    for (const answer of [posAnswer, appAnswer]) {
-      assert.equal(answer.common.res_code, '04', JSON.stringify(answer.common));
-      assert.equal(answer.common.res_message, 'Token API error');
-      assert.equal(answer.content.state, 'END_PAY');
-      assert.equal(answer.content.approval_no ?? '', '');
-    }
-    const payment = await t.platform.payments.findPayment(store.tid, tranNo);
-    assert.equal(payment?.status, 'failed');
-    assert.equal(await balance(store.settlementAddress), 0n);
-    await assertConserved();
-  });
-});
-
-describe('a payment whose transfer the chain does not mine within the wait', () => {
-  test('is never approved while unconfirmed: the POS gets 10, the payment stays pending, and the transfer happens at most once', async () => {
-    const store = await t.platform.payments.addStore({ tid: `MT-${randomUUID().slice(0, 8)}`, name: 'Slow Chain Shop' });
-    secrets.push(store.apiKey);
-    const user = await t.platform.wallet.createAddress();
-    const userId = `user-${randomUUID()}`;
-    await t.platform.identity.users.createUser({ id: userId, password: 'correct horse battery', name: 'Payer', walletAddress: user.address });
-    await t.platform.wallet.mint('ethereum', { to: user.address, amount: '20' });
-    const { token } = await t.platform.identity.jwt.issueAccessToken(userId);
-    secrets.push(token, user.secretKey, user.mnemonic);
-    const tranNo = `T-${randomUUID().slice(0, 8)}`;
-
-    const uuid = randomUUID();
-    const app = openSession(client, 'DoPayment', token);
-    app.send({ state: 'START_PAY', user_uuid: uuid });
-    const pos = openSession(client, 'StartPayment', store.apiKey);
-    pos.send({
-      state: 'START_PAY', tid: store.tid, tran_no: tranNo, exchange_amount: '5000', user_uuid: uuid, contract_address: vixp(),
-      token_symbol: 'VIXP', user_address: user.address, expiration_time: String(Math.floor(Date.now() / 1000) + 300),
-    });
-    const request = await app.next();
-    assert.equal(request.content.state, 'REQUEST_TRANSFER');
-    assert.equal((await pos.next()).content.state, 'REQUEST_TRANSFER');
-    const prepared = await prepareTransfer(t.app, user, request.content.settlement_address, request.content.token_amount);
-    secrets.push(prepared.tempKey, prepared.hashKey, prepared.signature);
-
-    const anvil = anvilControls(chain());
-    await anvil.setAutomine(false);
-    let posAnswer: any;
-    let appAnswer: any;
-    try {
-      app.send({ state: 'TRANSFER', tran_no: tranNo, transfer_key: prepared.tempKey, hash_key: prepared.hashKey, transfer_signature: prepared.signature });
-      posAnswer = await pos.next(60_000);
-      appAnswer = await app.next(60_000);
-    } finally {
-      await anvil.setAutomine(true);
-    }
-    assert.equal(posAnswer.common.res_code, '10', JSON.stringify(posAnswer.common));
-    assert.equal(posAnswer.content.approval_no ?? '', '', 'no approval number');
-    assert.equal(appAnswer.common.res_code, '10', JSON.stringify(appAnswer.common));
-    const payment = await t.platform.payments.findPayment(store.tid, tranNo);
-    assert.equal(payment?.status, 'pending', 'no approval while the transfer is unconfirmed');
-    assert.equal(payment?.approvalNo ?? null, null);
-
-    // Once the chain mines again the transfer (sent first) executes and the cancellation behind it
-    // reverts: the payment's transfer happened exactly once, and the platform says so.
-    await anvil.mine({ blocks: 1 });
-    const outcome = await waitFor(async () => {
-      const o = await t.platform.wallet.transferOutcome('ethereum', `payment:${payment!.id}`);
-      return o.status === 'open' ? undefined : o;
-    }, { timeoutMs: 20_000, message: 'the transfer settled on chain' });
-    assert.equal(outcome.status, 'used');
-    assert.equal(await balance(store.settlementAddress), units('5'));
-    assert.equal(await balance(user.address), units('15'));
-    await assertConserved();
-  });
-});
-
 /** A user with a wallet and a JWT, and `tokens` VIXP. */
 async function payer(tokens: string) {
   const wallet = await t.platform.wallet.createAddress();
@@ -352,12 +244,18 @@ async function payer(tokens: string) {
   return { ...wallet, userId, token };
 }
 
-/** A payment up to REQUEST_TRANSFER; `transfer()` then sends the app's TRANSFER and answers both ends. */
-async function payUntilRequest(store: { tid: string; apiKey: string }, user: Awaited<ReturnType<typeof payer>>, exchangeAmount: string) {
-  const uuid = randomUUID();
+/**
+ * A payment up to REQUEST_TRANSFER (the app SPEC-literal: START_PAY with only state, paired by its
+ * user id; or with a one-time user_uuid of its own). `sendTransfer()` sends the app's TRANSFER,
+ * `answers()` awaits both ends' last message, `transfer()` does both.
+ */
+async function payUntilRequest(
+  store: { tid: string; apiKey: string }, user: Awaited<ReturnType<typeof payer>>, exchangeAmount: string, options: { specLiteral?: boolean } = {},
+) {
+  const uuid = options.specLiteral ? user.userId : randomUUID();
   const tranNo = `T-${randomUUID().slice(0, 8)}`;
   const app = openSession(client, 'DoPayment', user.token);
-  app.send({ state: 'START_PAY', user_uuid: uuid });
+  app.send(options.specLiteral ? { state: 'START_PAY' } : { state: 'START_PAY', user_uuid: uuid });
   const pos = openSession(client, 'StartPayment', store.apiKey);
   pos.send({
     state: 'START_PAY', tid: store.tid, tran_no: tranNo, exchange_amount: exchangeAmount, user_uuid: uuid, contract_address: vixp(),
@@ -366,17 +264,87 @@ async function payUntilRequest(store: { tid: string; apiKey: string }, user: Awa
   const request = await app.next();
   assert.equal(request.content.state, 'REQUEST_TRANSFER', JSON.stringify(request.common));
   assert.equal((await pos.next()).content.state, 'REQUEST_TRANSFER');
+  const prepared = await prepareTransfer(t.app, user, request.content.settlement_address, request.content.token_amount);
+  secrets.push(prepared.tempKey, prepared.hashKey, prepared.signature);
+  const sendTransfer = () => app.send({
+    state: 'TRANSFER', tran_no: tranNo, transfer_key: prepared.tempKey, hash_key: prepared.hashKey, transfer_signature: prepared.signature,
+  });
+  const answers = async () => {
+    const [posEnd, appEnd] = await Promise.all([pos.next(60_000), app.next(60_000)]);
+    return { posEnd, appEnd };
+  };
   return {
-    tranNo, request,
+    tranNo, request, sendTransfer, answers,
     async transfer() {
-      const prepared = await prepareTransfer(t.app, user, request.content.settlement_address, request.content.token_amount);
-      secrets.push(prepared.tempKey, prepared.hashKey, prepared.signature);
-      app.send({ state: 'TRANSFER', tran_no: tranNo, transfer_key: prepared.tempKey, hash_key: prepared.hashKey, transfer_signature: prepared.signature });
-      const [posEnd, appEnd] = await Promise.all([pos.next(30_000), app.next(30_000)]);
-      return { posEnd, appEnd };
+      sendTransfer();
+      return answers();
     },
   };
 }
+
+describe('a payment whose transfer is mined and reverts', () => {
+  test('is payment 04 "Token API error" on both streams, after its authorization is cancelled; nothing moves', async () => {
+    const store = await t.platform.payments.addStore({ tid: `MR-${randomUUID().slice(0, 8)}`, name: 'Revert Shop' });
+    secrets.push(store.apiKey);
+    const user = await payer('20');
+    const payment = await payUntilRequest(store, user, '5000', { specLiteral: true });
+    const anvil = anvilControls(chain());
+    await anvil.setAutomine(false);
+    try {
+      payment.sendTransfer();
+      await waitFor(async () => (await journaledTransfers(user.address)).length === 1, { timeoutMs: 20_000, message: 'the transfer was journaled' });
+      await drainAhead(user.address as Address, units('20'));
+      await anvil.mine({ blocks: 1 });
+    } finally {
+      await anvil.setAutomine(true);
+    }
+    const { posEnd, appEnd } = await payment.answers();
+    for (const answer of [posEnd, appEnd]) {
+      assert.equal(answer.common.res_code, '04', JSON.stringify(answer.common));
+      assert.equal(answer.common.res_message, 'Token API error');
+      assert.equal(answer.content.state, 'END_PAY');
+      assert.equal(answer.content.approval_no ?? '', '');
+    }
+    assert.equal((await t.platform.payments.findPayment(store.tid, payment.tranNo))?.status, 'failed');
+    assert.equal(await balance(store.settlementAddress), 0n);
+    await assertConserved();
+  });
+});
+
+describe('a payment whose transfer the chain does not mine within the wait', () => {
+  test('is never approved while unconfirmed: the POS gets 10, the payment stays pending, and the transfer happens at most once', async () => {
+    const store = await t.platform.payments.addStore({ tid: `MT-${randomUUID().slice(0, 8)}`, name: 'Slow Chain Shop' });
+    secrets.push(store.apiKey);
+    const user = await payer('20');
+    const payment = await payUntilRequest(store, user, '5000');
+    const anvil = anvilControls(chain());
+    await anvil.setAutomine(false);
+    let answers: { posEnd: any; appEnd: any };
+    try {
+      answers = await payment.transfer();
+    } finally {
+      await anvil.setAutomine(true);
+    }
+    assert.equal(answers.posEnd.common.res_code, '10', JSON.stringify(answers.posEnd.common));
+    assert.equal(answers.posEnd.content.approval_no ?? '', '', 'no approval number');
+    assert.equal(answers.appEnd.common.res_code, '10', JSON.stringify(answers.appEnd.common));
+    const record = await t.platform.payments.findPayment(store.tid, payment.tranNo);
+    assert.equal(record?.status, 'pending', 'no approval while the transfer is unconfirmed');
+    assert.equal(record?.approvalNo ?? null, null);
+
+    // Once the chain mines again the transfer (sent first) executes and the cancellation behind it
+    // reverts: the payment's transfer happened exactly once, and the platform says so.
+    await anvil.mine({ blocks: 1 });
+    const outcome = await waitFor(async () => {
+      const o = await t.platform.wallet.transferOutcome('ethereum', `payment:${record!.id}`);
+      return o.status === 'open' ? undefined : o;
+    }, { timeoutMs: 20_000, message: 'the transfer settled on chain' });
+    assert.equal(outcome.status, 'used');
+    assert.equal(await balance(store.settlementAddress), units('5'));
+    assert.equal(await balance(user.address), units('15'));
+    await assertConserved();
+  });
+});
 
 describe('a balance that drops between REQUEST_TRANSFER and TRANSFER', () => {
   test('the TRANSFER is refused with 02 and nothing moves: no transaction is sent', async () => {
