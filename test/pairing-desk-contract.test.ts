@@ -233,6 +233,28 @@ for (const variant of variants) {
       await d.close();
     });
 
+    test('a waiting app is given the END_PAY of its payment a POS retry found approved, and let go', async () => {
+      const d = await variant.make(2000);
+      const s = sink();
+      const q = uuid();
+      const connection = await connect(d.app, arrival(q, s));
+      const approval = {
+        tranNo: 'N9', contractAddress: '0xC', tokenSymbol: 'VIXP', userAddress: '0xU', tokenAmount: '1', transferTransactionId: '0xT',
+        approvalNo: '2026112300000001', approvalDate: '20261123000000', exchangeDateIndex: '2026112300001', exchangeRate: '1000',
+        exchangeAmount: '1000', exchangeCurrency: 'KRW',
+      };
+      d.pos.approveWaitingApp(q, { type: 'end_pay', approval });
+      await until(() => s.events.length > 0, 'the waiting app hears the approval');
+      assert.equal(s.events.length, 1);
+      assert.deepEqual(s.events[0], { type: 'end_pay', approval });
+      await atDesk(d.app, 'app', q, true);
+      // Nobody else is waiting: a second approval tells no one.
+      d.pos.approveWaitingApp(q, { type: 'end_pay', approval });
+      connection.hangUp();
+      await d.close();
+      assert.equal(s.events.length, 1);
+    });
+
     test('a POS coming for an app that already hung up is told 01 at once', async () => {
       const d = await variant.make(2000);
       const q = uuid();

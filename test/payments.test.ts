@@ -116,6 +116,25 @@ describe('payment approval', () => {
     assert.equal((await pos.closed).code, 0);
     assert.equal(await balanceOf(p, user.address), '48');
   });
+
+  test('an app still waiting on a tran_no that a POS retry finds approved is given its END_PAY', async () => {
+    const user = await newUser(p, '50');
+    const first = await pay(user, '3000');
+    // The app lost its session before hearing the outcome and waits again (SPEC-literal: by its user id).
+    const app = openSession(p.client, 'DoPayment', user.token);
+    app.send({ state: 'START_PAY' });
+    await untilAppWaits(p, user.userId);
+    const pos = openSession(p.client, 'StartPayment', store.apiKey);
+    pos.send(startPay(p, store.tid, first.tran, user, user.userId, '3000'));
+    const [posAgain, appTold] = await Promise.all([pos.next(), app.next()]);
+    assert.equal(posAgain.common.res_code, '00');
+    assert.equal(appTold.common.res_code, '00', JSON.stringify(appTold.common));
+    assert.equal(appTold.content.state, 'END_PAY');
+    assert.equal(appTold.content.transfer_transaction_id, first.posEnd.content.transfer_transaction_id);
+    assert.equal(appTold.content.tran_no, first.tran);
+    assert.equal((await app.closed).code, 0, 'the app is let go');
+    assert.equal(await balanceOf(p, user.address), '48', 'nothing was paid again');
+  });
 });
 
 /** Opens both sides and returns them after the app got REQUEST_TRANSFER (or the failure). */

@@ -1,4 +1,5 @@
 import type { AppArrival, PairedApp, PairingDesk } from './pairing-desk.ts';
+import type { SessionEvent } from '../payments/payment-events.ts';
 import {
   appWaitExpired, canceled, createTransferHandoff, endsStream, pairingWindowExpired, posAlreadyWaiting, transferBeforeRequest,
   userUuidInPayment, userUuidInUse, waitWithin, type TransferHandoff,
@@ -38,6 +39,15 @@ export function createPairingDesk(options: { appWaitMs: number }): PairingDesk {
   const waitingPos = new Map<string, (entry: AppEntry) => void>();
   // Apps that hung up before any POS came: a POS arriving for them soon after is told 01 at once.
   const departed = new Set<string>();
+
+  /** An app still waiting (unpaired, not gone) is told `event` and let go. */
+  function releaseWaiting(userUuid: string, event: SessionEvent): void {
+    const entry = apps.get(userUuid);
+    if (!entry || entry.paired || entry.handoff.hungUp) return;
+    clearTimeout(entry.idleTimer);
+    apps.delete(userUuid);
+    entry.arrival.sink.send(event);
+  }
 
   function pair(entry: AppEntry): PairedApp {
     entry.paired = true;
@@ -113,11 +123,10 @@ export function createPairingDesk(options: { appWaitMs: number }): PairingDesk {
     },
 
     failWaitingApp(userUuid, failure) {
-      const entry = apps.get(userUuid);
-      if (!entry || entry.paired || entry.handoff.hungUp) return;
-      clearTimeout(entry.idleTimer);
-      apps.delete(userUuid);
-      entry.arrival.sink.send({ type: 'failed', ...failure });
+      releaseWaiting(userUuid, { type: 'failed', ...failure });
+    },
+    approveWaitingApp(userUuid, event) {
+      releaseWaiting(userUuid, event);
     },
   };
   contentsOf.set(desk, () => ({

@@ -39,4 +39,9 @@ export interface PairingDesk {
   takeApp(userUuid: string, windowMs: number, signal: AbortSignal): Promise<PairedApp>;
   /** Tells an app still waiting for this user_uuid that the POS's attempt failed, and lets it go. */
   failWaitingApp(userUuid: string, failure: PairingFailure): void;
+  /**
+   * Gives an app still waiting for this user_uuid the END_PAY of its payment that a POS retry found
+   * approved already (its own session ended before it heard it), and lets it go.
+   */
+  approveWaitingApp(userUuid: string, event: Extract<SessionEvent, { type: 'end_pay' }>): void;
 }

@@ -48,6 +48,7 @@ export async function createRedisPairingDesk(options: RedisPairingDeskOptions): 
     connectApp: (arrival) => apps.connectApp(arrival),
     takeApp: (userUuid, windowMs, signal) => pos.takeApp(userUuid, windowMs, signal),
     failWaitingApp: (userUuid, failure) => pos.failWaitingApp(userUuid, failure),
+    approveWaitingApp: (userUuid, event) => pos.approveWaitingApp(userUuid, event),
     async close() {
       apps.close();
       await link.close();

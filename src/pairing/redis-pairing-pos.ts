@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PairedApp, PairingDesk } from './pairing-desk.ts';
+import type { SessionEvent } from '../payments/payment-events.ts';
 import {
   canceled, createTransferHandoff, endsStream, pairingWindowExpired, posAlreadyWaiting, userUuidInPayment, waitWithin,
   type Settle, type TransferHandoff,
@@ -13,7 +14,7 @@ import { keyLifetimes, toWire, type AppValue, type PosMessage, type PosRef } fro
  * app (or waits for it within the pairing window), sends the app its events through the app's
  * instance, and hands the app's TRANSFER and hang-up, sent from there, to the POS's flow.
  */
-export interface RedisPosSide extends Pick<PairingDesk, 'takeApp' | 'failWaitingApp'> {
+export interface RedisPosSide extends Pick<PairingDesk, 'takeApp' | 'failWaitingApp' | 'approveWaitingApp'> {
   receive(message: PosMessage): void;
 }
 
@@ -30,6 +31,15 @@ export function createRedisPosSide(link: PairingLink, appWaitMs: number): RedisP
   const { pairedMs } = keyLifetimes(appWaitMs);
   const sessions = new Map<string, PosSession>();
   const logFailure = (what: string) => (error: unknown) => link.logError(error, what);
+
+  /** An app still waiting (on any instance) is told `event` and let go. */
+  function releaseWaiting(userUuid: string, event: SessionEvent): void {
+    link.run(scripts.failWaitingApp, [link.appKey(userUuid)]).then((reply) => {
+      if (typeof reply !== 'string') return;
+      const value = JSON.parse(reply) as AppValue;
+      link.deliver(value.i, { k: 'event', app: value.id, event: toWire(event) });
+    }).catch(logFailure('releasing a waiting app failed'));
+  }
 
   function pairedApp(session: PosSession, userUuid: string, value: AppValue): PairedApp {
     return {
@@ -110,11 +120,11 @@ export function createRedisPosSide(link: PairingLink, appWaitMs: number): RedisP
     },
 
     failWaitingApp(userUuid, failure) {
-      link.run(scripts.failWaitingApp, [link.appKey(userUuid)]).then((reply) => {
-        if (typeof reply !== 'string') return;
-        const value = JSON.parse(reply) as AppValue;
-        link.deliver(value.i, { k: 'event', app: value.id, event: toWire({ type: 'failed', ...failure }) });
-      }).catch(logFailure('failWaitingApp failed'));
+      releaseWaiting(userUuid, { type: 'failed', ...failure });
+    },
+
+    approveWaitingApp(userUuid, event) {
+      releaseWaiting(userUuid, event);
     },
 
     receive(message) {

@@ -73,7 +73,14 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
       if (settled === 'failed') return runPaymentAttempt(deps, store, request, pos);
       if (settled === 'approved') existing = (await deps.payments.findByTranNo(store.tid, request.tranNo)) ?? existing;
     }
-    if (existing.status === 'approved') return pos.send({ type: 'end_pay', approval: await approvalOf(deps, existing) });
+    if (existing.status === 'approved') {
+      // A retry after a lost reply: the original approval, never a second payment. An app of this
+      // user_uuid still waiting (its own session ended before it heard the outcome) is told too.
+      const approval = await approvalOf(deps, existing);
+      pos.send({ type: 'end_pay', approval });
+      deps.desk.approveWaitingApp(request.userUuid, { type: 'end_pay', approval });
+      return;
+    }
     throw new DomainError('payment.in_progress', `tran_no ${request.tranNo} is in progress`, { details: 'tran_no' });
   }
 
