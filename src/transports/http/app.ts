@@ -22,12 +22,15 @@ import { authMeRoutes } from './routes/auth-me.ts';
 import { createDidRepository } from '../../did/did-repository.ts';
 import { didForAddress } from '../../did/did-identifiers.ts';
 import { trustProxyOption } from './client-address.ts';
+import { installOpenApi } from './openapi.ts';
 
 /** The HTTP server of every HTTP interface, over a started platform. */
 export async function buildHttpApp(platform: Platform): Promise<FastifyInstance> {
   const { config, logger } = platform;
   const app = Fastify({ loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger, bodyLimit: config.httpBodyLimitBytes, trustProxy: trustProxyOption(config.trustProxy) });
   installHttpErrorHandler(app);
+  // Before every route: the OpenAPI document lists the routes registered after it.
+  await installOpenApi(app);
 
   // Load balancers poll this every few seconds: its request lines are not logged (only its errors).
   app.get('/healthz', { logLevel: 'warn' }, async () => ({ status: 'ok', networks: Object.keys(platform.chains) }));

@@ -76,6 +76,8 @@ export function createDispatcher(options: DispatcherOptions) {
   }
 
   return {
+    /** The methods served, each with the zod schema of its params (the OpenAPI document shows them). */
+    methods,
     /** Body text in, response text out. */
     async handle(body: string, context: RpcContext): Promise<string | undefined> {
       let payload: unknown;

@@ -10,7 +10,7 @@ export interface JwksRoutesDeps {
  * services that check tokens themselves. Register at the root: `await app.register(jwksRoutes, { jwt })`.
  */
 export async function jwksRoutes(app: FastifyInstance, deps: JwksRoutesDeps): Promise<void> {
-  app.get('/.well-known/jwks.json', async (_request, reply) => {
+  app.get('/.well-known/jwks.json', { schema: { tags: ['auth'], summary: 'Public keys verifying our access tokens (RFC 7517)' } }, async (_request, reply) => {
     // Short cache: a rotated key shows up within five minutes.
     reply.header('cache-control', 'public, max-age=300');
     return deps.jwt.jwks();

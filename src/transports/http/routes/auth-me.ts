@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { DomainError } from '../../../shared/errors.ts';
 import type { User } from '../../../identity/users.ts';
 import { currentUser, requireUser, type AccessTokenVerifier } from '../auth-hook.ts';
+import { userJwt } from '../route-schema.ts';
 
 export interface AuthMeRoutesDeps {
   verify: AccessTokenVerifier;
@@ -39,7 +40,7 @@ export interface AuthMeReturnType {
  * which the POS sends in StartPayment and by which the server pairs it with the app's stream.
  */
 export async function authMeRoutes(app: FastifyInstance, deps: AuthMeRoutesDeps): Promise<void> {
-  app.get('/me', { preHandler: requireUser(deps.verify) }, async (request): Promise<AuthMeReturnType> => {
+  app.get('/me', { preHandler: requireUser(deps.verify), schema: { tags: ['auth'], summary: 'The token\'s user, wallet, DID and QR code fields', security: userJwt } }, async (request): Promise<AuthMeReturnType> => {
     const user = await deps.findUser(currentUser(request).userId);
     if (!user) throw new DomainError('request.unauthorized', 'the token\'s user no longer exists');
     const address = user.walletAddress;

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { DomainError } from '../../../shared/errors.ts';
+import { zodRoute } from '../route-schema.ts';
 import type { VerifyLoginPresentation } from '../../../did/vp-login.ts';
 import type { LoginService } from '../../../identity/login.ts';
 import type { WebsiteLoginService } from '../../../identity/website-login.ts';
@@ -30,7 +31,7 @@ const body = z.object({
  * with a fresh JWT; with a `requestId` it also completes that website login. A VP is accepted once.
  */
 export async function authVpRoutes(app: FastifyInstance, deps: AuthVpRoutesDeps): Promise<void> {
-  app.post('/auth-user-with-vp', { bodyLimit }, async (request) => {
+  app.post('/auth-user-with-vp', { bodyLimit, ...zodRoute({ body, tags: ['auth'], summary: 'Log in with a verifiable presentation (optionally completing a website login)' }) }, async (request) => {
     const parsed = body.safeParse(request.body ?? {});
     if (!parsed.success) {
       const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ');

@@ -6,6 +6,7 @@ import { LoginRateLimitedError } from '../../../identity/login-rate-limiter.ts';
 import { neverRequestedMessage, waitForAppMessage, type WebsiteLoginService } from '../../../identity/website-login.ts';
 import { userLimits } from '../../../identity/users.ts';
 import { errorBody } from '../errors.ts';
+import { zodRoute } from '../route-schema.ts';
 
 export interface AuthRoutesDeps {
   login: Pick<LoginService, 'authUser' | 'issueForUser'>;
@@ -45,7 +46,7 @@ function parse<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
 export async function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): Promise<void> {
   const { login, websiteLogins } = deps;
 
-  app.post('/auth-user', { bodyLimit }, async (request, reply) => {
+  app.post('/auth-user', { bodyLimit, ...zodRoute({ body: authUserBody, tags: ['auth'], summary: 'Log in with a password or refresh a token' }) }, async (request, reply) => {
     const body = parse(authUserBody, request.body);
     try {
       return await login.authUser({ id: body.id, password: body.password, token: body.token, clientIp: request.ip });
@@ -55,7 +56,7 @@ export async function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): Pr
     }
   });
 
-  app.post('/auth-user-by-app', { bodyLimit }, async (request) => {
+  app.post('/auth-user-by-app', { bodyLimit, ...zodRoute({ body: startBody, tags: ['auth'], summary: 'Start a website login through the app' }) }, async (request) => {
     const body = parse(startBody, request.body);
     const started = await websiteLogins.start({ site: body.requestId, waitTime: body.waitTime ?? undefined, requesterIp: request.ip });
     return { requestId: started.requestId, waitTime: started.waitTime };
@@ -65,7 +66,7 @@ export async function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): Pr
   // here rather than by the shared table so that every other endpoint keeps our stable codes.
   // A body that names no request (no requestId, or not one we could have issued) is SPEC.md's
   // "no such request": its 400, not our request.invalid.
-  app.post('/auth-user-result-by-app', { bodyLimit }, async (request, reply) => {
+  app.post('/auth-user-result-by-app', { bodyLimit, ...zodRoute({ body: requestBody, tags: ['auth'], summary: 'The result of a website login (the user\'s token once the app approved it)' }) }, async (request, reply) => {
     const body = requestBody.safeParse(request.body ?? {});
     if (!body.success) return reply.status(400).send(errorBody('400', neverRequestedMessage));
     try {
@@ -82,7 +83,7 @@ export async function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): Pr
     }
   });
 
-  app.post('/cancel-auth-user-by-app', { bodyLimit }, async (request, reply) => {
+  app.post('/cancel-auth-user-by-app', { bodyLimit, ...zodRoute({ body: requestBody, tags: ['auth'], summary: 'Cancel a website login' }) }, async (request, reply) => {
     const body = parse(requestBody, request.body);
     await websiteLogins.cancel(body.requestId, { requesterIp: request.ip });
     return reply.status(200).send();

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import QRCode from 'qrcode';
 import { z } from 'zod';
 import { DomainError } from '../../../shared/errors.ts';
+import { zodRoute } from '../route-schema.ts';
 
 export interface DemoRoutesDeps {
   /** Where the demo site says it is (the `requestId` it sends identifies the site: its URL and `?`). */
@@ -21,9 +22,9 @@ export async function demoRoutes(app: FastifyInstance, deps: DemoRoutesDeps): Pr
     return { status: response.statusCode, body: response.body ? (response.json() as any) : undefined };
   };
 
-  app.get('/login', async (_request, reply) => reply.type('text/html; charset=utf-8').send(page));
+  app.get('/login', { schema: { tags: ['demo'], summary: 'The demo shop\'s login page (HTML)' } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(page));
 
-  app.post('/api/start', async () => {
+  app.post('/api/start', { schema: { tags: ['demo'], summary: 'Start a website login and get its QR code' } }, async () => {
     const started = await callAuth('auth-user-by-app', { requestId: `${deps.siteUrl}?`, waitTime: deps.waitTimeSeconds });
     if (started.status !== 200) throw new DomainError('internal', 'the login service refused the request');
     const qrSvg = await QRCode.toString(started.body.requestId, { type: 'svg', margin: 1, width: 240 });
@@ -31,7 +32,7 @@ export async function demoRoutes(app: FastifyInstance, deps: DemoRoutesDeps): Pr
   });
 
   const resultBody = z.object({ requestId: z.string().min(1).max(512) }).strict();
-  app.post('/api/result', async (request) => {
+  app.post('/api/result', zodRoute({ body: resultBody, tags: ['demo'], summary: 'Poll the website login: done, pending or expired' }), async (request) => {
     const parsed = resultBody.safeParse(request.body);
     if (!parsed.success) throw new DomainError('request.invalid', 'requestId is required');
     const result = await callAuth('auth-user-result-by-app', { requestId: parsed.data.requestId, waitTime: 0 });

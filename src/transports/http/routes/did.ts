@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { DomainError } from '../../../shared/errors.ts';
 import type { DidService } from '../../../did/did-service.ts';
 import { requireUser, currentUser, type AccessTokenVerifier } from '../auth-hook.ts';
+import { userJwt, zodRoute } from '../route-schema.ts';
 
 export interface DidRoutesDeps {
   did: DidService;
@@ -32,6 +33,10 @@ const createVpBody = z.object({
   credentials: z.array(z.unknown()).min(1),
 });
 
+/** verify-vc and verify-vp take any JSON: what does not verify is answered `verified: false`, never refused. */
+const credentialDocument = z.unknown().describe('A verifiable credential: its JSON-LD document (with its proof) or its JWT');
+const presentationDocument = z.unknown().describe('A verifiable presentation: its JSON-LD document (with its proof) or its JWT');
+
 function parse<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
   const result = schema.safeParse(body ?? {});
   if (result.success) return result.data;
@@ -47,20 +52,20 @@ function parse<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
  */
 export async function didRoutes(app: FastifyInstance, deps: DidRoutesDeps): Promise<void> {
   const { did } = deps;
-  app.get('/issuers', async () => did.listIssuers());
-  app.get('/verifiers', async () => did.listVerifiers());
+  app.get('/issuers', { schema: { tags: ['did'], summary: 'The system issuers' } }, async () => did.listIssuers());
+  app.get('/verifiers', { schema: { tags: ['did'], summary: 'The system verifiers' } }, async () => did.listVerifiers());
 
-  app.post('/create-did', { bodyLimit: smallBodyLimit }, async (request) => did.createDid(parse(createDidBody, request.body)));
+  app.post('/create-did', { bodyLimit: smallBodyLimit, ...zodRoute({ body: createDidBody, tags: ['did'], summary: 'Register the did:ethr of a wallet' }) }, async (request) => did.createDid(parse(createDidBody, request.body)));
 
-  app.post('/create-vc', { bodyLimit: documentBodyLimit, preHandler: requireUser(deps.verifyAccessToken) }, async (request) => {
+  app.post('/create-vc', { bodyLimit: documentBodyLimit, ...zodRoute({ body: createVcBody, tags: ['did'], summary: 'Issue a verifiable credential to the caller', security: userJwt }), preHandler: requireUser(deps.verifyAccessToken) }, async (request) => {
     const body = parse(createVcBody, request.body);
     const callerWalletAddress = await deps.walletAddressOf(currentUser(request).userId);
     return did.createCredential({ ...body, callerWalletAddress });
   });
 
-  app.post('/verify-vc', { bodyLimit: documentBodyLimit }, async (request) => did.verifyCredential(request.body));
+  app.post('/verify-vc', { bodyLimit: documentBodyLimit, ...zodRoute({ body: credentialDocument, tags: ['did'], summary: 'Verify a verifiable credential' }) }, async (request) => did.verifyCredential(credentialDocument.parse(request.body)));
 
-  app.post('/create-vp', { bodyLimit: documentBodyLimit }, async (request) => did.createPresentation(parse(createVpBody, request.body)));
+  app.post('/create-vp', { bodyLimit: documentBodyLimit, ...zodRoute({ body: createVpBody, tags: ['did'], summary: 'Make a verifiable presentation of credentials for a verifier' }) }, async (request) => did.createPresentation(parse(createVpBody, request.body)));
 
-  app.post('/verify-vp', { bodyLimit: documentBodyLimit }, async (request) => did.verifyPresentation(request.body));
+  app.post('/verify-vp', { bodyLimit: documentBodyLimit, ...zodRoute({ body: presentationDocument, tags: ['did'], summary: 'Verify a verifiable presentation' }) }, async (request) => did.verifyPresentation(presentationDocument.parse(request.body)));
 }

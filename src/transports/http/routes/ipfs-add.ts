@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { DomainError } from '../../../shared/errors.ts';
 import { addContent } from '../../../ipfs/add-content.ts';
 import { defaultAddOptions, type AddOptions, type IpfsBackend } from '../../../ipfs/ipfs-backend.ts';
@@ -16,6 +17,44 @@ const fixedOptions: Readonly<Record<string, readonly string[]>> = {
 };
 /** Kubo output options: accepted, meaningless here (the answer is always `{cid}`). */
 const ignoredOptions = new Set(['progress', 'quiet', 'quieter', 'silent', 'stream-channels', 'recursive', 'hidden', 'q', 'Q', 'r']);
+
+const booleanOption = z.enum(['true', 'false', '1', '0', '']).optional();
+
+/**
+ * The query of POST /v1/ipfs/add as the OpenAPI document shows it, built from the same tables
+ * parseAddQuery checks against (Kubo's names; parseAddQuery words each refusal for its option).
+ */
+export const addQuery = z.object({
+  'cid-version': z.enum(['0', '1']).optional().describe('CID version: 0 (default, as Kubo) or 1'),
+  'raw-leaves': booleanOption.describe('Raw leaves (default: false for CIDv0, true for CIDv1)'),
+  'wrap-with-directory': booleanOption.describe('Wrap the files in a directory'),
+  w: booleanOption.describe('Same as wrap-with-directory'),
+  'only-hash': booleanOption.describe('Compute the CID without storing anything'),
+  n: booleanOption.describe('Same as only-hash'),
+  pin: booleanOption.describe('Pin the content (default true)'),
+  ...Object.fromEntries(Object.entries(fixedOptions).map(([key, values]) => [
+    key, z.enum(values as [string, ...string[]]).optional().describe('Accepted only with the value that keeps Kubo\'s default CIDs'),
+  ])),
+  ...Object.fromEntries([...ignoredOptions].map((key) => [key, z.string().optional().describe('Kubo output option: accepted, ignored')])),
+}).strict();
+
+/** The multipart body of POST /v1/ipfs/add, as curl -F sends it (docs/ipfs-api.md). */
+export const addBody = {
+  content: {
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        properties: {
+          file: {
+            type: 'array',
+            items: { type: 'string', format: 'binary' },
+            description: 'One part per file, its filename the file\'s path in the added directory (`dir/a.txt`); a part of type application/x-directory names a directory',
+          },
+        },
+      },
+    },
+  },
+};
 
 /**
  * Query options of POST /v1/ipfs/add, named as Kubo's: `cid-version` (0|1), `raw-leaves`,

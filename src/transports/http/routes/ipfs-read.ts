@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { parseContentId } from '../../../ipfs/content-id.ts';
 import { directoryTar } from '../../../ipfs/directory-tar.ts';
 import { normalizeEntryPath } from '../../../ipfs/entry-path.ts';
@@ -11,6 +12,12 @@ export interface ReadRouteDeps {
   backend: IpfsBackend;
   limits: IpfsLimits;
 }
+
+/** Path and query of the read routes, as the OpenAPI document shows them; `target` reads them. */
+export const readParams = z.object({ cid: z.string().describe('CIDv0 (Qm…) or CIDv1') });
+export const catQuery = z.object({ path: z.string().optional().describe('A path inside a directory: dir/file.txt') });
+export const getQuery = catQuery.extend({ filename: z.string().optional().describe('Name of the downloaded file (or tar archive)') });
+export const getHeaders = z.object({ range: z.string().optional().describe('One bytes range (RFC 9110): bytes=6-10, bytes=6-, bytes=-5') });
 
 interface ReadRequest {
   Params: { cid: string };

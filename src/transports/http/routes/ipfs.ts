@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { IpfsBackend } from '../../../ipfs/ipfs-backend.ts';
 import { defaultIpfsLimits, type IpfsLimits } from '../../../ipfs/ipfs-limits.ts';
 import { requireUser, type AccessTokenVerifier } from '../auth-hook.ts';
-import { addRoute } from './ipfs-add.ts';
-import { catRoute, getRoute } from './ipfs-read.ts';
+import { userJwt, zodRoute } from '../route-schema.ts';
+import { addBody, addQuery, addRoute } from './ipfs-add.ts';
+import { catQuery, catRoute, getHeaders, getQuery, getRoute, readParams } from './ipfs-read.ts';
 
 export interface IpfsRoutesDeps {
   backend: IpfsBackend;
@@ -44,9 +45,11 @@ export async function ipfsRoutes(app: FastifyInstance, deps: IpfsRoutesDeps): Pr
   if (!app.hasContentTypeParser('*')) app.addContentTypeParser('*', (_request, _payload, done) => done(null));
 
   // Static routes win over `/:cid` in Fastify's router; they are registered first all the same.
-  app.get('/id', async () => ({ id: await deps.backend.id() }));
-  app.get('/version', async () => ({ version: await deps.backend.version() }));
-  app.post('/add', addRoute(routeDeps));
-  app.get('/:cid', catRoute(routeDeps));
-  app.get('/:cid/get', getRoute(routeDeps));
+  const tags = ['ipfs'];
+  const security = userJwt;
+  app.get('/id', { schema: { tags, security, summary: 'The node\'s peer id' } }, async () => ({ id: await deps.backend.id() }));
+  app.get('/version', { schema: { tags, security, summary: 'The node\'s version' } }, async () => ({ version: await deps.backend.version() }));
+  app.post('/add', zodRoute({ querystring: addQuery, body: addBody, tags, security, summary: 'Add files or a directory (multipart), answer its CID' }), addRoute(routeDeps));
+  app.get('/:cid', zodRoute({ params: readParams, querystring: catQuery, tags, security, summary: 'A file as text, or a directory\'s entries' }), catRoute(routeDeps));
+  app.get('/:cid/get', zodRoute({ params: readParams, querystring: getQuery, headers: getHeaders, tags, security, summary: 'Download a file (Range) or a directory as tar' }), getRoute(routeDeps));
 }

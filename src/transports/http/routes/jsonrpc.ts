@@ -4,6 +4,8 @@ import type { Dispatcher } from '../../jsonrpc/dispatcher.ts';
 import { protocolError } from '../../jsonrpc/protocol-errors.ts';
 import { stringifyJson } from '../../../shared/json.ts';
 import { networkFromHost } from '../host-network.ts';
+import { zodRoute } from '../route-schema.ts';
+import { jsonRpcRequestSchema } from './jsonrpc-schema.ts';
 
 export interface JsonRpcRoutesDeps {
   /** URL path → the dispatcher of the methods served there. */
@@ -27,7 +29,12 @@ export async function jsonRpcRoutes(app: FastifyInstance, deps: JsonRpcRoutesDep
   });
 
   for (const [url, dispatcher] of Object.entries(deps.endpoints)) {
-    app.post(url, async (request, reply) => {
+    const schema = zodRoute({
+      body: jsonRpcRequestSchema(dispatcher.methods), tags: ['json-rpc'],
+      summary: `JSON-RPC 2.0: ${Object.keys(dispatcher.methods).join(', ')}`,
+      description: 'The network is the one the Host label selects (docs/chain-api.md). Answers 200 with the JSON-RPC response (errors included), 204 for notifications only.',
+    });
+    app.post(url, schema, async (request, reply) => {
       const body = typeof request.body === 'string' ? request.body : '';
       const answer = await dispatcher.handle(body, {
         network: () => networkFromHost(request.headers.host, deps.hostLabels),

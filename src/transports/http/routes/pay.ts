@@ -5,6 +5,7 @@ import { DomainError, isDomainError } from '../../../shared/errors.ts';
 import { resultCodeByCode } from '../../jsonrpc/protocol-errors.ts';
 import { httpStatusByCode } from '../errors.ts';
 import { currentUser, requireUser, type AccessTokenVerifier } from '../auth-hook.ts';
+import { userJwt, zodRoute } from '../route-schema.ts';
 
 export interface PayRoutesDeps {
   pay: PayService;
@@ -20,6 +21,11 @@ const payBody = z.object({
 
 /** Stripe's limit; printable ASCII without spaces (a UUID v4 is what we suggest). */
 const idempotencyKey = /^[\x21-\x7e]{1,255}$/;
+const payHeaders = z.object({
+  'idempotency-key': z.string().regex(idempotencyKey).optional()
+    .describe('Makes a retry safe: the same key and body answer the first outcome again (docs/pay-api.md)'),
+});
+const transactionParams = z.object({ transactionId: z.string().describe('resultData.transactionId of the payment') });
 
 /**
  * `POST /v1/ict/pay` (JWT, optional `Idempotency-Key`) and `GET /v1/ict/pay/:transactionId`.
@@ -47,11 +53,13 @@ export async function payRoutes(app: FastifyInstance, deps: PayRoutesDeps): Prom
     return reply.status(200).send({ resultCode: '200', resultMessage: 'Success', resultData: outcome.ok });
   };
 
-  app.post('/pay', { preHandler: requireUser(deps.verify) }, async (request, reply) => {
-    const header = request.headers['idempotency-key'];
-    if (header !== undefined && (typeof header !== 'string' || !idempotencyKey.test(header))) {
+  const payRoute = zodRoute({ body: payBody, headers: payHeaders, tags: ['pay'], summary: 'Pay in VIXP from the user\'s wallet', security: userJwt });
+  app.post('/pay', { ...payRoute, preHandler: requireUser(deps.verify) }, async (request, reply) => {
+    const headers = payHeaders.safeParse(request.headers);
+    if (!headers.success) {
       throw new DomainError('request.invalid', 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces');
     }
+    const header = headers.data['idempotency-key'];
     const parsed = payBody.safeParse(request.body);
     if (!parsed.success) {
       throw new DomainError('request.invalid', parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
@@ -67,8 +75,10 @@ export async function payRoutes(app: FastifyInstance, deps: PayRoutesDeps): Prom
     return sendOutcome(reply, answer.outcome);
   });
 
-  app.get<{ Params: { transactionId: string } }>('/pay/:transactionId', { preHandler: requireUser(deps.verify) }, async (request) => {
-    const resultData = await deps.pay.status(currentUser(request).userId, request.params.transactionId);
+  const statusRoute = zodRoute({ params: transactionParams, tags: ['pay'], summary: 'The state of a payment of the user', security: userJwt });
+  app.get('/pay/:transactionId', { ...statusRoute, preHandler: requireUser(deps.verify) }, async (request) => {
+    const { transactionId } = transactionParams.parse(request.params);
+    const resultData = await deps.pay.status(currentUser(request).userId, transactionId);
     return { resultCode: '200', resultMessage: 'Success', resultData };
   });
 }

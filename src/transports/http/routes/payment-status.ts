@@ -1,12 +1,19 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import { DomainError, isDomainError } from '../../../shared/errors.ts';
 import type { PaymentService } from '../../../payments/payment-service.ts';
 import { resCodeByFamily } from '../../grpc/res-codes.ts';
 import { httpStatusByCode } from '../errors.ts';
+import { posApiKey, zodRoute } from '../route-schema.ts';
 
 export interface PaymentStatusRoutesDeps {
   payments: Pick<PaymentService, 'authenticateStore' | 'paymentStatus'>;
 }
+
+const paymentParams = z.object({
+  tid: z.string().describe('The store\'s terminal id (tid)'),
+  tranNo: z.string().describe('The POS\'s transaction number (tran_no) of the payment'),
+});
 
 /**
  * `GET /v1/ict/payments/:tid/:tranNo` with `Authorization: Bearer <POS API key>`: what became of a
@@ -23,11 +30,13 @@ export async function paymentStatusRoutes(app: FastifyInstance, deps: PaymentSta
     return reply.status(status).send({ resultCode: String(status), resultMessage, resultData: '' });
   });
 
-  app.get<{ Params: { tid: string; tranNo: string } }>('/payments/:tid/:tranNo', async (request) => {
+  const route = zodRoute({ params: paymentParams, tags: ['pay'], summary: 'What became of a payment a POS started', security: posApiKey });
+  app.get('/payments/:tid/:tranNo', route, async (request) => {
+    const { tid, tranNo } = paymentParams.parse(request.params);
     const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
     if (!match?.[1]) throw new DomainError('request.unauthorized', 'Authorization: Bearer <POS API key> required');
     const store = await deps.payments.authenticateStore(match[1]);
-    const { failureCode, ...payment } = await deps.payments.paymentStatus(store, request.params.tid, request.params.tranNo);
+    const { failureCode, ...payment } = await deps.payments.paymentStatus(store, tid, tranNo);
     const result = payment.status === 'approved' ? { res_code: '00', res_message: 'Success' } : failureCode ? resCodeByFamily.payment[failureCode] : undefined;
     return { resultCode: '200', resultMessage: 'Success', resultData: { ...payment, ...(result && { resCode: result.res_code, resMessage: result.res_message }) } };
   });
