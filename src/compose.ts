@@ -56,6 +56,9 @@ import { createRedisPairingDesk } from './pairing/redis-pairing-desk.ts';
 import { createPaymentService, type PaymentService } from './payments/payment-service.ts';
 import type { PaymentDeps } from './payments/payment-deps.ts';
 import { createRewardService, type RewardService } from './rewards/reward-service.ts';
+import { createMetrics, type Metrics } from './shared/metrics.ts';
+import type { Readiness } from './shared/readiness.ts';
+import { composeObservability, withTransferMetrics } from './platform-observability.ts';
 
 const authorizationSweepMs = 15_000;
 
@@ -101,6 +104,9 @@ export interface Platform extends PaymentPart {
   did: DidModule;
   /** Kubo when IPFS_API_URL is set; otherwise the embedded blockstore in DATA_DIR/ipfs. */
   ipfs: IpfsBackend;
+  /** Prometheus metrics (`GET /metrics`) and the dependencies `GET /readyz` probes. */
+  metrics: Metrics;
+  readiness: Readiness;
   stop(): Promise<void>;
 }
 
@@ -121,6 +127,7 @@ export interface ComposeOptions {
  */
 export async function composePlatform(config: Config, logger: Logger, options: ComposeOptions = {}): Promise<Platform> {
   const clock = options.clock ?? systemClock;
+  const metrics = createMetrics();
   // Before the first file is written: DATA_DIR 0700, everything in it 0600 (keys, SQLite, chain state, IPFS).
   preparePrivateDataDir(config.dataDir);
   const vault = createKeyVault(loadMasterKey(config));
@@ -149,10 +156,10 @@ export async function composePlatform(config: Config, logger: Logger, options: C
         owner: relayer.address, created_at: clock(),
       });
     }
-    const wallet = createWalletService({
+    const wallet = withTransferMetrics(createWalletService({
       repo, vault, clock, chains, relayer, contracts, tempKeyTtlMs: config.tempKeyTtlSeconds * 1000,
       authorizations: createAuthorizationRepository(store.db), authorizationTtlSeconds: config.authorizationTtlSeconds,
-    });
+    }), metrics);
     // Authorizations left open by a crash or a chain outage end used, cancelled or expired once
     // their short validity has passed; their held funds are then free again.
     const sweep = () => Promise.all(networkNames.map((network) => wallet.sweepExpiredAuthorizations(network)))
@@ -173,10 +180,14 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     const pairing = options.pairing === 'in-process' ? { ...options, redis: false } : { ...options, redis: Boolean(config.redisUrl) };
     const paymentPart = await composePayments(core, pairing);
     cleanups.push(paymentPart.close);
+    const { readiness, close: closeProbes } = composeObservability({
+      store, chains, ipfs, relayerAddress: relayer.address, metrics, logger, redisUrl: pairing.redis ? config.redisUrl : undefined,
+    });
+    cleanups.push(closeProbes);
 
     logger.info({ relayer: account.address, contracts }, 'platform ready');
     return {
-      config, logger, clock, store, vault, chains, relayer, contracts, wallet, identity, did, ipfs,
+      config, logger, clock, store, vault, chains, relayer, contracts, wallet, identity, did, ipfs, metrics, readiness,
       payments: paymentPart.payments, rewards: paymentPart.rewards, desk: paymentPart.desk, stop,
     };
   } catch (error) {

@@ -14,19 +14,22 @@ import { withOutcomeLog } from './outcome-log.ts';
 import { composePlatform, type PaymentPart, type Platform } from './compose.ts';
 import { buildHttpApp } from './transports/http/app.ts';
 import { startGrpcServer, type GrpcServer } from './transports/grpc/grpc-server.ts';
+import { grpcMetricsInterceptor } from './transports/grpc/grpc-metrics.ts';
+import { grpcListenerProbe } from './transports/grpc/grpc-listener-probe.ts';
 
 /**
  * The gRPC payment server over the platform's payment and reward services (or another instance's
- * `part`): apps authenticated by the identity's JWTs, POS terminals by store API keys.
+ * `part`): apps authenticated by the identity's JWTs, POS terminals by store API keys. Its calls are
+ * counted in the platform's metrics; `/readyz` checks that it answers health SERVING on its port.
  */
-export function startPaymentServer(
-  platform: Pick<Platform, 'config' | 'logger' | 'clock' | 'identity'>,
+export async function startPaymentServer(
+  platform: Pick<Platform, 'config' | 'logger' | 'clock' | 'identity' | 'metrics' | 'readiness'>,
   part: Pick<PaymentPart, 'payments' | 'rewards'>,
   options: { host?: string; port?: number } = {},
 ): Promise<GrpcServer> {
   const { config, identity } = platform;
   const logged = withOutcomeLog(part, platform.logger);
-  return startGrpcServer({
+  const server = await startGrpcServer({
     payments: logged.payments,
     rewards: logged.rewards,
     verifyAccessToken: (token) => identity.jwt.verifyAccessToken(token),
@@ -37,7 +40,12 @@ export function startPaymentServer(
     clock: platform.clock,
     timeZone: config.timeZone,
     logger: platform.logger.child({ component: 'grpc' }),
-  }, { host: options.host ?? config.grpcHost, port: options.port ?? config.grpcPort, maxMessageBytes: config.grpcMaxMessageBytes });
+  }, { host: options.host ?? config.grpcHost, port: options.port ?? config.grpcPort, maxMessageBytes: config.grpcMaxMessageBytes,
+    interceptors: [grpcMetricsInterceptor(platform.metrics)] });
+  const listener = grpcListenerProbe({ host: options.host ?? config.grpcHost, port: server.port });
+  platform.readiness.add('grpc', listener.probe);
+  // Once stopped, the probe answers down (its client closed): an instance shutting down is not ready.
+  return { ...server, stop: (graceMs) => server.stop(graceMs).finally(() => listener.close()) };
 }
 
 /** Starts the platform and its servers; stops cleanly on SIGINT/SIGTERM. */

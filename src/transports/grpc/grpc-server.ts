@@ -22,11 +22,12 @@ export interface GrpcServer {
  * beside the standard `grpc.health.v1.Health` service and server reflection, so generic tools
  * (grpcurl, Postman, buf, load-balancer probes) can see and call it without our `.proto`.
  */
-export async function startGrpcServer(deps: GrpcDeps, options: { host: string; port: number; maxMessageBytes: number }): Promise<GrpcServer> {
+export async function startGrpcServer(deps: GrpcDeps, options: { host: string; port: number; maxMessageBytes: number; interceptors?: grpc.ServerInterceptor[] }): Promise<GrpcServer> {
   const server = new grpc.Server({
     'grpc.max_receive_message_length': options.maxMessageBytes,
     'grpc.max_send_message_length': options.maxMessageBytes,
     'grpc.keepalive_permit_without_calls': 1,
+    ...(options.interceptors && { interceptors: options.interceptors }),
   });
   const handlers: PaymentsServiceHandlers = {
     StartPayment: startPaymentHandler(deps),

@@ -22,13 +22,17 @@ import { authMeRoutes } from './routes/auth-me.ts';
 import { createDidRepository } from '../../did/did-repository.ts';
 import { didForAddress } from '../../did/did-identifiers.ts';
 import { trustProxyOption } from './client-address.ts';
+import { installObservability, requestIdOptions } from './observability.ts';
+import { withRpcMetrics } from '../jsonrpc/rpc-metrics.ts';
 import { installOpenApi } from './openapi.ts';
 
 /** The HTTP server of every HTTP interface, over a started platform. */
 export async function buildHttpApp(platform: Platform): Promise<FastifyInstance> {
   const { config, logger } = platform;
-  const app = Fastify({ loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger, bodyLimit: config.httpBodyLimitBytes, trustProxy: trustProxyOption(config.trustProxy) });
+  const app = Fastify({ loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger, bodyLimit: config.httpBodyLimitBytes, trustProxy: trustProxyOption(config.trustProxy), ...requestIdOptions });
   installHttpErrorHandler(app);
+  // /readyz, /metrics, x-request-id and the request metrics: before every route, so its hooks see them all.
+  installObservability(app, platform);
   // Before every route: the OpenAPI document lists the routes registered after it.
   await installOpenApi(app);
 
@@ -73,8 +77,8 @@ export async function buildHttpApp(platform: Platform): Promise<FastifyInstance>
   });
   await app.register(paymentStatusRoutes, { prefix: '/v1/ict', payments: platform.payments });
 
-  const token = { ...tokenMethods(platform.wallet), ...transferStatusMethods({ transfers }) };
-  const block = blockMethods(platform.chains);
+  const token = withRpcMetrics({ ...tokenMethods(platform.wallet), ...transferStatusMethods({ transfers }) }, platform.metrics);
+  const block = withRpcMetrics(blockMethods(platform.chains), platform.metrics);
   const batchLimit = config.jsonRpcBatchLimit;
   const chainApi = createDispatcher({ methods: { ...token, ...block }, batchLimit });
   await app.register(jsonRpcRoutes, {

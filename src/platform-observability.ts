@@ -1,0 +1,112 @@
+/**
+ * What `/readyz` probes and what `/metrics` reads at scrape time, over the composed backends
+ * (compose.ts builds it): the store, every chain, IPFS and Redis when the payment streams pair
+ * through it. The listeners add their own probes once they listen (main.ts: gRPC).
+ */
+import { sql } from 'kysely';
+import { createClient } from 'redis';
+import { createPublicClient, formatEther, http } from 'viem';
+import type { Logger } from './shared/logger.ts';
+import type { Metrics } from './shared/metrics.ts';
+import { createReadiness, type Readiness } from './shared/readiness.ts';
+import { networkNames, type NetworkName } from './shared/networks.ts';
+import type { Store } from './store/db.ts';
+import { countJournalBacklog } from './store/journal-backlog.ts';
+import type { ChainClients } from './chain/chain-clients.ts';
+import type { IpfsBackend } from './ipfs/ipfs-backend.ts';
+import type { WalletService } from './wallet/wallet-service.ts';
+import type { TransferOutcome } from './wallet/transfer-outcome.ts';
+
+/** Each probe's timeout: a load balancer's probe must not wait on a hung node. */
+const probeTimeoutMs = 1000;
+/** The relayer's gas balances are read at most this often, however often Prometheus scrapes. */
+const gasBalanceCacheMs = 5000;
+
+export interface ObservabilityDeps {
+  store: Store;
+  chains: ChainClients;
+  ipfs: IpfsBackend;
+  relayerAddress: `0x${string}`;
+  metrics: Metrics;
+  logger: Logger;
+  /** The Redis the payment streams pair through, when they do (REDIS_URL on a server). */
+  redisUrl?: string | undefined;
+}
+
+export function composeObservability(deps: ObservabilityDeps): { readiness: Readiness; close(): Promise<void> } {
+  const readiness = createReadiness({ timeoutMs: probeTimeoutMs });
+  readiness.add('store', () => sql`select 1`.execute(deps.store.db));
+  // A client of its own per node, without retries: the platform's clients retry, which a probe must not.
+  const probeClients = Object.fromEntries(networkNames.map((network) => [
+    network, createPublicClient({ transport: http(deps.chains[network].url, { timeout: probeTimeoutMs, retryCount: 0 }) }),
+  ])) as Record<NetworkName, ReturnType<typeof createPublicClient>>;
+  // A raw eth_blockNumber: viem's getBlockNumber would hand a probe the pending promise of the previous one.
+  for (const network of networkNames) readiness.add(`chain:${network}`, () => probeClients[network].request({ method: 'eth_blockNumber' }));
+  readiness.add('ipfs', () => deps.ipfs.id());
+
+  let closeRedis = async () => undefined as void;
+  if (deps.redisUrl) {
+    const redis = redisProbe(deps.redisUrl, deps.logger);
+    readiness.add('redis', redis.ping);
+    closeRedis = redis.close;
+  }
+
+  let gas: { at: number; balances: Promise<Record<string, number>> } | undefined;
+  deps.metrics.readFrom({
+    journalBacklog: () => countJournalBacklog(deps.store.db),
+    relayerGasBalance: () => {
+      if (!gas || performance.now() - gas.at > gasBalanceCacheMs) {
+        gas = { at: performance.now(), balances: readGasBalances(probeClients, deps.relayerAddress) };
+      }
+      return gas.balances;
+    },
+  });
+  return { readiness, close: () => closeRedis() };
+}
+
+/** Every network's balance that answered in time; a network that did not is left out of the scrape. */
+async function readGasBalances(clients: Record<NetworkName, ReturnType<typeof createPublicClient>>, address: `0x${string}`) {
+  const settled = await Promise.allSettled(networkNames.map(async (network) => [network, Number(formatEther(await clients[network].getBalance({ address })))] as const));
+  return Object.fromEntries(settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : [])));
+}
+
+/**
+ * A connection of its own to the pairing desk's Redis, only to be pinged: it reconnects in the
+ * background, and while it is not connected the probe answers down at once (no offline queue).
+ */
+function redisProbe(url: string, logger: Logger) {
+  const client = createClient({
+    url, disableOfflineQueue: true,
+    socket: { connectTimeout: probeTimeoutMs, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000) },
+  });
+  let reported = false;
+  client.on('error', (err: unknown) => {
+    if (!reported) logger.warn({ err, component: 'readiness' }, 'Redis readiness connection failed; retrying');
+    reported = true;
+  });
+  client.on('ready', () => { reported = false; });
+  client.connect().catch(() => undefined);
+  return {
+    ping: async () => {
+      if (!client.isReady) throw new Error('not connected');
+      await client.ping();
+    },
+    close: async () => { client.destroy(); },
+  };
+}
+
+/** The wallet with every transfer timed into `vixpay_transfer_duration_seconds`, by outcome. */
+export function withTransferMetrics(wallet: WalletService, metrics: Metrics): WalletService {
+  const timed = (operation: 'transfer' | 'custody', network: NetworkName, run: () => Promise<TransferOutcome>) => {
+    const end = metrics.transferDuration.startTimer({ network, operation });
+    return run().then((outcome) => {
+      end({ outcome: outcome.status });
+      return outcome;
+    });
+  };
+  return {
+    ...wallet,
+    transfer: (network, params) => timed('transfer', network, () => wallet.transfer(network, params)),
+    transferFromCustody: (network, params) => timed('custody', network, () => wallet.transferFromCustody(network, params)),
+  };
+}

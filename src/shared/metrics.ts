@@ -1,0 +1,77 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Values read only when Prometheus scrapes: each answers one number per network. */
+export interface ScrapeSources {
+  /** Journaled transactions not yet known to be mined. */
+  journalBacklog(): Promise<Record<string, number>>;
+  /** The relayer's native balance (gas), in ether. */
+  relayerGasBalance(): Promise<Record<string, number>>;
+}
+
+/**
+ * The platform's Prometheus metrics on a registry of its own (two platforms in one process, as the
+ * tests run them, never share counters). Every label has a bounded set of values: route templates,
+ * method and call names, result codes, network names; never a URL, an address or an id.
+ */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+  let sources: ScrapeSources | undefined;
+
+  const perNetwork = async (gauge: Gauge<'network'>, read: (s: ScrapeSources) => Promise<Record<string, number>>) => {
+    if (!sources) return;
+    gauge.reset();
+    for (const [network, value] of Object.entries(await read(sources))) gauge.set({ network }, value);
+  };
+
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: 'vixpay_http_requests_total', help: 'HTTP requests answered, by route template, method and status',
+      labelNames: ['route', 'method', 'status'] as const, registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: 'vixpay_http_request_duration_seconds', help: 'HTTP request latency, by route template, method and status',
+      labelNames: ['route', 'method', 'status'] as const, buckets: latencyBuckets, registers: [registry],
+    }),
+    jsonRpcCalls: new Counter({
+      name: 'vixpay_jsonrpc_calls_total', help: 'JSON-RPC method calls, by method and resultCode (`error` for a protocol error)',
+      labelNames: ['method', 'result_code'] as const, registers: [registry],
+    }),
+    jsonRpcDuration: new Histogram({
+      name: 'vixpay_jsonrpc_call_duration_seconds', help: 'JSON-RPC method latency, by method',
+      labelNames: ['method'] as const, buckets: latencyBuckets, registers: [registry],
+    }),
+    grpcCalls: new Counter({
+      name: 'vixpay_grpc_calls_total', help: 'PaymentsService calls ended, by call and the res_code of their last answer (`none` if none was sent)',
+      labelNames: ['call', 'res_code'] as const, registers: [registry],
+    }),
+    grpcDuration: new Histogram({
+      name: 'vixpay_grpc_call_duration_seconds', help: 'PaymentsService call duration, by call (a stream from open to close)',
+      labelNames: ['call'] as const, buckets: [...latencyBuckets, 30, 60, 120], registers: [registry],
+    }),
+    grpcOpenStreams: new Gauge({
+      name: 'vixpay_grpc_open_streams', help: 'Open PaymentsService streams, by kind (pos: StartPayment, app: DoPayment)',
+      labelNames: ['kind'] as const, registers: [registry],
+    }),
+    transferDuration: new Histogram({
+      name: 'vixpay_transfer_duration_seconds', help: 'Wallet transfers from request to outcome, by network, operation (transfer, custody) and outcome (settled, refused, pending)',
+      labelNames: ['network', 'operation', 'outcome'] as const, buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60], registers: [registry],
+    }),
+    journalBacklog: new Gauge({
+      name: 'vixpay_relayer_journal_backlog', help: 'Journaled relayer transactions not yet known to be mined, by network',
+      labelNames: ['network'] as const, registers: [registry],
+      async collect() { await perNetwork(this, (s) => s.journalBacklog()); },
+    }),
+    relayerGasBalance: new Gauge({
+      name: 'vixpay_relayer_gas_balance_ether', help: 'The relayer account\'s native balance for gas, in ether, by network',
+      labelNames: ['network'] as const, registers: [registry],
+      async collect() { await perNetwork(this, (s) => s.relayerGasBalance()); },
+    }),
+    /** Where the scrape-time gauges read from (set once the store and chains are up). */
+    readFrom(scrapeSources: ScrapeSources): void { sources = scrapeSources; },
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,59 @@
+/** One dependency's answer: `up`, or `down` with why. */
+export interface CheckResult {
+  status: 'up' | 'down';
+  /** How long the probe took, in milliseconds. */
+  ms: number;
+  error?: string;
+}
+
+export interface ReadinessReport {
+  ready: boolean;
+  checks: Record<string, CheckResult>;
+}
+
+/** A probe resolves when its dependency answers; it is given a signal aborted at its timeout. */
+export type Probe = (signal: AbortSignal) => Promise<unknown>;
+
+/**
+ * The dependencies an instance needs to take traffic, probed together on demand (`GET /readyz`):
+ * each probe runs in parallel with its own short timeout, so one dead node neither hides another
+ * nor holds the answer past the timeout.
+ */
+export function createReadiness(options: { timeoutMs?: number } = {}) {
+  const timeoutMs = options.timeoutMs ?? 1000;
+  const probes = new Map<string, Probe>();
+
+  async function runOne(probe: Probe): Promise<CheckResult> {
+    const started = performance.now();
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        reject(new Error(`no answer within ${timeoutMs} ms`));
+      }, timeoutMs);
+    });
+    try {
+      await Promise.race([probe(controller.signal), timeout]);
+      return { status: 'up', ms: Math.round(performance.now() - started) };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      // The first line only: a node client's error carries the request and a docs URL after it.
+      return { status: 'down', ms: Math.round(performance.now() - started), error: message.split('\n')[0]!.slice(0, 200) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return {
+    /** Adds (or replaces) the probe named `name`, e.g. `store`, `chain:bnb`, `grpc`. */
+    add(name: string, probe: Probe): void { probes.set(name, probe); },
+    remove(name: string): void { probes.delete(name); },
+    async check(): Promise<ReadinessReport> {
+      const entries = await Promise.all([...probes].map(async ([name, probe]) => [name, await runOne(probe)] as const));
+      return { ready: entries.every(([, result]) => result.status === 'up'), checks: Object.fromEntries(entries) };
+    },
+  };
+}
+
+export type Readiness = ReturnType<typeof createReadiness>;
