@@ -56,6 +56,7 @@ import { createRedisPairingDesk } from './pairing/redis-pairing-desk.ts';
 import { createPaymentService, type PaymentService } from './payments/payment-service.ts';
 import type { PaymentDeps } from './payments/payment-deps.ts';
 import { createRewardService, type RewardService } from './rewards/reward-service.ts';
+import { scheduleRecordSweeps } from './record-sweeps.ts';
 import { createMetrics, type Metrics } from './shared/metrics.ts';
 import type { Readiness } from './shared/readiness.ts';
 import { composeObservability, withTransferMetrics } from './platform-observability.ts';
@@ -170,6 +171,12 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     cleanups.push(async () => clearInterval(sweeper));
 
     const identity = await composeIdentity(config, store, clock);
+    // Temp keys, idempotency keys and website-login requests nobody can use any more.
+    const recordSweeps = scheduleRecordSweeps({
+      tempKeys: repo, idempotencyKeys: createIdempotencyRepository(store.db), websiteLogins: identity.websiteLogins,
+      clock, logger, usedTempKeyGraceMs: config.tempKeyUsedGraceSeconds * 1000,
+    }, config.sweepIntervalSeconds * 1000);
+    cleanups.push(recordSweeps.stop);
     const did = await composeDid(store, vault, repo, clock, {
       rpcUrl: chains.ethereum.url, chainId: chains.ethereum.chainId, registry: contracts.ethereum.didRegistry,
     });

@@ -40,8 +40,15 @@ export async function startPaymentServer(
     clock: platform.clock,
     timeZone: config.timeZone,
     logger: platform.logger.child({ component: 'grpc' }),
-  }, { host: options.host ?? config.grpcHost, port: options.port ?? config.grpcPort, maxMessageBytes: config.grpcMaxMessageBytes,
-    interceptors: [grpcMetricsInterceptor(platform.metrics)] });
+  }, {
+    host: options.host ?? config.grpcHost, port: options.port ?? config.grpcPort, maxMessageBytes: config.grpcMaxMessageBytes,
+    interceptors: [grpcMetricsInterceptor(platform.metrics)],
+    limits: {
+      firstMessageTimeoutMs: config.grpcFirstMessageTimeoutSeconds * 1000, maxStreamsPerClient: config.grpcMaxStreamsPerClient,
+      maxConcurrentStreamsPerConnection: config.grpcMaxConcurrentStreamsPerConnection, keepaliveTimeMs: config.grpcKeepaliveTimeSeconds * 1000,
+      keepaliveTimeoutMs: config.grpcKeepaliveTimeoutSeconds * 1000, maxConnectionIdleMs: config.grpcMaxConnectionIdleSeconds * 1000,
+    },
+  });
   const listener = grpcListenerProbe({ host: options.host ?? config.grpcHost, port: server.port });
   platform.readiness.add('grpc', listener.probe);
   // Once stopped, the probe answers down (its client closed): an instance shutting down is not ready.

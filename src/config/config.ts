@@ -54,6 +54,20 @@ const envSchema = z.object({
   DEFAULT_CURRENCY: z.string().regex(/^[A-Z]{3}$/, 'DEFAULT_CURRENCY must be an ISO 4217 code such as KRW').default('KRW'),
   REWARD_LIFETIME_DAYS: z.coerce.number().positive().max(3650).default(90),
   REDIS_URL: optionalUrl,
+  // Bounded resources (README "Configuration", docs/decisions.md "Bounded resources").
+  GRPC_FIRST_MESSAGE_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(10),
+  GRPC_MAX_STREAMS_PER_CLIENT: z.coerce.number().int().min(1).max(100_000).default(20),
+  GRPC_MAX_CONCURRENT_STREAMS_PER_CONNECTION: z.coerce.number().int().min(1).max(100_000).default(100),
+  GRPC_KEEPALIVE_TIME_SECONDS: z.coerce.number().positive().max(86400).default(60),
+  GRPC_KEEPALIVE_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(20),
+  GRPC_MAX_CONNECTION_IDLE_SECONDS: z.coerce.number().positive().max(86400).default(300),
+  HTTP_HEADERS_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(20),
+  HTTP_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().max(86400).default(600),
+  HTTP_CONNECTION_TIMEOUT_SECONDS: z.coerce.number().positive().max(86400).default(180),
+  HTTP_MIN_BODY_BYTES_PER_SECOND: z.coerce.number().int().min(0).default(1024),
+  HTTP_BODY_RATE_WINDOW_SECONDS: z.coerce.number().positive().max(3600).default(10),
+  SWEEP_INTERVAL_SECONDS: z.coerce.number().positive().max(86400).default(60),
+  TEMP_KEY_USED_GRACE_SECONDS: z.coerce.number().min(0).max(86400 * 30).default(3600),
 });
 
 export interface Config {
@@ -104,6 +118,30 @@ export interface Config {
   readonly rewardLifetimeDays: number;
   /** Redis (`redis://host:6379`) pairing POS and app streams across instances; in-process when unset. */
   readonly redisUrl: string | undefined;
+  /** A StartPayment/DoPayment stream with no message by then is ended DEADLINE_EXCEEDED. */
+  readonly grpcFirstMessageTimeoutSeconds: number;
+  /** Open StartPayment/DoPayment streams per JWT user, per POS API key (store), per peer address when unauthenticated. */
+  readonly grpcMaxStreamsPerClient: number;
+  /** HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS of each gRPC connection. */
+  readonly grpcMaxConcurrentStreamsPerConnection: number;
+  /** Server keepalive pings: every `time` seconds, a connection whose ping is unanswered for `timeout` is closed. */
+  readonly grpcKeepaliveTimeSeconds: number;
+  readonly grpcKeepaliveTimeoutSeconds: number;
+  /** A gRPC connection without any call for this long is closed (GOAWAY). */
+  readonly grpcMaxConnectionIdleSeconds: number;
+  /** HTTP: the request line and headers must arrive within this (Node's headersTimeout). */
+  readonly httpHeadersTimeoutSeconds: number;
+  /** HTTP: the whole request, body included, must arrive within this (Node's requestTimeout): the ceiling of the largest upload. */
+  readonly httpRequestTimeoutSeconds: number;
+  /** HTTP: a socket without any traffic for this long is closed (Fastify's connectionTimeout); above RECEIPT_TIMEOUT_SECONDS. */
+  readonly httpConnectionTimeoutSeconds: number;
+  /** HTTP: a body arriving slower than this (averaged over the window) is cut off with 408; 0 turns the check off. */
+  readonly httpMinBodyBytesPerSecond: number;
+  readonly httpBodyRateWindowSeconds: number;
+  /** How often expired temp keys, idempotency keys and website-login requests are deleted. */
+  readonly sweepIntervalSeconds: number;
+  /** A used temp key is kept this long after its use (then "unknown" instead of "already used"). */
+  readonly tempKeyUsedGraceSeconds: number;
 }
 
 /** `false`, a hop count (1 and up), or proxy addresses/CIDRs (and proxy-addr's `loopback`, `linklocal`, `uniquelocal`). */
@@ -175,6 +213,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     defaultCurrency: e.DEFAULT_CURRENCY,
     rewardLifetimeDays: e.REWARD_LIFETIME_DAYS,
     redisUrl: e.REDIS_URL,
+    grpcFirstMessageTimeoutSeconds: e.GRPC_FIRST_MESSAGE_TIMEOUT_SECONDS,
+    grpcMaxStreamsPerClient: e.GRPC_MAX_STREAMS_PER_CLIENT,
+    grpcMaxConcurrentStreamsPerConnection: e.GRPC_MAX_CONCURRENT_STREAMS_PER_CONNECTION,
+    grpcKeepaliveTimeSeconds: e.GRPC_KEEPALIVE_TIME_SECONDS,
+    grpcKeepaliveTimeoutSeconds: e.GRPC_KEEPALIVE_TIMEOUT_SECONDS,
+    grpcMaxConnectionIdleSeconds: e.GRPC_MAX_CONNECTION_IDLE_SECONDS,
+    httpHeadersTimeoutSeconds: e.HTTP_HEADERS_TIMEOUT_SECONDS,
+    httpRequestTimeoutSeconds: e.HTTP_REQUEST_TIMEOUT_SECONDS,
+    httpConnectionTimeoutSeconds: e.HTTP_CONNECTION_TIMEOUT_SECONDS,
+    httpMinBodyBytesPerSecond: e.HTTP_MIN_BODY_BYTES_PER_SECOND,
+    httpBodyRateWindowSeconds: e.HTTP_BODY_RATE_WINDOW_SECONDS,
+    sweepIntervalSeconds: e.SWEEP_INTERVAL_SECONDS,
+    tempKeyUsedGraceSeconds: e.TEMP_KEY_USED_GRACE_SECONDS,
   });
 }
 

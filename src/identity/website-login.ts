@@ -72,6 +72,8 @@ export interface WebsiteLoginService {
   takeResult(requestId: string, caller: { requesterIp: string }): Promise<{ userId: string }>;
   /** Cancels a request that was not read yet; does nothing (no error) otherwise. */
   cancel(requestId: string, caller: { requesterIp: string }): Promise<void>;
+  /** Deletes the requests expired longer ago than the retention (the scheduled sweep); answers how many. */
+  sweepExpired(): Promise<number>;
 }
 
 const requestIdPattern = /^[A-Za-z0-9_-]{43}$/;
@@ -149,5 +151,7 @@ export function createWebsiteLoginService(deps: WebsiteLoginServiceDeps): Websit
       if (!record || (bindToRequesterIp && record.requesterIp !== requesterIp)) return;
       await repository.cancel(hash, clock());
     },
+
+    sweepExpired: () => repository.deleteExpired(clock() - retentionMs),
   };
 }

@@ -25,6 +25,11 @@ export interface WalletRepository {
   findTempKey(keyHash: string): Promise<TempKeyRecord | undefined>;
   /** Marks the key used if it still is unused and unexpired; false when it was not. */
   consumeTempKey(keyHash: string, now: number): Promise<boolean>;
+  /**
+   * Deletes the temp keys no request can use any more: unused ones expired before `now`, used ones
+   * used before `usedBefore` (kept a while so a replay is told "already used"). Answers how many.
+   */
+  deleteDeadTempKeys(now: number, usedBefore: number): Promise<number>;
   insertToken(token: TokenRecord): Promise<void>;
   findToken(network: string, contractAddress: string): Promise<TokenRecord | undefined>;
   findTokenBySymbol(network: string, symbol: string): Promise<TokenRecord | undefined>;
@@ -58,6 +63,13 @@ export function createWalletRepository(db: Db): WalletRepository {
         .where('key_hash', '=', keyHash).where('used_at', 'is', null).where('expires_at', '>', now)
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
+    },
+    async deleteDeadTempKeys(now, usedBefore) {
+      const result = await db.deleteFrom('temp_keys').where((eb) => eb.or([
+        eb.and([eb('used_at', 'is', null), eb('expires_at', '<=', now)]),
+        eb.and([eb('used_at', 'is not', null), eb('used_at', '<', usedBefore)]),
+      ])).executeTakeFirst();
+      return Number(result.numDeletedRows);
     },
     async insertToken(token) {
       await db.insertInto('tokens').values(token)

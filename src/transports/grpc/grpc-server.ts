@@ -1,11 +1,10 @@
 import * as grpc from '@grpc/grpc-js';
 import type { GrpcDeps } from './grpc-deps.ts';
 import { loadPaymentsService, type PaymentsServiceHandlers } from './proto.ts';
-import { startPaymentHandler } from './start-payment.ts';
-import { doPaymentHandler } from './do-payment.ts';
 import { cancelPaymentHandler, cancelRewardHandler, issueRewardHandler } from './unary-calls.ts';
 import { addHealthService } from './grpc-health.ts';
 import { addReflectionService } from './grpc-reflection.ts';
+import { boundedStreamHandlers, connectionLimitOptions, type GrpcLimits } from './bounded-streams.ts';
 
 export interface GrpcServer {
   /** The bound port (the configured one, or the one the OS chose for port 0). */
@@ -22,16 +21,16 @@ export interface GrpcServer {
  * beside the standard `grpc.health.v1.Health` service and server reflection, so generic tools
  * (grpcurl, Postman, buf, load-balancer probes) can see and call it without our `.proto`.
  */
-export async function startGrpcServer(deps: GrpcDeps, options: { host: string; port: number; maxMessageBytes: number; interceptors?: grpc.ServerInterceptor[] }): Promise<GrpcServer> {
+export async function startGrpcServer(deps: GrpcDeps, options: { host: string; port: number; maxMessageBytes: number; interceptors?: grpc.ServerInterceptor[]; limits?: GrpcLimits }): Promise<GrpcServer> {
   const server = new grpc.Server({
     'grpc.max_receive_message_length': options.maxMessageBytes,
     'grpc.max_send_message_length': options.maxMessageBytes,
     'grpc.keepalive_permit_without_calls': 1,
     ...(options.interceptors && { interceptors: options.interceptors }),
+    ...connectionLimitOptions(options.limits),
   });
   const handlers: PaymentsServiceHandlers = {
-    StartPayment: startPaymentHandler(deps),
-    DoPayment: doPaymentHandler(deps),
+    ...boundedStreamHandlers(deps, options.limits),
     CancelPayment: cancelPaymentHandler(deps),
     IssueReward: issueRewardHandler(deps),
     CancelReward: cancelRewardHandler(deps),

@@ -6,6 +6,7 @@ import { isDomainError } from '../../shared/errors.ts';
 import type { PayData, PayData__Output, StateName } from './proto.ts';
 import { eventReply, familyOf, isTerminal, reply, streamCall, type ReplyContext } from './pay-data.ts';
 import { resultOf } from './res-codes.ts';
+import { firstMessageDeadline } from './stream-limits.ts';
 
 /** A StartPayment or DoPayment call, typed by the generated PaymentsServiceHandlers. */
 export type PayDataCall = ServerDuplexStream<PayData__Output, PayData>;
@@ -27,9 +28,14 @@ export interface PayDataStream {
 
 /**
  * Wraps one side's call. Writes after the stream ended, or after the peer went away, are dropped:
- * a flow finishing for the other side must not fail because this side hung up.
+ * a flow finishing for the other side must not fail because this side hung up. With
+ * `firstMessageTimeoutMs`, a call with no message by then is ended DEADLINE_EXCEEDED (no flow
+ * started, so there is no request to answer in the SPEC's shape).
  */
-export function payDataStream(call: PayDataCall, context: ReplyContext & { logger: Logger }, side: 'pos' | 'app'): PayDataStream {
+export function payDataStream(
+  call: PayDataCall, context: ReplyContext & { logger: Logger; firstMessageTimeoutMs?: number }, side: 'pos' | 'app',
+): PayDataStream {
+  const deadline = firstMessageDeadline(call, context.firstMessageTimeoutMs);
   const cancel = new AbortController();
   call.once('cancelled', () => cancel.abort());
   call.once('error', () => cancel.abort());
@@ -44,7 +50,7 @@ export function payDataStream(call: PayDataCall, context: ReplyContext & { logge
     if (!call.cancelled && !call.destroyed) call.end();
   };
   const stream: PayDataStream = {
-    messages: messagesOf(call),
+    messages: messagesOf(call, deadline.received),
     cancelled: cancel.signal,
     terminal: 'END_PAY',
     event(request, event) {
@@ -66,10 +72,15 @@ export function payDataStream(call: PayDataCall, context: ReplyContext & { logge
  * destroys the call: 'close'); a failed call ends them too, its caller is gone either way. The
  * call's writable side stays open: the server still answers a caller that half-closed.
  */
-async function* messagesOf(call: PayDataCall): AsyncGenerator<PayData__Output> {
+async function* messagesOf(call: PayDataCall, received: () => void): AsyncGenerator<PayData__Output> {
   try {
-    for await (const [message] of on(call, 'data', { close: ['end', 'close'] })) yield message as PayData__Output;
+    for await (const [message] of on(call, 'data', { close: ['end', 'close'] })) {
+      received();
+      yield message as PayData__Output;
+    }
   } catch {
     // 'error': the call failed; nothing more will arrive.
+  } finally {
+    received();
   }
 }

@@ -22,6 +22,7 @@ import { authMeRoutes } from './routes/auth-me.ts';
 import { createDidRepository } from '../../did/did-repository.ts';
 import { didForAddress } from '../../did/did-identifiers.ts';
 import { trustProxyOption } from './client-address.ts';
+import { installRequestTimeouts, requestTimeoutsOf } from './request-timeouts.ts';
 import { installObservability, requestIdOptions } from './observability.ts';
 import { withRpcMetrics } from '../jsonrpc/rpc-metrics.ts';
 import { installOpenApi } from './openapi.ts';
@@ -31,6 +32,8 @@ export async function buildHttpApp(platform: Platform): Promise<FastifyInstance>
   const { config, logger } = platform;
   const app = Fastify({ loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger, bodyLimit: config.httpBodyLimitBytes, trustProxy: trustProxyOption(config.trustProxy), ...requestIdOptions });
   installHttpErrorHandler(app);
+  // Slow clients: headers, whole request, idle socket, and a floor on the body's rate (docs/decisions.md).
+  installRequestTimeouts(app, requestTimeoutsOf(config));
   // /readyz, /metrics, x-request-id and the request metrics: before every route, so its hooks see them all.
   installObservability(app, platform);
   // Before every route: the OpenAPI document lists the routes registered after it.
