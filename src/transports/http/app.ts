@@ -23,9 +23,9 @@ import { createDidRepository } from '../../did/did-repository.ts';
 import { didForAddress } from '../../did/did-identifiers.ts';
 import { trustProxyOption } from './client-address.ts';
 import { installRequestTimeouts, requestTimeoutsOf } from './request-timeouts.ts';
+import { installOpenApi } from './openapi.ts';
 import { installObservability, requestIdOptions } from './observability.ts';
 import { withRpcMetrics } from '../jsonrpc/rpc-metrics.ts';
-import { installOpenApi } from './openapi.ts';
 
 /** The HTTP server of every HTTP interface, over a started platform. */
 export async function buildHttpApp(platform: Platform): Promise<FastifyInstance> {
@@ -34,10 +34,10 @@ export async function buildHttpApp(platform: Platform): Promise<FastifyInstance>
   installHttpErrorHandler(app);
   // Slow clients: headers, whole request, idle socket, and a floor on the body's rate (docs/decisions.md).
   installRequestTimeouts(app, requestTimeoutsOf(config));
-  // /readyz, /metrics, x-request-id and the request metrics: before every route, so its hooks see them all.
-  installObservability(app, platform);
   // Before every route: the OpenAPI document lists the routes registered after it.
   await installOpenApi(app);
+  // /readyz, /metrics, x-request-id and the request metrics: before every route, so its hooks see them all.
+  installObservability(app, platform);
 
   // Load balancers poll this every few seconds: its request lines are not logged (only its errors).
   app.get('/healthz', { logLevel: 'warn' }, async () => ({ status: 'ok', networks: Object.keys(platform.chains) }));
