@@ -40,6 +40,8 @@ before(async () => {
     redisKeyPrefix,
     env: {
       RECEIPT_TIMEOUT_SECONDS: '2', ...(postgres && { DATABASE_URL: postgres.databaseUrl }),
+      // 50 streams of one user or one POS at once: the duplicate-operation tests, not the stream cap.
+      GRPC_MAX_STREAMS_PER_CLIENT: '200',
       ...(testPairing() === 'redis' && { REDIS_URL: testRedisUrl }),
     },
   });
