@@ -45,7 +45,7 @@ for (const combination of chosen) {
   const [pairing, store] = combination.split(':') as [string, string];
   console.log(`\n== payment suites on the ${pairing} pairing desk and ${store}: ${suites.join(' ')}\n`);
   const started = Date.now();
-  const run = spawnSync(process.execPath, ['--test', '--test-concurrency=1', '--test-timeout=300000', ...suites], {
+  const run = spawnSync(process.execPath, ['--test', '--test-concurrency=1', '--test-force-exit', '--test-timeout=300000', ...suites], {
     cwd: projectRoot,
     stdio: 'inherit',
     env: { ...process.env, VIXPAY_TEST_PAIRING: pairing, VIXPAY_TEST_STORE: store },

@@ -29,7 +29,8 @@ export const storeFactories: StoreFactory[] = [
     async open() {
       // A schema of its own per suite: the same database serves parallel runs without collisions.
       const { databaseUrl, drop } = await freshPostgresSchema('vixpay_t');
-      const store = await openStore({ databaseUrl, dataDir: tmpdir() });
+      // A store that fails to open must not leave the admin connection open: the test file would never exit.
+      const store = await openStore({ databaseUrl, dataDir: tmpdir() }).catch(async (error: unknown) => { await drop(); throw error; });
       return { store, dispose: async () => { await store.close(); await drop(); } };
     },
   },
