@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
-import { Kysely, Migrator, PostgresDialect, type Dialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql, type Dialect } from 'kysely';
 import pg from 'pg';
 import { createNodeSqliteDialect } from './sqlite-dialect.ts';
 import { migrations } from './migrations/index.ts';
@@ -45,7 +45,15 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     name = 'sqlite';
   }
   const db = new Kysely<Database>({ dialect });
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  // On PostgreSQL the migration bookkeeping lives in the schema the tables go to (the search_path's
+  // first). Without naming it, Kysely takes a `kysely_migration_lock` table in any other schema of the
+  // database for its own and never creates one here: a second platform in its own schema then fails.
+  const migrationTableSchema = name === 'postgres'
+    ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
+    : undefined;
+  const migrator = new Migrator({
+    db, provider: { getMigrations: async () => migrations }, ...(migrationTableSchema && { migrationTableSchema }),
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     await db.destroy();
