@@ -6,24 +6,15 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { balanceOf, newUser, startPaymentTest, type PaymentTest } from './support/payments.ts';
-import { skipWithout } from './support/parts.ts';
+import { python, pythonGrpcMissing, skipWithout } from './support/parts.ts';
 
 // Interop with another language: a Python POS and app, whose gRPC stubs grpc_tools.protoc generates
 // from test/interop/spec-payments.proto (written from SPEC.md alone, not from our .proto), run whole
 // payments against a real payment server, calling the token API over real HTTP.
-const python = '/usr/bin/python3';
 const here = path.dirname(new URL(import.meta.url).pathname);
 const protoDir = path.join(here, 'interop');
 const clientScript = path.join(protoDir, 'python_payment_client.py');
 
-function pythonGrpcMissing(): false | string {
-  try {
-    execFileSync(python, ['-c', 'import grpc, grpc_tools'], { stdio: 'ignore' });
-    return false;
-  } catch {
-    return `${python} cannot import grpc and grpc_tools`;
-  }
-}
 const skip = skipWithout('python-grpc', pythonGrpcMissing());
 
 let p: PaymentTest;

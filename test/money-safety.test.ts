@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { createWalletClient, encodeFunctionData, http, parseEther, parseUnits, type Address, type Hex } from 'viem';
+import { encodeFunctionData, parseUnits, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createLogger } from '../src/shared/logger.ts';
 import { startPaymentServer } from '../src/main.ts';
@@ -12,10 +12,10 @@ import { transferAuthorizationTypes } from '../src/wallet/authorize-transfer.ts'
 import { vixpName } from '../src/chain/platform-contracts.ts';
 import { call, startTestPlatform, type TestPlatform } from './support/platform.ts';
 import { prepareTransfer, type Wallet } from './support/transfer-scheme.ts';
-import { openSession, paymentsClient, testPairing, testStore, unary } from './support/payments.ts';
+import { newUser, openSession, paymentsClient, testPairing, testStore, unary } from './support/payments.ts';
 import { deleteKeys, testRedisUrl, uniquePrefix } from './support/redis.ts';
 import { freshPostgresSchema } from './support/stores.ts';
-import { anvilControls, minedTransactions, replayAsStranger, tokenLedger } from './support/chain-audit.ts';
+import { anvilControls, minedTransactions, replayAsStranger, strangerWallet, tokenLedger } from './support/chain-audit.ts';
 import { waitFor } from './support/wait-for.ts';
 
 // Everything here runs on the real parts: anvil, the VIXP contract, SQLite, the JSON-RPC and gRPC
@@ -133,11 +133,8 @@ describe('rewards claimed at once from a store that cannot fund them all', () =>
     const store = await t.platform.payments.addStore({ tid: `MS-${randomUUID().slice(0, 8)}`, name: 'Race Shop' });
     secrets.push(store.apiKey);
     await t.platform.wallet.mint('ethereum', { to: store.settlementAddress, amount: '5' });
-    const user = await t.platform.wallet.createAddress();
-    const userId = `user-${randomUUID()}`;
-    await t.platform.identity.users.createUser({ id: userId, password: 'correct horse battery', name: 'Racer', walletAddress: user.address });
-    const { token } = await t.platform.identity.jwt.issueAccessToken(userId);
-    secrets.push(token, user.secretKey, user.mnemonic);
+    const user = await payer('0');
+    const { token } = user;
     const rewards = [];
     for (let i = 0; i < 4; i++) rewards.push(await t.platform.rewards.issueReward(store, { tid: store.tid, rewardReason: `race-${i}-${randomUUID()}`, exchangeAmount: '3000' }));
     const fromBlock = (await chain().client.getBlockNumber()) + 1n;
@@ -183,9 +180,7 @@ async function drainAhead(holder: Address, amount: bigint) {
     types: transferAuthorizationTypes, primaryType: 'TransferWithAuthorization',
     message: { from: holder, to: sink, value: amount, validAfter: 0n, validBefore, nonce },
   });
-  const stranger = privateKeyToAccount(generatePrivateKey());
-  await chain().client.request({ method: 'anvil_setBalance' as never, params: [stranger.address, `0x${parseEther('10').toString(16)}`] as never });
-  const wallet = createWalletClient({ account: stranger, transport: http(chain().url) });
+  const wallet = await strangerWallet(chain(), '10');
   await wallet.sendTransaction({
     chain: null, to: vixp(), gas: 200_000n, maxFeePerGas: parseUnits('500', 9), maxPriorityFeePerGas: parseUnits('400', 9),
     data: encodeFunctionData({ abi: vixpTokenAbi, functionName: 'transferWithAuthorization', args: [holder, sink, amount, 0n, validBefore, nonce, signature] }),
@@ -237,13 +232,9 @@ describe('a transfer whose transaction is mined and reverts', () => {
 
 /** A user with a wallet and a JWT, and `tokens` VIXP. */
 async function payer(tokens: string) {
-  const wallet = await t.platform.wallet.createAddress();
-  const userId = `user-${randomUUID()}`;
-  await t.platform.identity.users.createUser({ id: userId, password: 'correct horse battery', name: 'Payer', walletAddress: wallet.address });
-  if (tokens !== '0') await t.platform.wallet.mint('ethereum', { to: wallet.address, amount: tokens });
-  const { token } = await t.platform.identity.jwt.issueAccessToken(userId);
-  secrets.push(token, wallet.secretKey, wallet.mnemonic);
-  return { ...wallet, userId, token };
+  const user = await newUser({ t }, tokens === '0' ? undefined : tokens);
+  secrets.push(user.token, user.secretKey, user.mnemonic ?? '');
+  return user;
 }
 
 /**

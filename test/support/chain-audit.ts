@@ -21,14 +21,19 @@ export async function minedTransactions(client: PublicClient, fromBlock: bigint)
   return found;
 }
 
+/** A fresh account holding `ether` native coin for gas and nothing else, as a wallet client on `chain`. */
+export async function strangerWallet(chain: ChainClient, ether: string) {
+  const account = privateKeyToAccount(generatePrivateKey());
+  await chain.client.request({ method: 'anvil_setBalance' as never, params: [account.address, `0x${parseEther(ether).toString(16)}`] as never });
+  return createWalletClient({ account, transport: http(chain.url) });
+}
+
 /**
  * A stranger with gas money and nothing else re-sends the calldata of each transaction, with a fixed
  * gas limit so each is mined even when it reverts. Answers how many did not revert.
  */
 export async function replayAsStranger(chain: ChainClient, transactions: Array<{ to: Address | null; input: Hex }>): Promise<number> {
-  const account = privateKeyToAccount(generatePrivateKey());
-  await chain.client.request({ method: 'anvil_setBalance' as never, params: [account.address, `0x${parseEther('100').toString(16)}`] as never });
-  const wallet = createWalletClient({ account, transport: http(chain.url) });
+  const wallet = await strangerWallet(chain, '100');
   const chainDef = { id: chain.chainId, name: chain.network, nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [chain.url] } } };
   let succeeded = 0;
   for (const tx of transactions) {

@@ -8,6 +8,8 @@
  * VIXPAY_REQUIRE=all, and besides fails on any skipped test but the Kubo contract's (no Kubo node is
  * installable there).
  */
+import { execFileSync } from 'node:child_process';
+
 export const parts = {
   redis: 'start a Redis at 127.0.0.1:6379: apt-get install redis-server',
   chromium: 'apt-get install chromium',
@@ -52,4 +54,17 @@ export function skipWithout(part: Part, missing: string | false | undefined, env
     throw new MissingPartError(`${part} is required (VIXPAY_REQUIRE=${env.VIXPAY_REQUIRE ?? ''}, CI=${env.CI ?? ''}) but missing: ${missing} (${parts[part]})`);
   }
   return `needs ${part}: ${missing} (${parts[part]})`;
+}
+
+/** Debian's Python, the one `python3-grpcio` and `python3-grpc-tools` install into. */
+export const python = '/usr/bin/python3';
+
+/** Why the Python gRPC tests cannot run here, or false when grpc and grpc_tools import. */
+export function pythonGrpcMissing(): false | string {
+  try {
+    execFileSync(python, ['-c', 'import grpc, grpc_tools'], { stdio: 'ignore' });
+    return false;
+  } catch {
+    return `${python} cannot import grpc and grpc_tools`;
+  }
 }

@@ -162,7 +162,7 @@ export interface TestUser extends Wallet {
 }
 
 /** A user with a custodial wallet, a JWT, and `tokens` VIXP on the payment network. */
-export async function newUser(p: PaymentTest, tokens?: string): Promise<TestUser> {
+export async function newUser(p: Pick<PaymentTest, 't'>, tokens?: string): Promise<TestUser> {
   const { platform } = p.t;
   const wallet = await platform.wallet.createAddress();
   const userId = `user-${randomUUID()}`;

@@ -13,7 +13,8 @@ import { createLogger } from '../../shared/logger.ts';
 import { DomainError } from '../../shared/errors.ts';
 import type { GrpcDeps } from './grpc-deps.ts';
 import { startGrpcServer, type GrpcServer } from './grpc-server.ts';
-import { skipWithout } from '../../../test/support/parts.ts';
+import { python, pythonGrpcMissing, skipWithout } from '../../../test/support/parts.ts';
+import { callsOf, paymentsServiceCalls } from '../../../test/support/payments-service.ts';
 
 // What grpcurl, Postman or buf do: a client that knows no .proto of ours, only the standard
 // reflection and health protos (shipped by @grpc/reflection and grpc-health-check), learns the
@@ -82,13 +83,7 @@ test('reflection v1: the file descriptor of PaymentsService describes its five c
     assert.ok(files.length >= 1);
     const definition = protoLoader.loadFileDescriptorSetFromBuffer(descriptorSet(files), loaderOptions) as Record<string, any>;
     const service = definition['g00.payments.v2.PaymentsService'];
-    assert.deepEqual(Object.entries(service).map(([name, m]: [string, any]) => [name, m.path, m.requestStream, m.responseStream]), [
-      ['StartPayment', '/g00.payments.v2.PaymentsService/StartPayment', true, true],
-      ['DoPayment', '/g00.payments.v2.PaymentsService/DoPayment', true, true],
-      ['CancelPayment', '/g00.payments.v2.PaymentsService/CancelPayment', false, false],
-      ['IssueReward', '/g00.payments.v2.PaymentsService/IssueReward', false, false],
-      ['CancelReward', '/g00.payments.v2.PaymentsService/CancelReward', false, false],
-    ]);
+    assert.deepEqual(callsOf(service), paymentsServiceCalls);
     // The message types come along, with SPEC.md's field names.
     const common = definition['g00.payments.v2.Common'].type.field.map((f: { name: string }) => f.name);
     assert.ok(common.includes('target_api') && common.includes('res_code'));
@@ -113,16 +108,7 @@ test('reflection v1: the file descriptor of PaymentsService describes its five c
 });
 
 // The same from another language: Python's grpc with stubs of the two standard protos only.
-const python = '/usr/bin/python3';
 const pythonClient = new URL('../../../test/interop/python_reflection_client.py', import.meta.url).pathname;
-function pythonGrpcMissing(): false | string {
-  try {
-    execFileSync(python, ['-c', 'import grpc, grpc_tools'], { stdio: 'ignore' });
-    return false;
-  } catch {
-    return `${python} cannot import grpc and grpc_tools`;
-  }
-}
 
 test('a Python client lists the services by reflection, reads the five calls and sees health SERVING', { skip: skipWithout('python-grpc', pythonGrpcMissing()) }, async () => {
   const stubs = mkdtempSync(path.join(tmpdir(), 'vixpay-pyreflect-'));

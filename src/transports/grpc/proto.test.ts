@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as protoLoader from '@grpc/proto-loader';
 import { paymentsProtoFile } from './proto.ts';
+import { callsOf, paymentsServiceCalls } from '../../../test/support/payments-service.ts';
 
 // SPEC.md's tables, field by field: number, name, type. The .proto must say exactly this.
 const common = ['target_name', 'target_svc', 'target_package', 'target_api', 'source_svc', 'source_ver', 'source_addr', 'req_timestamp', 'language_code', 'rsp_timestamp', 'tran_no', 'res_code', 'res_message'];
@@ -30,11 +31,5 @@ test('payments.proto is SPEC.md field for field', () => {
     ['START_PAY', 0], ['REQUEST_TRANSFER', 1], ['TRANSFER', 2], ['END_PAY', 3], ['START_REWARD', 4], ['END_REWARD', 5],
   ]);
   const service = definition['g00.payments.v2.PaymentsService'];
-  assert.deepEqual(Object.entries(service).map(([name, m]: [string, any]) => [name, m.path, m.requestStream, m.responseStream]), [
-    ['StartPayment', '/g00.payments.v2.PaymentsService/StartPayment', true, true],
-    ['DoPayment', '/g00.payments.v2.PaymentsService/DoPayment', true, true],
-    ['CancelPayment', '/g00.payments.v2.PaymentsService/CancelPayment', false, false],
-    ['IssueReward', '/g00.payments.v2.PaymentsService/IssueReward', false, false],
-    ['CancelReward', '/g00.payments.v2.PaymentsService/CancelReward', false, false],
-  ]);
+  assert.deepEqual(callsOf(service), paymentsServiceCalls);
 });
