@@ -57,6 +57,7 @@ import { createPaymentService, type PaymentService } from './payments/payment-se
 import type { PaymentDeps } from './payments/payment-deps.ts';
 import { createRewardService, type RewardService } from './rewards/reward-service.ts';
 import { scheduleRecordSweeps } from './record-sweeps.ts';
+import { runPeriodically } from './shared/periodic.ts';
 import { createMetrics, type Metrics } from './shared/metrics.ts';
 import type { Readiness } from './shared/readiness.ts';
 import { composeObservability, withTransferMetrics } from './platform-observability.ts';
@@ -166,9 +167,7 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     const sweep = () => Promise.all(networkNames.map((network) => wallet.sweepExpiredAuthorizations(network)))
       .catch((err: unknown) => logger.warn({ err }, 'authorization sweep failed'));
     await sweep();
-    const sweeper = setInterval(() => void sweep(), authorizationSweepMs);
-    sweeper.unref();
-    cleanups.push(async () => clearInterval(sweeper));
+    cleanups.push(runPeriodically(sweep, authorizationSweepMs).stop);
 
     const identity = await composeIdentity(config, store, clock);
     // Temp keys, idempotency keys and website-login requests nobody can use any more.

@@ -1,4 +1,5 @@
 import type { Logger } from './shared/logger.ts';
+import { runPeriodically } from './shared/periodic.ts';
 import type { Clock } from './shared/clock.ts';
 import type { WalletRepository } from './store/wallet-repository.ts';
 import type { IdempotencyRepository } from './store/idempotency-repository.ts';
@@ -47,15 +48,5 @@ export async function sweepExpiredRecords(deps: RecordSweepDeps): Promise<Record
 
 /** Runs the sweep every `intervalMs` (SWEEP_INTERVAL_SECONDS), never two at once; `stop` ends it and waits for a running one. */
 export function scheduleRecordSweeps(deps: RecordSweepDeps, intervalMs: number): { stop(): Promise<void> } {
-  let running: Promise<unknown> | undefined;
-  const timer = setInterval(() => {
-    running ??= sweepExpiredRecords(deps).finally(() => { running = undefined; });
-  }, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return runPeriodically(() => sweepExpiredRecords(deps), intervalMs);
 }
