@@ -1,7 +1,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const domains = ['wallet', 'payments', 'pairing', 'rewards', 'identity', 'did', 'ipfs', 'pay'];
+const domains = ['wallet', 'payments', 'pairing', 'rewards', 'identity', 'did', 'ipfs', 'pay', 'webhooks', 'receipts', 'console', 'fleet'];
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'src/gen/'] },

@@ -20,6 +20,8 @@ export interface BareChain {
   batchClient: PublicClient;
   token: Address;
   chainId: number;
+  /** The state file anvil dumps to, with the platform's settings. */
+  statePath?: string;
   stop(): Promise<void>;
 }
 
@@ -44,7 +46,7 @@ export async function startBareChain(options: { platformSettings?: boolean } = {
     const hash = await send(client, owner, undefined, encodeDeployData({ abi: vixpTokenAbi, bytecode: vixpTokenBytecode, args: ['VIXP', 'VIXP', owner, 0n] }));
     const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
     if (!receipt.contractAddress) throw new Error('VIXP deployment failed');
-    return { anvil, client, batchClient, token: receipt.contractAddress, chainId, stop };
+    return { anvil, client, batchClient, token: receipt.contractAddress, chainId, ...(stateDir && { statePath: path.join(stateDir, 'state.json') }), stop };
   } catch (error) {
     await stop();
     throw error;

@@ -17,10 +17,16 @@ export interface BenchPlatform {
   stop(): Promise<void>;
 }
 
-export async function startBenchPlatform(options: { grpc?: boolean } = {}): Promise<BenchPlatform> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'vixpay-bench-'));
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', HTTP_HOST: '127.0.0.1', GRPC_HOST: '127.0.0.1' });
-  const platform = await composePlatform(config, createLogger('silent'));
+/**
+ * `env`: settings over the defaults, for a figure that needs one raised (each says which and why).
+ * `dataDir`: a data directory of the caller's (e.g. one an earlier platform set up), kept on stop;
+ * by default a fresh one, removed on stop.
+ */
+export async function startBenchPlatform(options: { grpc?: boolean; env?: Record<string, string>; dataDir?: string } = {}): Promise<BenchPlatform> {
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'vixpay-bench-'));
+  const removeDataDir = () => { if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true }); };
+  const config = loadConfig({ ...options.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', HTTP_HOST: '127.0.0.1', GRPC_HOST: '127.0.0.1' });
+  const platform = await composePlatform(config, createLogger((process.env.BENCH_LOG ?? 'silent') as 'silent'));
   const app = await buildHttpApp(platform);
   let grpc: Awaited<ReturnType<typeof startPaymentServer>> | undefined;
   try {
@@ -29,7 +35,7 @@ export async function startBenchPlatform(options: { grpc?: boolean } = {}): Prom
   } catch (error) {
     await app.close();
     await platform.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    removeDataDir();
     throw error;
   }
   const { port } = app.server.address() as { port: number };
@@ -41,7 +47,7 @@ export async function startBenchPlatform(options: { grpc?: boolean } = {}): Prom
       await grpc?.stop(1000);
       await app.close();
       await platform.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      removeDataDir();
     },
   };
 }

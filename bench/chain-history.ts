@@ -74,5 +74,5 @@ export async function measureChainHistory(options: { platformSettings: boolean; 
 
 /** Every block of an automining anvil carries one transaction. */
 async function transactionCount(chain: BareChain): Promise<number> {
-  return Number(await chain.client.getBlockNumber());
+  return Number(await chain.client.getBlockNumber({ cacheTime: 0 }));
 }

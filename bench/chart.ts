@@ -70,28 +70,48 @@ function linePanel(title: string, yLabel: string, xLabel: string, lines: Line[])
   return out.join('\n');
 }
 
+/** A flat line at `value` across `[0, xMax]`: a reference drawn beside a curve. */
+const level = (value: number, xMax: number): Array<[number, number]> => [[0, value], [xMax, value]];
+
+/** The panels of every figure the result holds (a partial run, `--only`, holds some). */
 export function renderChart(results: any): string {
-  const anvil = results.baseline.anvilErc20.transfersPerSecond as Spread;
+  const anvil = results.baseline?.anvilErc20.transfersPerSecond as Spread | undefined;
+  const history = results.chainHistory;
+  const settlement = history?.settlementBatches;
+  const idle = results.idleStreams;
   const panels = [
-    barPanel('Token API transfers/s (SPEC scheme)', 'transfers/s', results.tokenTransfers.levels.map((l: any) => ({
+    results.tokenTransfers && barPanel('Token API transfers/s (SPEC scheme)', 'transfers/s', results.tokenTransfers.levels.map((l: any) => ({
       label: `${l.senders} senders`, value: l.transfersPerSecond, note: `p99 ${l.p99Ms.median} ms, ${l.vsBareAnvil}x`,
-    })), { label: 'bare anvil, 1 tx/transfer', value: anvil }),
-    barPanel('gRPC payments/s', 'payments/s', results.payments.levels.map((l: any) => ({
+    })), anvil && { label: 'bare anvil, 1 tx/transfer', value: anvil }),
+    results.payments && barPanel('gRPC payments/s', 'payments/s', results.payments.levels.map((l: any) => ({
       label: `${l.pairs} pairs`, value: l.paymentsPerSecond, note: `p99 ${l.p99Ms.median} ms, ${l.vsBareAnvil}x`,
-    })), { label: 'bare anvil, 1 tx/transfer', value: anvil }),
-    barPanel('Requests/s against a bare Fastify handler', 'requests/s', results.requests.probes.flatMap((r: any) => [
+    })), anvil && { label: 'bare anvil, 1 tx/transfer', value: anvil }),
+    results.requests && barPanel('Requests/s against a bare Fastify handler', 'requests/s', results.requests.probes.flatMap((r: any) => [
       { label: r.request, value: r.platform, note: `${r.ratio}x` },
       { label: 'bare Fastify', value: r.bareFastify, baseline: true },
     ])),
-    linePanel('Chain transfer rate as history grows', 'transfers/s', 'transactions on the chain', [
-      ['platform settings (--state-interval 1)', results.chainHistory.platformSettings, '#c0392b'],
-      ['bare anvil', results.chainHistory.bareAnvil, '#3b6ea5'],
+    history?.platformSettings && linePanel('Chain transfer rate as history grows', 'transfers/s', 'transactions on the chain', [
+      ['platform settings (--state-interval 1)', history.platformSettings, '#c0392b'],
+      ['bare anvil', history.bareAnvil, '#3b6ea5'],
     ].map(([label, h, colour]: any) => ({ label, colour, points: h.curve.map((p: any) => [p.transactions, p.perSecond]) }))),
-  ];
+    settlement && linePanel(`Settlement batches of ${settlement.batchItems}: rate as history grows (${settlement.afterVsFresh}x)`, 'transfers/s', 'transfers on the chain', [
+      { label: `fill, platform settings`, colour: '#3b6ea5', points: settlement.curve.map((p: any) => [p.transfers, p.perSecond]) },
+      ...(settlement.bareAnvil ? [{ label: 'fill, bare anvil', colour: '#888', points: settlement.bareAnvil.curve.map((p: any) => [p.transfers, p.perSecond]) }] : []),
+      { label: `fresh burst ${settlement.fresh.median}/s`, colour: '#27ae60', points: level(settlement.fresh.median, settlement.transfers) },
+      { label: `after ${settlement.transfers}: ${settlement.after.median}/s`, colour: '#c0392b', points: level(settlement.after.median, settlement.transfers) },
+    ]),
+    idle && linePanel(`Idle DoPayment streams: server memory (target ${idle.target.maxRssMB} MB at ${idle.target.streams})`, 'MiB', 'idle streams', [
+      { label: 'platform RSS', colour: '#c0392b', points: [[0, idle.platform.rssBeforeMiB], ...idle.platform.steps.map((p: any) => [p.streams, p.rssMiB])] },
+      { label: 'platform RSS growth', colour: '#3b6ea5', points: [[0, 0], ...idle.platform.steps.map((p: any) => [p.streams, p.growthMiB])] },
+      { label: 'bare HTTP/2 RSS growth', colour: '#888', points: [[0, 0], ...idle.bareHttp2.steps.map((p: any) => [p.streams, p.growthMiB])] },
+    ]),
+  ].filter((panel): panel is string => typeof panel === 'string');
   const hw = results.hardware;
-  const caption = `${results.date} (${results.mode}): ${hw.nproc} × ${hw.cpuModel}, ${hw.memoryGiB} GiB, ${hw.node}, ${hw.anvil}; medians of ${results.chainHistory.probes} runs, whiskers min–max`;
+  const runs = history?.probes ?? settlement?.fresh.runs.length ?? 3;
+  const caption = `${results.date} (${results.mode}${results.only ? `, only ${results.only.join(', ')}` : ''}): ${hw.nproc} × ${hw.cpuModel}, ${hw.memoryGiB} GiB, ${hw.node}, ${hw.anvil}; medians of ${runs} runs, whiskers min–max`;
+  const rows = Math.ceil(panels.length / 2);
   const body = panels.map((panel, i) => `<g transform="translate(${(i % 2) * W},${Math.floor(i / 2) * H + 24})">\n${panel}\n</g>`).join('\n');
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${2 * W}" height="${2 * H + 24}" font-family="sans-serif" font-size="12">
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${2 * W}" height="${rows * H + 24}" font-family="sans-serif" font-size="12">
 <rect width="100%" height="100%" fill="#fff"/>
 ${text(W, 16, caption, 'text-anchor="middle" font-size="11" fill="#333"')}
 ${body}

@@ -78,18 +78,19 @@ async function pay(bench: BenchPlatform, client: Record<string, any>, pair: Paym
 
 /** One burst: every pair pays in a closed loop for `windowMs` or until `maxTotal` payments started. */
 export async function paymentBurst(bench: BenchPlatform, pairs: PaymentPair[], window: { windowMs: number; maxTotal: number }): Promise<PaymentBurst> {
-  const client = paymentsClient(bench.grpcPort!) as grpc.Client & Record<string, any>;
+  // A connection per POS/app pair, as terminals and phones have: the server caps streams per connection.
+  const clients = pairs.map(() => paymentsClient(bench.grpcPort!, { ownConnection: true }) as grpc.Client & Record<string, any>);
   const latencies: number[] = [];
   let started = 0;
   let failed = 0;
   let firstError: string | undefined;
   const begin = performance.now();
   try {
-    await Promise.all(pairs.map(async (pair) => {
+    await Promise.all(pairs.map(async (pair, i) => {
       while (started < window.maxTotal && performance.now() - begin < window.windowMs) {
         started++;
         try {
-          latencies.push(await pay(bench, client, pair));
+          latencies.push(await pay(bench, clients[i]!, pair));
         } catch (error) {
           failed++;
           firstError ??= (error as Error).message;
@@ -97,7 +98,7 @@ export async function paymentBurst(bench: BenchPlatform, pairs: PaymentPair[], w
       }
     }));
   } finally {
-    client.close();
+    for (const client of clients) client.close();
   }
   const elapsed = performance.now() - begin;
   return {

@@ -1,6 +1,8 @@
 // `npm run bench` (`-- --quick` for a shorter pass): every figure beside a baseline measured in the
 // same run on this machine, each the median of several runs with its min and max. Bounded in count
 // and time, loopback only. Writes bench/results/<date>.json and its chart (bench/chart.ts).
+// `-- --only=<section>,...` runs only those sections (and the bare-anvil baseline when token-api or
+// payments is among them) and writes bench/results/[quick-]partial-<date>.json instead.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -16,11 +18,25 @@ import { paymentBurst, paymentPairs, summarisePayments } from './payments.ts';
 import { measureRequestRate, requestProbes } from './request-rate.ts';
 import { fundedSenders, summariseLevel, transferBurst, type TransferBurst } from './token-transfers.ts';
 import { benchIpfsUpload } from './ipfs-upload.ts';
+import { measureSettlementHistory } from './settlement-history.ts';
+import { measureIdleStreams } from './idle-streams.ts';
 
 const quick = process.argv.includes('--quick');
 const plan = quick
-  ? { runs: 3, levels: [1, 10, 100, 200], windowMs: 2_000, maxTotal: 1_000, requestWindowMs: 1_000, burst: 100, historyTarget: 50_000, historyBudgetMs: 20_000, chunk: 250 }
-  : { runs: 3, levels: [1, 10, 100, 200], windowMs: 6_000, maxTotal: 3_000, requestWindowMs: 3_000, burst: 200, historyTarget: 50_000, historyBudgetMs: 120_000, chunk: 500 };
+  ? {
+    runs: 3, levels: [1, 10, 100, 200], windowMs: 2_000, maxTotal: 1_000, requestWindowMs: 1_000, burst: 100, historyTarget: 50_000, historyBudgetMs: 20_000, chunk: 250,
+    settlement: { burstBatches: 10, chunkBatches: 20, holders: 200 }, idleSteps: [500, 1_000, 2_000],
+  }
+  : {
+    runs: 3, levels: [1, 10, 100, 200], windowMs: 6_000, maxTotal: 3_000, requestWindowMs: 3_000, burst: 200, historyTarget: 50_000, historyBudgetMs: 120_000, chunk: 500,
+    settlement: { burstBatches: 20, chunkBatches: 25, holders: 500 }, idleSteps: [1_000, 5_000, 10_000],
+  };
+const sections = ['token-api', 'payments', 'chain-history', 'settlement-history', 'idle-streams'] as const;
+type Section = typeof sections[number];
+const onlyArgument = process.argv.find((arg) => arg.startsWith('--only='));
+const only = onlyArgument?.slice('--only='.length).split(',').filter(Boolean);
+for (const name of only ?? []) if (!sections.includes(name as Section)) throw new Error(`--only: unknown section ${name} (sections: ${sections.join(', ')})`);
+const runs = (section: Section) => !only || only.includes(section);
 const maxLevel = Math.max(...plan.levels);
 const began = Date.now();
 const log = (message: string) => console.log(`[${((Date.now() - began) / 1000).toFixed(0).padStart(4)} s] ${message}`);
@@ -42,102 +58,153 @@ function hardware() {
   };
 }
 
+const loadBefore = load1();
+
 // 1. The baseline: a fresh bare anvil per run, one ERC-20 transaction per transfer.
-log(`bare anvil: ${plan.burst} transfers from ${plan.burst} EOAs, ${plan.runs} fresh chains`);
-const anvilRuns = await repeat(plan.runs, async () => {
-  const chain = await startBareChain();
-  try { return (await erc20Burst(chain, plan.burst)).perSecond; } finally { await chain.stop(); }
-});
-const anvilErc20 = spread(anvilRuns);
-log(`bare anvil: ${format(anvilErc20, '/s')}`);
+let anvilErc20: ReturnType<typeof spread> | undefined;
+if (runs('token-api') || runs('payments')) {
+  log(`bare anvil: ${plan.burst} transfers from ${plan.burst} EOAs, ${plan.runs} fresh chains`);
+  const anvilRuns = await repeat(plan.runs, async () => {
+    const chain = await startBareChain();
+    try { return (await erc20Burst(chain, plan.burst)).perSecond; } finally { await chain.stop(); }
+  });
+  anvilErc20 = spread(anvilRuns);
+  log(`bare anvil: ${format(anvilErc20, '/s')}`);
+}
 
 // 2. Token API transfers, then request rates, on one platform; the load from a process of its own.
-const load = await startLoadClient();
-const tokenPlatform = await startBenchPlatform();
-const loadBefore = load1();
 let tokenTransfers, requests;
-try {
-  log(`token API: funding ${maxLevel} custodial accounts`);
-  const { senders, recipient } = await fundedSenders(tokenPlatform, maxLevel);
-  const bursts = new Map<number, TransferBurst[]>(plan.levels.map((level) => [level, []]));
-  for (let run = 0; run < plan.runs; run++) {
-    for (const level of plan.levels) {
-      const burst = await transferBurst(tokenPlatform, load, senders.slice(0, level), recipient, plan);
-      bursts.get(level)!.push(burst);
-      log(`token API run ${run + 1}, ${level} senders: ${burst.perSecond.toFixed(1)}/s p50 ${burst.p50.toFixed(0)} ms p99 ${burst.p99.toFixed(0)} ms, ${burst.completed} ok ${burst.failed} failed`);
+if (runs('token-api')) {
+  const load = await startLoadClient();
+  const tokenPlatform = await startBenchPlatform();
+  try {
+    log(`token API: funding ${maxLevel} custodial accounts`);
+    const { senders, recipient } = await fundedSenders(tokenPlatform, maxLevel);
+    const bursts = new Map<number, TransferBurst[]>(plan.levels.map((level) => [level, []]));
+    for (let run = 0; run < plan.runs; run++) {
+      for (const level of plan.levels) {
+        const burst = await transferBurst(tokenPlatform, load, senders.slice(0, level), recipient, plan);
+        bursts.get(level)!.push(burst);
+        log(`token API run ${run + 1}, ${level} senders: ${burst.perSecond.toFixed(1)}/s p50 ${burst.p50.toFixed(0)} ms p99 ${burst.p99.toFixed(0)} ms, ${burst.completed} ok ${burst.failed} failed`);
+      }
     }
+    tokenTransfers = plan.levels.map((level) => {
+      const summary = summariseLevel(level, bursts.get(level)!);
+      return { ...summary, vsBareAnvil: ratio(summary.transfersPerSecond, anvilErc20!) };
+    });
+    requests = [];
+    for (const probe of await requestProbes(tokenPlatform)) {
+      requests.push(await measureRequestRate(tokenPlatform, load, probe, { runs: plan.runs, concurrency: 32, windowMs: plan.requestWindowMs, maxTotal: 100_000 }));
+      log(`${probe.name}: ${format(requests.at(-1)!.platform, '/s')} vs bare Fastify ${format(requests.at(-1)!.bareFastify, '/s')}`);
+    }
+  } finally {
+    await tokenPlatform.stop();
+    await load.stop();
   }
-  tokenTransfers = plan.levels.map((level) => {
-    const summary = summariseLevel(level, bursts.get(level)!);
-    return { ...summary, vsBareAnvil: ratio(summary.transfersPerSecond, anvilErc20) };
-  });
-  requests = [];
-  for (const probe of await requestProbes(tokenPlatform)) {
-    requests.push(await measureRequestRate(tokenPlatform, load, probe, { runs: plan.runs, concurrency: 32, windowMs: plan.requestWindowMs, maxTotal: 100_000 }));
-    log(`${probe.name}: ${format(requests.at(-1)!.platform, '/s')} vs bare Fastify ${format(requests.at(-1)!.bareFastify, '/s')}`);
-  }
-} finally {
-  await tokenPlatform.stop();
-  await load.stop();
 }
 
 // 3. gRPC payments.
-const paymentPlatform = await startBenchPlatform({ grpc: true });
 let payments;
-try {
-  log(`payments: ${maxLevel} users and stores`);
-  const pairs = await paymentPairs(paymentPlatform, maxLevel);
-  const bursts = new Map<number, Awaited<ReturnType<typeof paymentBurst>>[]>(plan.levels.map((level) => [level, []]));
-  for (let run = 0; run < plan.runs; run++) {
-    for (const level of plan.levels) {
-      const burst = await paymentBurst(paymentPlatform, pairs.slice(0, level), plan);
-      bursts.get(level)!.push(burst);
-      log(`payments run ${run + 1}, ${level} pairs: ${burst.perSecond.toFixed(1)}/s p50 ${burst.p50.toFixed(0)} ms p99 ${burst.p99.toFixed(0)} ms, ${burst.completed} ok ${burst.failed} failed`);
+if (runs('payments')) {
+  const paymentPlatform = await startBenchPlatform({ grpc: true });
+  try {
+    log(`payments: ${maxLevel} users and stores`);
+    const pairs = await paymentPairs(paymentPlatform, maxLevel);
+    const bursts = new Map<number, Awaited<ReturnType<typeof paymentBurst>>[]>(plan.levels.map((level) => [level, []]));
+    for (let run = 0; run < plan.runs; run++) {
+      for (const level of plan.levels) {
+        const burst = await paymentBurst(paymentPlatform, pairs.slice(0, level), plan);
+        bursts.get(level)!.push(burst);
+        log(`payments run ${run + 1}, ${level} pairs: ${burst.perSecond.toFixed(1)}/s p50 ${burst.p50.toFixed(0)} ms p99 ${burst.p99.toFixed(0)} ms, ${burst.completed} ok ${burst.failed} failed`);
+      }
     }
+    payments = plan.levels.map((level) => {
+      const summary = summarisePayments(level, bursts.get(level)!);
+      return { ...summary, vsBareAnvil: ratio(summary.paymentsPerSecond, anvilErc20!) };
+    });
+  } finally {
+    await paymentPlatform.stop();
   }
-  payments = plan.levels.map((level) => {
-    const summary = summarisePayments(level, bursts.get(level)!);
-    return { ...summary, vsBareAnvil: ratio(summary.paymentsPerSecond, anvilErc20) };
-  });
-} finally {
-  await paymentPlatform.stop();
 }
 
 // 4. The chain as its history grows: the platform's anvil settings, then a bare anvil to the same count.
-log(`chain history, platform settings: up to ${plan.historyTarget} transactions or ${plan.historyBudgetMs / 1000} s`);
 const history = { burst: plan.burst, chunk: plan.chunk, probes: plan.runs };
-const platformSettings = await measureChainHistory({ platformSettings: true, target: plan.historyTarget, budgetMs: plan.historyBudgetMs, chunkSize: plan.chunk, burst: plan.burst, probes: plan.runs });
-log(`  ${platformSettings.transactions} transactions: ${format(platformSettings.after, '/s')} vs fresh ${format(platformSettings.fresh, '/s')}`);
-const bareAnvil = await measureChainHistory({ platformSettings: false, target: platformSettings.transactions, budgetMs: plan.historyBudgetMs, chunkSize: plan.chunk, burst: plan.burst, probes: plan.runs });
-log(`  bare, ${bareAnvil.transactions} transactions: ${format(bareAnvil.after, '/s')} vs fresh ${format(bareAnvil.fresh, '/s')}`);
+let platformSettings, bareAnvil;
+if (runs('chain-history')) {
+  log(`chain history, platform settings: up to ${plan.historyTarget} transactions or ${plan.historyBudgetMs / 1000} s`);
+  platformSettings = await measureChainHistory({ platformSettings: true, target: plan.historyTarget, budgetMs: plan.historyBudgetMs, chunkSize: plan.chunk, burst: plan.burst, probes: plan.runs });
+  log(`  ${platformSettings.transactions} transactions: ${format(platformSettings.after, '/s')} vs fresh ${format(platformSettings.fresh, '/s')}`);
+  bareAnvil = await measureChainHistory({ platformSettings: false, target: platformSettings.transactions, budgetMs: plan.historyBudgetMs, chunkSize: plan.chunk, burst: plan.burst, probes: plan.runs });
+  log(`  bare, ${bareAnvil.transactions} transactions: ${format(bareAnvil.after, '/s')} vs fresh ${format(bareAnvil.fresh, '/s')}`);
+}
+
+// 5. The same, with transfers settled as the platform settles them: 100 EIP-3009 authorizations per
+// VixpSettlement transaction, on an anvil with the platform's settings, to 50,000 transfers.
+let settlementBatches;
+if (runs('settlement-history')) {
+  const s = plan.settlement;
+  log(`chain history, settlement batches of 100: bursts of ${s.burstBatches * 100} transfers, fill to ${plan.historyTarget} transfers or ${plan.historyBudgetMs / 1000} s`);
+  const platform = await measureSettlementHistory({ platformSettings: true, target: plan.historyTarget, budgetMs: plan.historyBudgetMs, probes: plan.runs, ...s });
+  log(`  ${platform.transfers} transfers in ${platform.transactions} transactions: ${format(platform.after, '/s')} vs fresh ${format(platform.fresh, '/s')} (${platform.afterVsFresh}x); state file ${platform.stateFileMiB} MiB; ${platform.blocksMinedByHand} blocks mined by hand`);
+  const bare = await measureSettlementHistory({ platformSettings: false, target: platform.transfers, budgetMs: plan.historyBudgetMs, probes: plan.runs, ...s });
+  log(`  bare, ${bare.transfers} transfers: ${format(bare.after, '/s')} vs fresh ${format(bare.fresh, '/s')} (${bare.afterVsFresh}x); ${bare.blocksMinedByHand} blocks mined by hand`);
+  settlementBatches = { ...platform, bareAnvil: bare, platformVsBareAfter: ratio(platform.after, bare.after) };
+}
+
+// 6. Memory of idle authenticated DoPayment streams, beside bare HTTP/2 streams.
+let idleStreams;
+if (runs('idle-streams')) {
+  idleStreams = await measureIdleStreams({ steps: plan.idleSteps, holdMs: 11_000, log });
+}
 
 const ipfsUpload = process.argv.includes('--ipfs') ? await benchIpfsUpload() : undefined;
 
 const date = new Date().toISOString().slice(0, 10);
 const results = {
-  date, mode: quick ? 'quick' : 'full', durationSeconds: Math.round((Date.now() - began) / 1000),
+  date, mode: quick ? 'quick' : 'full', ...(only && { only }), durationSeconds: Math.round((Date.now() - began) / 1000),
   hardware: hardware(), loadAverageAtStart: loadBefore, loadAverageAtEnd: load1(),
-  baseline: { anvilErc20: { transfersPerEoaBurst: plan.burst, transfersPerSecond: anvilErc20 } },
-  tokenTransfers: { windowMs: plan.windowMs, levels: tokenTransfers },
-  payments: { windowMs: plan.windowMs, levels: payments },
-  requests: { concurrency: 32, windowMs: plan.requestWindowMs, probes: requests },
-  chainHistory: { ...history, platformSettings, bareAnvil, platformVsBareAfter: ratio(platformSettings.after, bareAnvil.after) },
+  ...(anvilErc20 && { baseline: { anvilErc20: { transfersPerEoaBurst: plan.burst, transfersPerSecond: anvilErc20 } } }),
+  ...(tokenTransfers && { tokenTransfers: { windowMs: plan.windowMs, levels: tokenTransfers } }),
+  ...(payments && { payments: { windowMs: plan.windowMs, levels: payments } }),
+  ...(requests && { requests: { concurrency: 32, windowMs: plan.requestWindowMs, probes: requests } }),
+  ...((platformSettings || settlementBatches) && {
+    chainHistory: {
+      ...(platformSettings && bareAnvil && { ...history, platformSettings, bareAnvil, platformVsBareAfter: ratio(platformSettings.after, bareAnvil.after) }),
+      ...(settlementBatches && { settlementBatches }),
+    },
+  }),
+  ...(idleStreams && { idleStreams }),
   ...(ipfsUpload && { ipfsUpload }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-const jsonFile = new URL(`./results/${quick ? 'quick-' : ''}${date}.json`, import.meta.url);
+const jsonFile = new URL(`./results/${quick ? 'quick-' : ''}${only ? 'partial-' : ''}${date}.json`, import.meta.url);
 writeFileSync(jsonFile, `${JSON.stringify(results, null, 2)}\n`);
 const chartFile = writeChart(jsonFile.pathname);
 
 const row = (figure: string, measured: string, baseline: string, r: number | string) => console.log(`${figure.padEnd(40)} ${measured.padEnd(34)} ${baseline.padEnd(34)} ${r}`);
 console.log('');
 row('figure (median [min–max])', 'measured', 'baseline', 'ratio');
-for (const l of results.tokenTransfers.levels) row(`token API, ${l.senders} senders`, `${format(l.transfersPerSecond, '/s')} p50 ${l.p50Ms.median} p99 ${l.p99Ms.median} ms`, `bare anvil ${format(anvilErc20, '/s')}`, `${l.vsBareAnvil}x`);
-for (const l of results.payments.levels) row(`gRPC payments, ${l.pairs} pairs`, `${format(l.paymentsPerSecond, '/s')} p50 ${l.p50Ms.median} p99 ${l.p99Ms.median} ms`, `bare anvil ${format(anvilErc20, '/s')}`, `${l.vsBareAnvil}x`);
-for (const r of results.requests.probes) row(r.request, format(r.platform, '/s'), `bare Fastify ${format(r.bareFastify, '/s')}`, `${r.ratio}x`);
-for (const [name, h] of [['platform anvil settings', platformSettings], ['bare anvil', bareAnvil]] as const) {
-  row(`chain after ${h.transactions} tx (${name})`, format(h.after, '/s'), `fresh ${format(h.fresh, '/s')}`, `${h.afterVsFresh}x`);
+for (const l of tokenTransfers ?? []) row(`token API, ${l.senders} senders`, `${format(l.transfersPerSecond, '/s')} p50 ${l.p50Ms.median} p99 ${l.p99Ms.median} ms`, `bare anvil ${format(anvilErc20!, '/s')}`, `${l.vsBareAnvil}x`);
+for (const l of payments ?? []) row(`gRPC payments, ${l.pairs} pairs`, `${format(l.paymentsPerSecond, '/s')} p50 ${l.p50Ms.median} p99 ${l.p99Ms.median} ms`, `bare anvil ${format(anvilErc20!, '/s')}`, `${l.vsBareAnvil}x`);
+for (const r of requests ?? []) row(r.request, format(r.platform, '/s'), `bare Fastify ${format(r.bareFastify, '/s')}`, `${r.ratio}x`);
+if (platformSettings && bareAnvil) {
+  for (const [name, h] of [['platform anvil settings', platformSettings], ['bare anvil', bareAnvil]] as const) {
+    row(`chain after ${h.transactions} tx (${name})`, format(h.after, '/s'), `fresh ${format(h.fresh, '/s')}`, `${h.afterVsFresh}x`);
+  }
 }
-const rss = results.tokenTransfers.levels.at(-1)!;
-row(`server RSS growth, ${rss.senders}-sender burst`, format(rss.serverRssGrowthMiB, ' MiB'), '', '');
+if (settlementBatches) {
+  for (const [name, h] of [['platform', settlementBatches], ['bare anvil', settlementBatches.bareAnvil]] as const) {
+    row(`chain after ${h.transfers} batched (${name})`, format(h.after, '/s'), `fresh ${format(h.fresh, '/s')}`, `${h.afterVsFresh}x`);
+  }
+}
+if (idleStreams) {
+  for (const [i, step] of idleStreams.platform.steps.entries()) {
+    const bare = idleStreams.bareHttp2.steps[i]!;
+    const signed = (mib: number) => `${mib >= 0 ? '+' : ''}${mib} MiB`;
+    row(`${step.streams} idle DoPayment streams`, `RSS ${step.rssMiB} MiB, ${signed(step.growthMiB)}`, `bare HTTP/2 ${signed(bare.growthMiB)}`, `${step.marginalMiBPer1000} MiB/1,000 marginal`);
+  }
+  if (idleStreams.withinTarget !== undefined) row(`${idleStreams.target.streams} idle streams under ${idleStreams.target.maxRssMB} MB`, String(idleStreams.withinTarget), '', '');
+}
+const rss = tokenTransfers?.at(-1);
+if (rss) row(`server RSS growth, ${rss.senders}-sender burst`, format(rss.serverRssGrowthMiB, ' MiB'), '', '');
 console.log(`\n${jsonFile.pathname}\n${chartFile}\n${results.durationSeconds} s`);

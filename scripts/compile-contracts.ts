@@ -35,6 +35,7 @@ export const deployableContracts = [
     module: 'ethr-did-registry',
     exportPrefix: 'ethrDidRegistry',
   },
+  { source: 'contracts/VixpSettlement.sol', contractName: 'VixpSettlement', module: 'vixp-settlement', exportPrefix: 'vixpSettlement' },
 ] as const;
 
 export type DeployableContractName = (typeof deployableContracts)[number]['contractName'];

@@ -9,6 +9,7 @@
 import { ConfigError, loadConfig, type Config } from './config/config.ts';
 import { consoleLogDestination, createLogger, type Logger } from './shared/logger.ts';
 import { describeFailure } from './shared/failure-summary.ts';
+import { withinMs } from './shared/within-ms.ts';
 import { readyBanner, readyUrls } from './ready-banner.ts';
 import { withOutcomeLog } from './outcome-log.ts';
 import { composePlatform, type PaymentPart, type Platform } from './compose.ts';
@@ -55,7 +56,15 @@ export async function startPaymentServer(
   return { ...server, stop: (graceMs) => server.stop(graceMs).finally(() => listener.close()) };
 }
 
-/** Starts the platform and its servers; stops cleanly on SIGINT/SIGTERM. */
+/** The exit code of a shutdown whose deadline (SHUTDOWN_TIMEOUT_SECONDS) passed with steps unfinished; a clean stop is 0. */
+export const shutdownDeadlineExitCode = 3;
+/** Of the shutdown deadline, kept back from the platform's steps for logging and exiting. */
+const shutdownExitReserveMs = 500;
+
+/**
+ * Starts the platform and its servers; stops gracefully on SIGINT/SIGTERM within
+ * SHUTDOWN_TIMEOUT_SECONDS: listeners first, then open calls, then the platform, the chains last.
+ */
 export async function serve(config: Config, logger: Logger): Promise<void> {
   const platform = await composePlatform(config, logger);
   let http: Awaited<ReturnType<typeof buildHttpApp>> | undefined;
@@ -84,11 +93,24 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
-    await http.close().catch((err: unknown) => logger.error({ err }, 'http close failed'));
-    await grpc.stop().catch((err: unknown) => logger.error({ err }, 'gRPC stop failed'));
-    await platform.stop();
-    logger.info('stopped');
+    const timeoutMs = config.shutdownTimeoutSeconds * 1000;
+    const started = Date.now();
+    logger.info({ signal, timeoutMs }, 'shutting down');
+    // The last resort: whatever still hangs, the process is gone by the deadline.
+    setTimeout(() => {
+      logger.error({ signal, timeoutMs }, 'shutdown deadline passed; exiting with steps unfinished');
+      process.exit(shutdownDeadlineExitCode);
+    }, timeoutMs).unref();
+    // Both listeners stop accepting at once (the gRPC health turns NOT_SERVING, /readyz not ready);
+    // open calls get half the time to finish, then each payment stream still open is answered 10.
+    const graceMs = Math.floor(timeoutMs / 2);
+    await Promise.all([
+      withinMs(http.close(), graceMs, 'HTTP close').catch((err: unknown) => logger.error({ err }, 'http close failed')),
+      grpc.stop(graceMs).catch((err: unknown) => logger.error({ err }, 'gRPC stop failed')),
+    ]);
+    // The rest, each step bounded, the chains last; a little kept back for the exit itself.
+    await platform.stop({ timeoutMs: timeoutMs - (Date.now() - started) - shutdownExitReserveMs });
+    logger.info({ ms: Date.now() - started }, 'stopped');
     process.exit(0);
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));

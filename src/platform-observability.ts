@@ -11,7 +11,8 @@ import type { Metrics } from './shared/metrics.ts';
 import { createReadiness, type Readiness } from './shared/readiness.ts';
 import { networkNames, type NetworkName } from './shared/networks.ts';
 import type { Store } from './store/db.ts';
-import { countJournalBacklog } from './store/journal-backlog.ts';
+import { countJournalBacklog, countPendingByRelayer } from './store/journal-backlog.ts';
+import type { Relayer } from './chain/relayer.ts';
 import type { ChainClients } from './chain/chain-clients.ts';
 import type { IpfsBackend } from './ipfs/ipfs-backend.ts';
 import type { WalletService } from './wallet/wallet-service.ts';
@@ -26,7 +27,8 @@ export interface ObservabilityDeps {
   store: Store;
   chains: ChainClients;
   ipfs: IpfsBackend;
-  relayerAddress: `0x${string}`;
+  /** The relayer's lanes, the platform account first, and the transfers waiting for settlement. */
+  relayer: Pick<Relayer, 'address' | 'lanes' | 'settlementQueue'>;
   metrics: Metrics;
   logger: Logger;
   /** The Redis the payment streams pair through, when they do (REDIS_URL on a server). */
@@ -51,15 +53,24 @@ export function composeObservability(deps: ObservabilityDeps): { readiness: Read
     closeRedis = redis.close;
   }
 
-  let gas: { at: number; balances: Promise<Record<string, number>> } | undefined;
+  let gas: { at: number; balances: Promise<Array<Record<string, number>>> } | undefined;
+  /** Every lane's balance per network (lane 0 first), read at most every `gasBalanceCacheMs`. */
+  const laneBalances = () => {
+    if (!gas || performance.now() - gas.at > gasBalanceCacheMs) {
+      gas = { at: performance.now(), balances: Promise.all(deps.relayer.lanes.map((lane) => readGasBalances(probeClients, lane))) };
+    }
+    return gas.balances;
+  };
   deps.metrics.readFrom({
     journalBacklog: () => countJournalBacklog(deps.store.db),
-    relayerGasBalance: () => {
-      if (!gas || performance.now() - gas.at > gasBalanceCacheMs) {
-        gas = { at: performance.now(), balances: readGasBalances(probeClients, deps.relayerAddress) };
-      }
-      return gas.balances;
+    relayerGasBalance: async () => (await laneBalances())[0] ?? {},
+    relayerLanes: async () => {
+      const [balances, pending] = await Promise.all([laneBalances(), countPendingByRelayer(deps.store.db)]);
+      return networkNames.flatMap((network) => deps.relayer.lanes.map((address, i) => ({
+        network, lane: String(i), gasEther: balances[i]?.[network], pending: pending[network]?.[address] ?? 0,
+      })));
     },
+    settlementQueue: () => deps.relayer.settlementQueue(),
   });
   return { readiness, close: () => closeRedis() };
 }

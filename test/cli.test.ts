@@ -8,9 +8,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { rpcOver, startServerProcess, stopServerProcess, type ServerProcess } from './support/server-process.ts';
+import { testStoreEnv } from './support/stores.ts';
 
 const run = promisify(execFile);
 const dataDir = mkdtempSync(path.join(tmpdir(), 'vixpay-cli-'));
+const storeEnv = await testStoreEnv(dataDir);
 let server: ServerProcess;
 
 before(async () => { server = await startServerProcess({ DATA_DIR: dataDir }); });
@@ -20,7 +22,7 @@ after(async () => {
 });
 
 async function vixpay(...args: string[]): Promise<any> {
-  const { stdout } = await run(process.execPath, ['bin/vixpay.js', ...args, '--json'], { env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' } });
+  const { stdout } = await run(process.execPath, ['bin/vixpay.js', ...args, '--json'], { env: { ...process.env, DATA_DIR: dataDir, ...storeEnv, LOG_LEVEL: 'silent' } });
   return JSON.parse(stdout);
 }
 

@@ -4,6 +4,7 @@ import { chmodSync, lstatSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestPlatform } from './support/platform.ts';
+import { releaseDataDirSchema, testStore } from './support/stores.ts';
 import { defaultAddOptions } from '../src/ipfs/ipfs-backend.ts';
 
 // DATA_DIR holds password hashes, the transfer journal, unclaimed reward ids, keys and users' IPFS
@@ -34,7 +35,7 @@ async function* chunks(text: string): AsyncGenerator<Uint8Array> {
   yield new TextEncoder().encode(text);
 }
 
-test('DATA_DIR is 0700 and every file the platform writes in it 0600: SQLite with -wal/-shm, keys, IPFS blocks, anvil state', async () => {
+test('DATA_DIR is 0700 and every file the platform writes in it 0600: SQLite with -wal/-shm (on SQLite), keys, IPFS blocks, anvil state', async () => {
   // As an operator's shell would leave things: umask 022, a DATA_DIR others may enter.
   process.umask(0o022);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'vixpay-perm-'));
@@ -54,7 +55,11 @@ test('DATA_DIR is 0700 and every file the platform writes in it 0600: SQLite wit
 
     const running = walk(dataDir);
     const names = running.map((e) => e.path);
-    for (const expected of ['vixpay.sqlite', 'vixpay.sqlite-wal', 'vixpay.sqlite-shm', 'master.key', 'relayer.key', 'jwt-signing-key.json', 'ipfs/identity.pem', `ipfs/pins/${added.cid}`]) {
+    // On PostgreSQL (VIXPAY_TEST_STORE=postgres) the database is not in DATA_DIR; everything else is.
+    const database = testStore() === 'sqlite' ? ['vixpay.sqlite', 'vixpay.sqlite-wal', 'vixpay.sqlite-shm'] : [];
+    // The JWT signing keys are in the database (sealed with the master key); DATA_DIR/jwt-signing-key.json
+    // is only read, once, from an install older than that.
+    for (const expected of [...database, 'master.key', 'relayer.key', 'ipfs/identity.pem', `ipfs/pins/${added.cid}`]) {
       assert.ok(names.includes(expected), `${expected} exists (${names.filter((n) => !n.startsWith('ipfs/blocks/')).join(', ')})`);
     }
     assert.ok(running.filter((e) => e.path.startsWith('ipfs/blocks/') && !e.directory).length >= 2, 'IPFS blocks were written');
@@ -69,5 +74,6 @@ test('DATA_DIR is 0700 and every file the platform writes in it 0600: SQLite wit
     assertPrivate(stopped, 'after stop');
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
+    await releaseDataDirSchema(dataDir);
   }
 });

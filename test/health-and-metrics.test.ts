@@ -97,6 +97,14 @@ describe('health and metrics on a real platform (SQLite, four anvils, gRPC serve
     assert.equal(sample(text, 'vixpay_transfer_duration_seconds_count', { network: 'ethereum', operation: 'transfer', outcome: 'settled' }), 1);
     assert.equal(sample(text, 'vixpay_relayer_journal_backlog', { network: 'ethereum' }) ?? 0, 0);
     for (const network of ['ethereum', 'optimism', 'bnb', 'opbnb']) assert.ok(sample(text, 'vixpay_relayer_gas_balance_ether', { network })! > 0, network);
+    // The transfer went in a settlement batch of one, on one of the relayer lanes, each with gas and no pending nonce.
+    assert.equal(sample(text, 'vixpay_settlement_batch_size_count', { network: 'ethereum' }), 1);
+    assert.equal(sample(text, 'vixpay_settlement_batch_size_sum', { network: 'ethereum' }), 1);
+    assert.equal(sample(text, 'vixpay_settlement_queue_depth', { network: 'ethereum' }), 0);
+    t.platform.relayer.lanes.forEach((_, lane) => {
+      assert.ok(sample(text, 'vixpay_relayer_lane_gas_balance_ether', { network: 'ethereum', lane: String(lane) })! > 0, `lane ${lane} gas`);
+      assert.equal(sample(text, 'vixpay_relayer_lane_pending_transactions', { network: 'ethereum', lane: String(lane) }), 0, `lane ${lane} pending`);
+    });
   });
 
   test('/metrics: gRPC calls by call and res_code, open streams by kind', async () => {

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { createJwtService } from '../src/identity/jwt.ts';
-import { generateSigningKeySet, loadOrCreateSigningKeys, signingKeyFileName } from '../src/identity/signing-keys.ts';
+import { generateSigningKeySet, signingKeyFileName } from '../src/identity/signing-keys.ts';
+import { openSigningKeys } from '../src/identity/signing-key-store.ts';
+import { createSigningKeyRepository } from '../src/identity/signing-key-repository.ts';
 import { addUser } from '../src/identity/add-user.ts';
 import { embeddedBackendVersion } from '../src/ipfs/embedded-backend.ts';
 import { defaultAddOptions } from '../src/ipfs/ipfs-backend.ts';
@@ -24,7 +26,12 @@ before(async () => {
     { id: 'erin', password: 'erin password', name: 'Erin' })).address;
   await t.platform.wallet.mint('ethereum', { to: erinAddress, amount: '5' });
   assert.equal((await t.platform.ipfs.addEntries((async function* () { yield { kind: 'file' as const, path: '', content: (async function* () {})() }; })(), defaultAddOptions())).cid, emptyFile);
-  const keys = await loadOrCreateSigningKeys(path.join(t.dataDir, signingKeyFileName));
+  // The platform's own keys (in its database since 0011-fleet).
+  const keys = await openSigningKeys({
+    repository: createSigningKeyRepository(t.platform.store.db), vault: t.platform.vault, clock: Date.now, ttlSeconds: 3600,
+    importFile: path.join(t.dataDir, signingKeyFileName),
+  });
+  keys.close();
   good = (await t.platform.identity.jwt.issueAccessToken('erin')).token;
   const past = createJwtService({ keys, clock: () => Date.now() - 3 * 3600_000, ttlSeconds: 3600 });
   bad.expired = (await past.issueAccessToken('erin')).token;

@@ -8,12 +8,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, rpcOver, startServerProcess, stopServerProcess, type ServerProcess } from './support/server-process.ts';
+import { testStore, testStoreEnv } from './support/stores.ts';
 
 // What an operator sees: the CLI finding (or refusing) a platform, configuration errors, a failed
 // start that leaves nothing running, the console of a running server, and GET /v2/auth/me.
 const run = promisify(execFile);
 const root = mkdtempSync(path.join(tmpdir(), 'vixpay-console-'));
 const dataDir = path.join(root, 'data');
+// The platform's database: DATA_DIR/vixpay.sqlite, or its PostgreSQL schema (VIXPAY_TEST_STORE=postgres).
+const storeEnv = await testStoreEnv(dataDir);
 let server: ServerProcess | undefined;
 after(async () => {
   if (server) await stopServerProcess(server);
@@ -85,12 +88,12 @@ test('a start that cannot listen on its HTTP port stops every process it started
   await once(blocker, 'listening');
   const { port } = blocker.address() as { port: number };
   try {
-    const result = await runToEnd([mainTs], quietEnv({ DATA_DIR: dataDir, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1', GRPC_PORT: String(await freePort()) }));
+    const result = await runToEnd([mainTs], quietEnv({ DATA_DIR: dataDir, ...storeEnv, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1', GRPC_PORT: String(await freePort()) }));
     assert.equal(result.code, 1, result.stdout + result.stderr);
     const output = (result.stdout + result.stderr).trim();
     assert.match(output, new RegExp(`HTTP server cannot listen on 127\\.0\\.0\\.1:${port} \\(HTTP_HOST, HTTP_PORT\\): .*EADDRINUSE`));
     assert.doesNotMatch(output, /\n\s+at /, 'no stack trace');
-    assert.ok(existsSync(path.join(dataDir, 'vixpay.sqlite')), 'the platform was made before the listen failed');
+    assert.ok(existsSync(path.join(dataDir, testStore() === 'sqlite' ? 'vixpay.sqlite' : 'master.key')), 'the platform was made before the listen failed');
     assert.deepEqual(anvilsUnder(dataDir), [], 'no anvil left running');
   } finally {
     blocker.close();
@@ -111,7 +114,7 @@ test('a running server: a ready line with every URL, no health-poll lines, GET /
   assert.equal(anvilsUnder(dataDir).length, 4, 'the probe for left-over anvils sees running ones');
 
   // The operator's CLI, told where the platform is, and the app's view of its user.
-  const added = JSON.parse((await run(process.execPath, [vixpayBin, 'user', 'add', '--id', 'dana', '--password', 'correct horse battery', '--name', 'Dana', '--data-dir', dataDir, '--json'], { env: quietEnv() })).stdout);
+  const added = JSON.parse((await run(process.execPath, [vixpayBin, 'user', 'add', '--id', 'dana', '--password', 'correct horse battery', '--name', 'Dana', '--data-dir', dataDir, '--json'], { env: quietEnv(storeEnv) })).stdout);
   const login = await (await fetch(`${server.baseUrl}/v2/auth/auth-user`, {
     method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'dana', password: 'correct horse battery' }),
   })).json() as { token: string };

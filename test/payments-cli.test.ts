@@ -6,13 +6,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, startServerProcess, stopServerProcess, type ServerProcess } from './support/server-process.ts';
+import { testStoreEnv } from './support/stores.ts';
 
 const run = promisify(execFile);
 let server: ServerProcess;
 let env: Record<string, string>;
 before(async () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'vixpay-cli-'));
-  env = { DATA_DIR: dataDir, HTTP_PORT: String(await freePort()), GRPC_PORT: String(await freePort()) };
+  env = { DATA_DIR: dataDir, ...(await testStoreEnv(dataDir)), HTTP_PORT: String(await freePort()), GRPC_PORT: String(await freePort()) };
   server = await startServerProcess(env);
 });
 after(async () => {

@@ -38,7 +38,7 @@ test('on PostgreSQL: a user, a login and a signed transfer, journaled in Postgre
   const result = await call(t.app, '/token', 'transfer', params);
   assert.equal(result.resultCode, '200');
   const journal = await admin.query(`SELECT status, kind FROM ${schema}.chain_txs WHERE tx_hash = $1`, [result.TransactionID]);
-  assert.deepEqual(journal.rows, [{ status: 'confirmed', kind: 'transfer' }]);
+  assert.deepEqual(journal.rows, [{ status: 'confirmed', kind: 'settlement' }]);
   assert.equal((await call(t.app, '/token', 'getBalance', { address: bob.address })).resultData.balance, '2.5');
   const issuers = await t.app.inject({ method: 'GET', url: '/v2/did/issuers' });
   assert.equal(issuers.json().length, 1);

@@ -21,17 +21,22 @@ export interface JournalEntry {
   relayer: string;
   intent: JournalIntent;
   /**
-   * The transfer authorization this transaction carries: it must still be `reserved`, and is
-   * marked `submitted` (with the transaction's hash) in the same database transaction.
+   * The transfer authorizations this transaction carries (a settlement batch): those still
+   * `reserved` are marked `submitted`, with the transaction's hash, in the same database transaction
+   * that journals it; the others are left out of it.
    */
-  authorizationNonce?: string | undefined;
+  authorizationNonces?: readonly string[] | undefined;
 }
+
+/** A transaction as signed for the authorizations it carries (all of them when the entry names none). */
+export type SignTransaction = (nonce: number, included: readonly string[]) => Promise<{ rawTx: string; txHash: string }>;
 
 export interface UnminedTransaction {
   id: string;
   txHash: string;
   rawTx: string;
   nonce: number;
+  createdAt: number;
 }
 
 /**
@@ -42,13 +47,16 @@ export interface ChainJournal {
   /** Raises the stored next nonce to `chainNonce` when the chain is ahead (first use, another sender). */
   syncNonce(network: string, relayer: string, chainNonce: number): Promise<void>;
   /**
-   * In one database transaction: takes the next nonce, has `sign` sign the transaction with it, and
-   * journals the signed bytes. Answers `released` (nothing journaled, nothing to broadcast) when the
-   * entry's authorization is no longer reserved.
+   * In one database transaction: marks the entry's still-reserved authorizations submitted, takes
+   * the next nonce, has `sign` sign the transaction with it for those authorizations, and journals the
+   * signed bytes beside them. Answers `released` (nothing journaled, nothing to broadcast) when the
+   * entry names authorizations and none is reserved any more.
    */
-  journal(entry: JournalEntry, now: number, sign: (nonce: number) => Promise<{ rawTx: string; txHash: string }>):
-    Promise<{ id: string; rawTx: string; txHash: string } | 'released'>;
+  journal(entry: JournalEntry, now: number, sign: SignTransaction):
+    Promise<{ id: string; rawTx: string; txHash: string; included: readonly string[] } | 'released'>;
   markMined(id: string, status: Exclude<ChainTxStatus, 'signed'>, blockNumber: number, now: number): Promise<void>;
+  /** A transaction whose nonce another transaction used: it can never be mined; `failed`, never sent again. */
+  markReplaced(id: string, now: number): Promise<void>;
   /** Journaled transactions of a relayer not known to be mined, in nonce order. */
   listUnmined(network: string, relayer: string): Promise<UnminedTransaction[]>;
   /** Marks unmined again every transaction at or above the chain's nonce (the node lost them); answers how many. */

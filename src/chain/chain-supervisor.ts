@@ -15,6 +15,8 @@ export interface ChainEndpoint {
 
 export interface ChainSupervisor {
   endpoints: Readonly<Record<NetworkName, ChainEndpoint>>;
+  /** The process id of the anvil we run for `network` (none for a configured RPC URL). */
+  nodePid(network: NetworkName): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -31,7 +33,9 @@ export interface ChainSupervisorOptions {
 }
 
 interface ManagedChain {
+  network: NetworkName;
   url: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -57,6 +61,7 @@ export async function startChains(options: ChainSupervisorOptions): Promise<Chai
   const endpoints = Object.fromEntries(entries) as Record<NetworkName, ChainEndpoint>;
   return {
     endpoints,
+    nodePid: (network) => started.find((c) => c.network === network)?.pid,
     stop: async () => {
       await Promise.all(started.map((c) => c.stop()));
     },
@@ -78,7 +83,7 @@ async function runManagedAnvil(network: NetworkName, options: ChainSupervisorOpt
     const own = (options.mode ?? 'own') === 'own';
     log.info({ pid: running.pid, url: running.url }, own ? 'adopting the anvil left running by an earlier process' : 'using the running anvil');
     return {
-      url: running.url,
+      network, url: running.url, pid: running.pid,
       stop: own ? () => stopPid(running.pid, [pidFile, urlFile]) : async () => {},
     };
   }
@@ -93,7 +98,7 @@ async function runManagedAnvil(network: NetworkName, options: ChainSupervisorOpt
   writeFileSync(urlFile, anvil.url, { mode: 0o600 });
   log.info({ url: anvil.url }, 'anvil started');
   return {
-    url: anvil.url,
+    network, url: anvil.url, pid: anvil.pid,
     stop: async () => {
       await anvil.stop();
       rmSync(pidFile, { force: true });

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseEther, type LocalAccount } from 'viem';
+import { concat, keccak256, parseEther, stringToHex, type Address, type Hex, type LocalAccount } from 'viem';
 import { generatePrivateKey } from 'viem/accounts';
 import { localAccount } from './local-account.ts';
 import type { KeyVault } from '../shared/key-vault.ts';
@@ -13,24 +13,41 @@ import { networkNames } from '../shared/networks.ts';
  * gas for users' transfers. RELAYER_PRIVATE_KEY when configured; otherwise created once and kept
  * encrypted in `dataDir/relayer.key`.
  */
-export function loadPlatformAccount(options: {
+export function loadPlatformAccount(options: PlatformKeyOptions): LocalAccount {
+  return localAccount(loadPlatformKey(options));
+}
+
+interface PlatformKeyOptions {
   privateKey?: `0x${string}` | undefined;
   dataDir: string;
   vault: KeyVault;
-}): LocalAccount {
-  if (options.privateKey) return localAccount(options.privateKey);
+}
+
+function loadPlatformKey(options: PlatformKeyOptions): Hex {
+  if (options.privateKey) return options.privateKey;
   const file = path.join(options.dataDir, 'relayer.key');
   if (!existsSync(file)) {
     writeFileSync(file, options.vault.encrypt(generatePrivateKey()), { mode: 0o600, flag: 'wx' });
   }
-  return localAccount(options.vault.decrypt(readFileSync(file, 'utf8').trim()) as `0x${string}`);
+  return options.vault.decrypt(readFileSync(file, 'utf8').trim()) as Hex;
+}
+
+/**
+ * The relayer's lanes: the platform account first, then `count - 1` accounts derived from its key
+ * (`keccak256(key || "vixpay:relayer-lane:<i>")`), so every instance holding the platform key has the
+ * same lanes and nothing more needs keeping secret. Each lane has its own nonce sequence.
+ */
+export function loadRelayerLanes(options: PlatformKeyOptions & { count: number }): LocalAccount[] {
+  const key = loadPlatformKey(options);
+  return Array.from({ length: options.count }, (_, i) =>
+    localAccount(i === 0 ? key : keccak256(concat([key, stringToHex(`vixpay:relayer-lane:${i}`)]))));
 }
 
 const minimumGasBalance = parseEther('100');
 
-/** On the anvil chains we run, the relayer is given gas money; a real node's relayer is funded by the operator. */
-export async function fundRelayerOnManagedChains(chains: ChainClients, address: `0x${string}`, logger: Logger): Promise<void> {
-  await Promise.all(networkNames.map(async (network) => {
+/** On the anvil chains we run, the relayer lanes are given gas money; a real node's are funded by the operator. */
+export async function fundRelayerOnManagedChains(chains: ChainClients, addresses: readonly Address[], logger: Logger): Promise<void> {
+  await Promise.all(networkNames.flatMap((network) => addresses.map(async (address) => {
     const { client, managed } = chains[network];
     const balance = await client.getBalance({ address });
     if (balance >= minimumGasBalance) return;
@@ -39,5 +56,5 @@ export async function fundRelayerOnManagedChains(chains: ChainClients, address: 
       return;
     }
     await client.request({ method: 'anvil_setBalance' as never, params: [address, `0x${parseEther('1000000').toString(16)}`] as never });
-  }));
+  })));
 }

@@ -6,6 +6,7 @@ import type { Relayer } from './relayer.ts';
 import { networkNames, type NetworkName } from '../shared/networks.ts';
 import { vixpTokenAbi, vixpTokenBytecode } from '../gen/contracts/vixp-token.ts';
 import { ethrDidRegistryAbi, ethrDidRegistryBytecode } from '../gen/contracts/ethr-did-registry.ts';
+import { vixpSettlementAbi, vixpSettlementBytecode } from '../gen/contracts/vixp-settlement.ts';
 
 export const vixpSymbol = 'VIXP';
 export const vixpName = 'VIXP';
@@ -14,6 +15,8 @@ export const vixpDecimals = 18;
 export interface PlatformContracts {
   vixpToken: Address;
   didRegistry: Address;
+  /** Executes batches of EIP-3009 transfer authorizations, each item on its own (contracts/VixpSettlement.sol). */
+  settlement: Address;
 }
 
 export type PlatformContractsByNetwork = Readonly<Record<NetworkName, PlatformContracts>>;
@@ -23,22 +26,28 @@ export interface PlatformContractsDeps {
   chains: ChainClients;
   relayer: Relayer;
   clock: Clock;
+  /** Contracts already on a network (`CONTRACTS_<NETWORK>`): used as they are, never deployed. */
+  configured?: Readonly<Partial<Record<NetworkName, Readonly<Partial<PlatformContracts>>>>>;
 }
 
 /**
- * Deploys the VIXP token (owned by the platform account) and the ERC-1056 DID registry on every
- * network the first time, and reuses them after: an address is kept only while the chain still
+ * Deploys the VIXP token (owned by the platform account), the ERC-1056 DID registry and the
+ * settlement contract on every network the first time, and reuses them after: an address is kept only while the chain still
  * has code there. A deployment journaled before a crash is picked up from its receipt.
  */
 export async function ensurePlatformContracts(deps: PlatformContractsDeps): Promise<PlatformContractsByNetwork> {
   const entries = await Promise.all(networkNames.map(async (network): Promise<[NetworkName, PlatformContracts]> => {
-    const vixpToken = await ensureDeployed(deps, network, 'VixpToken', encodeDeployData({
+    const given = deps.configured?.[network] ?? {};
+    const vixpToken = given.vixpToken ? await useConfigured(deps, network, 'vixpToken', given.vixpToken) : await ensureDeployed(deps, network, 'VixpToken', encodeDeployData({
       abi: vixpTokenAbi, bytecode: vixpTokenBytecode, args: [vixpName, vixpSymbol, deps.relayer.address, 0n],
     }));
-    const didRegistry = await ensureDeployed(deps, network, 'EthereumDIDRegistry', encodeDeployData({
+    const didRegistry = given.didRegistry ? await useConfigured(deps, network, 'didRegistry', given.didRegistry) : await ensureDeployed(deps, network, 'EthereumDIDRegistry', encodeDeployData({
       abi: ethrDidRegistryAbi, bytecode: ethrDidRegistryBytecode,
     }));
-    return [network, { vixpToken, didRegistry }];
+    const settlement = given.settlement ? await useConfigured(deps, network, 'settlement', given.settlement) : await ensureDeployed(deps, network, 'VixpSettlement', encodeDeployData({
+      abi: vixpSettlementAbi, bytecode: vixpSettlementBytecode,
+    }));
+    return [network, { vixpToken, didRegistry, settlement }];
   }));
   return Object.freeze(Object.fromEntries(entries) as Record<NetworkName, PlatformContracts>);
 }
@@ -68,5 +77,25 @@ async function ensureDeployed(deps: PlatformContractsDeps, network: NetworkName,
     txHash = result.txHash;
   }
   await journal.recordDeployment({ network, name, chainId, address, txHash }, clock());
+  return address;
+}
+
+/**
+ * A contract configured by address: it must have code there, and a VIXP token must be owned by the
+ * platform account (which mints); anything else stops the start with the setting named.
+ */
+async function useConfigured(deps: PlatformContractsDeps, network: NetworkName, name: keyof PlatformContracts, configured: Address): Promise<Address> {
+  const { client } = deps.chains[network];
+  const setting = `CONTRACTS_${network.toUpperCase()}`;
+  const address = getAddress(configured);
+  if (((await client.getCode({ address })) ?? '0x') === '0x') {
+    throw new Error(`${setting}: ${name}=${address} has no contract code on ${network}`);
+  }
+  if (name === 'vixpToken') {
+    const owner = await client.readContract({ address, abi: vixpTokenAbi, functionName: 'owner' }).catch(() => undefined);
+    if (!owner || getAddress(owner) !== getAddress(deps.relayer.address)) {
+      throw new Error(`${setting}: the VIXP token at ${address} is owned by ${owner ?? 'no one we can read'}, not the platform account ${deps.relayer.address}, which mints`);
+    }
+  }
   return address;
 }

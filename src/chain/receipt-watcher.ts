@@ -1,11 +1,47 @@
-import { formatTransactionReceipt, numberToHex, type Hex, type PublicClient, type RpcTransactionReceipt, type TransactionReceipt } from 'viem';
+import {
+  formatTransactionReceipt, numberToHex, TransactionReceiptNotFoundError,
+  type Address, type Hex, type PublicClient, type RpcTransactionReceipt, type TransactionReceipt,
+} from 'viem';
+
+/**
+ * Why a wait ended without a final receipt. The relayer treats every rejection of `wait` as "no
+ * receipt yet" and leaves the journaled transaction to recovery (same signed bytes), so none of
+ * these ever counts as success:
+ * - `timeout`: no receipt (or not enough confirmations) within the wait;
+ * - `reorged`: it was mined, then its block left the canonical chain and the node no longer has a
+ *   receipt for it (its transaction is back in the node's pool, or will be rebroadcast);
+ * - `dropped`: it was mined, then vanished from the chain and from the node's pool (a reorg that
+ *   dropped it, or another transaction of the same nonce replaced it);
+ * - `replaced`: never mined, and its sender's nonce is used up on chain by another transaction;
+ * - `closed`: the watcher was closed (shutdown).
+ */
+export class ReceiptNotFinalError extends Error {
+  override name = 'ReceiptNotFinalError';
+  readonly reason: 'timeout' | 'reorged' | 'dropped' | 'replaced' | 'closed';
+  readonly hash: Hex;
+
+  constructor(reason: ReceiptNotFinalError['reason'], hash: Hex, message: string) {
+    super(message);
+    this.reason = reason;
+    this.hash = hash;
+  }
+}
 
 /** Receipts of the transactions being waited for on one network. */
 export interface ReceiptWatcher {
-  /** The receipt of `hash` once it is mined; rejects after `timeoutMs`. */
+  /**
+   * The receipt of `hash` once it is final: mined with `confirmations - 1` blocks on top and still
+   * in the canonical chain (same block hash) at that depth. Rejects with a ReceiptNotFinalError
+   * after `timeoutMs`, or at once when a mined receipt vanished.
+   */
   wait(hash: Hex, timeoutMs: number): Promise<TransactionReceipt>;
-  /** Stops polling; pending waits reject. */
+  /** Stops polling; pending waits reject (`closed`). */
   close(): void;
+}
+
+export interface ReceiptWatcherOptions {
+  /** Blocks a receipt's block counts as, itself included, before it is final. Default 1: as soon as it is mined. */
+  confirmations?: number;
 }
 
 interface Waiter {
@@ -18,6 +54,10 @@ interface Waiting {
   waiters: Set<Waiter>;
   /** Looked up once after a head was read: from then on, only blocks after that head can hold it. */
   checked: boolean;
+  /** Mined, waiting for its confirmations (only when more than one is asked). */
+  receipt?: TransactionReceipt;
+  /** Its sender and nonce, learnt from the node once it is seen pending while blocks go by. */
+  sender?: { from: Address; nonce: number };
 }
 
 /**
@@ -25,8 +65,14 @@ interface Waiting {
  * asks the node for the head every `pollMs`. A transaction new to it is looked up once after that
  * read (found if mined at or before the head); from then on each new block's receipts are fetched
  * once (`eth_getBlockReceipts`, or per waiter where a node lacks it) and each waiter gets its own.
+ * With `confirmations` N above 1, a mined receipt is held until the head is N-1 blocks past its
+ * block, then fetched again: same block hash, it is final; mined again in another block (a reorg
+ * that kept it), its count starts over there; gone, the wait rejects (`reorged` or `dropped`).
+ * A transaction still unmined when new blocks come is checked against its sender's nonce on chain:
+ * used up by another transaction, the wait rejects (`replaced`) instead of running out its time.
  */
-export function createReceiptWatcher(client: PublicClient, pollMs: number): ReceiptWatcher {
+export function createReceiptWatcher(client: PublicClient, pollMs: number, options: ReceiptWatcherOptions = {}): ReceiptWatcher {
+  const confirmations = BigInt(Math.max(1, options.confirmations ?? 1));
   // Several waits of one hash are possible (a recovery beside a live send): each gets the receipt.
   const waiters = new Map<Hex, Waiting>();
   let scanned: bigint | undefined;
@@ -34,15 +80,25 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number): Rece
   let polling = false;
   let blockReceipts = true;
 
-  const settle = (receipt: TransactionReceipt | null) => {
-    const waiting = receipt && waiters.get(receipt.transactionHash);
-    if (!receipt || !waiting) return;
-    waiters.delete(receipt.transactionHash);
+  const finish = (hash: Hex, outcome: { receipt: TransactionReceipt } | { error: Error }) => {
+    const waiting = waiters.get(hash);
+    if (!waiting) return;
+    waiters.delete(hash);
     for (const waiter of waiting.waiters) {
       clearTimeout(waiter.timer);
-      waiter.resolve(receipt);
+      if ('receipt' in outcome) waiter.resolve(outcome.receipt);
+      else waiter.reject(outcome.error);
     }
   };
+
+  const found = (receipt: TransactionReceipt | null) => {
+    const waiting = receipt && waiters.get(receipt.transactionHash);
+    if (!receipt || !waiting) return;
+    if (confirmations <= 1n) finish(receipt.transactionHash, { receipt });
+    else waiting.receipt ??= receipt;
+  };
+
+  const unmined = () => [...waiters].filter(([, w]) => !w.receipt);
 
   async function receiptsOf(block: bigint): Promise<TransactionReceipt[]> {
     if (blockReceipts) {
@@ -50,15 +106,68 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number): Rece
         const raw = await client.request({ method: 'eth_getBlockReceipts', params: [numberToHex(block)] } as never) as RpcTransactionReceipt[] | null;
         return (raw ?? []).map((r) => formatTransactionReceipt(r));
       } catch {
-        blockReceipts = false; // this node lacks it: look each waiter up instead
+        blockReceipts = false; // this node lacks it (Hardhat's): look each waiter up instead
       }
     }
-    return lookUp([...waiters.keys()]);
+    return lookUp(unmined().map(([hash]) => hash));
   }
 
   async function lookUp(hashes: Hex[]): Promise<TransactionReceipt[]> {
-    const found = await Promise.all(hashes.map((hash) => client.getTransactionReceipt({ hash }).catch(() => undefined)));
-    return found.filter((r): r is TransactionReceipt => r !== undefined);
+    const receipts = await Promise.all(hashes.map((hash) => client.getTransactionReceipt({ hash }).catch(() => undefined)));
+    return receipts.filter((r): r is TransactionReceipt => r !== undefined);
+  }
+
+  /** The sender and nonce of pending transactions, while the node still has them in its pool. */
+  async function learnSenders(pending: Array<[Hex, Waiting]>): Promise<void> {
+    await Promise.all(pending.filter(([, w]) => !w.sender).map(async ([hash, w]) => {
+      const tx = await client.getTransaction({ hash }).catch(() => undefined);
+      if (tx) w.sender = { from: tx.from, nonce: tx.nonce };
+    }));
+  }
+
+  /**
+   * Unmined waits while blocks go by: a sender whose nonce on chain has passed the transaction's,
+   * without a receipt for it, had another transaction of that nonce mined.
+   */
+  async function detectReplaced(): Promise<void> {
+    const pending = unmined().filter(([, w]) => w.checked);
+    await learnSenders(pending);
+    const senders = [...new Set(pending.flatMap(([, w]) => (w.sender ? [w.sender.from] : [])))];
+    const used = new Map(await Promise.all(senders.map(async (from) => [from, await client.getTransactionCount({ address: from, blockTag: 'latest' })] as const)));
+    await Promise.all(pending.map(async ([hash, w]) => {
+      if (!w.sender || (used.get(w.sender.from) ?? 0) <= w.sender.nonce) return;
+      const receipt = await client.getTransactionReceipt({ hash }).catch(() => undefined);
+      if (receipt) return found(receipt);
+      finish(hash, { error: new ReceiptNotFinalError('replaced', hash, `${hash} was not mined: nonce ${w.sender.nonce} of ${w.sender.from} was used by another transaction`) });
+    }));
+  }
+
+  /** A held receipt deep enough (or whose block is above the head: the chain got shorter) is checked again. */
+  async function confirm(head: bigint): Promise<void> {
+    const due = [...waiters].filter(([, w]) => w.receipt && (head >= w.receipt.blockNumber + confirmations - 1n || head < w.receipt.blockNumber));
+    await Promise.all(due.map(async ([hash, waiting]) => {
+      const held = waiting.receipt as TransactionReceipt;
+      let now: TransactionReceipt | undefined;
+      try {
+        now = await client.getTransactionReceipt({ hash });
+      } catch (error) {
+        if (!(error instanceof TransactionReceiptNotFoundError)) return; // the node did not answer: next poll
+      }
+      if (now && now.blockHash === held.blockHash) {
+        if (head >= now.blockNumber + confirmations - 1n) finish(hash, { receipt: now });
+        return;
+      }
+      if (now) {
+        waiting.receipt = now; // mined again in another block: its confirmations count from there
+        return;
+      }
+      const pooled = await client.getTransaction({ hash }).then(() => true, () => false);
+      finish(hash, {
+        error: pooled
+          ? new ReceiptNotFinalError('reorged', hash, `${hash} was mined in block ${held.blockNumber} (${held.blockHash}), which left the chain; it is pending again`)
+          : new ReceiptNotFinalError('dropped', hash, `${hash} was mined in block ${held.blockNumber} (${held.blockHash}), which left the chain, and the node no longer has it`),
+      });
+    }));
   }
 
   async function poll(): Promise<void> {
@@ -67,17 +176,24 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number): Rece
     polling = true;
     try {
       const head = await client.getBlockNumber({ cacheTime: 0 });
+      // The chain got shorter (a reorg to fewer blocks): blocks from the new head on are new again.
+      if (scanned !== undefined && head < scanned) scanned = head;
       const fresh = [...waiters].filter(([, w]) => !w.checked);
       const scanning = fresh.length < waiters.size;
-      for (const receipt of await lookUp(fresh.map(([hash]) => hash))) settle(receipt);
+      for (const receipt of await lookUp(fresh.map(([hash]) => hash))) found(receipt);
       for (const [, w] of fresh) w.checked = true;
+      // Not mined yet: its sender and nonce, to tell later whether another transaction replaced it.
+      await learnSenders(fresh.filter(([hash, w]) => !w.receipt && waiters.get(hash) === w));
       // Blocks after the last scan matter only to transactions already looked up before them.
+      const newBlocks = scanned !== undefined && head > scanned;
       if (scanning && scanned !== undefined) {
-        for (let block = scanned + 1n; block <= head && waiters.size > 0; block++) {
-          for (const receipt of await receiptsOf(block)) settle(receipt);
+        for (let block = scanned + 1n; block <= head && unmined().length > 0; block++) {
+          for (const receipt of await receiptsOf(block)) found(receipt);
         }
       }
       scanned = head;
+      if (newBlocks && unmined().length > 0) await detectReplaced();
+      if (confirmations > 1n) await confirm(head);
     } catch {
       // The node did not answer this time: the next poll tries again, each wait keeps its own deadline.
     }
@@ -95,7 +211,8 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number): Rece
           timer: setTimeout(() => {
             waiting.waiters.delete(waiter);
             if (waiting.waiters.size === 0 && waiters.get(hash) === waiting) waiters.delete(hash);
-            reject(new Error(`no receipt for ${hash} within ${timeoutMs} ms`));
+            const what = waiting.receipt ? `${confirmations} confirmations` : 'receipt';
+            reject(new ReceiptNotFinalError('timeout', hash, `no ${what} for ${hash} within ${timeoutMs} ms`));
           }, timeoutMs),
         };
         waiting.waiters.add(waiter);
@@ -106,13 +223,9 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number): Rece
     close() {
       if (timer) clearTimeout(timer);
       timer = undefined;
-      for (const [hash, waiting] of waiters) {
-        for (const waiter of waiting.waiters) {
-          clearTimeout(waiter.timer);
-          waiter.reject(new Error(`receipt watcher closed while waiting for ${hash}`));
-        }
+      for (const hash of [...waiters.keys()]) {
+        finish(hash, { error: new ReceiptNotFinalError('closed', hash, `receipt watcher closed while waiting for ${hash}`) });
       }
-      waiters.clear();
     },
   };
 }

@@ -1,41 +1,58 @@
-import { keccak256, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
-import type { ChainJournal, ChainTxStatus, JournalIntent } from './chain-journal.ts';
+import { encodeFunctionData, keccak256, parseEventLogs, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
+import type { ChainJournal, ChainTxStatus, JournalIntent, SignTransaction } from './chain-journal.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
 import { DomainError } from '../shared/errors.ts';
 import { errorSummary } from '../shared/redact.ts';
 import type { ChainClients } from './chain-clients.ts';
+import { ReceiptNotFinalError } from './receipt-watcher.ts';
 import type { NetworkName } from '../shared/networks.ts';
+import { vixpSettlementAbi } from '../gen/contracts/vixp-settlement.ts';
+import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
+import { failpoint, mutated } from '../shared/failpoints.ts';
 
 /** What a relayed transaction is for; journaled beside it. */
-export type RelayIntent = JournalIntent & { kind: 'transfer' | 'deploy' | 'mint' | 'cancel-authorization' | (string & {}) };
+export type RelayIntent = JournalIntent & { kind: 'settlement' | 'deploy' | 'mint' | 'cancel-authorization' | (string & {}) };
 
 export interface RelayRequest {
   /** Omitted for a contract deployment. */
   to?: Address;
   data: Hex;
   intent: RelayIntent;
-  /**
-   * The EIP-3009 authorization the transaction carries: it is marked submitted in the same database
-   * transaction that journals it, and nothing is sent if it is no longer reserved.
-   */
-  authorizationNonce?: Hex;
 }
 
 export interface RelayResult {
   txHash: Hex;
-  /** `signed`: not mined within the wait (recovery rebroadcasts it); `failed`: mined and reverted. */
+  /**
+   * `signed`: not mined within the wait (recovery rebroadcasts it); `failed`: mined and reverted or,
+   * for a settlement item, mined without executing that item; `confirmed`: executed.
+   */
   status: ChainTxStatus;
   receipt?: TransactionReceipt;
 }
 
+/** One EIP-3009 transfer authorization, signed by its holder, for a settlement batch. */
+export interface SettlementItem {
+  token: Address;
+  from: Address;
+  to: Address;
+  value: bigint;
+  validBefore: bigint;
+  nonce: Hex;
+  /** The holder's packed (r || s || v) signature of TransferWithAuthorization. */
+  signature: Hex;
+}
+
 export interface Relayer {
+  /** The platform account: lane 0, the deployer and minter. */
   address: Address;
+  /** Every relayer lane's address, the platform account first. */
+  lanes: readonly Address[];
   /**
-   * Estimates, signs with the next nonce, journals, then broadcasts, and waits for the receipt.
-   * Throws (`chain.transaction_failed` when the node says it would revert or the authorization was
-   * released, `chain.unavailable`) only when nothing was journaled, so nothing was sent; once
-   * journaled, answers the outcome.
+   * Estimates, signs with the platform account's next nonce, journals, then broadcasts, and waits for
+   * the receipt. Throws (`chain.transaction_failed` when the node says it would revert,
+   * `chain.unavailable`) only when nothing was journaled, so nothing was sent; once journaled,
+   * answers the outcome.
    */
   submit(network: NetworkName, request: RelayRequest): Promise<RelayResult>;
   /**
@@ -44,45 +61,147 @@ export interface Relayer {
    * returned with status `signed` and is finished by `recover`.
    */
   send(network: NetworkName, request: RelayRequest): Promise<RelayResult>;
-  /** Finishes every journaled transaction that has no receipt yet: rebroadcasts, then waits. */
+  /**
+   * Settles one reserved authorization through the `settlement` contract, batched with the others
+   * accepted within the batch window, on the least busy lane. The journaling transaction marks the
+   * authorization submitted with the batch's hash; throws (`chain.transaction_failed` when the
+   * authorization was no longer reserved, `chain.unavailable`) only when it was not journaled.
+   * `confirmed` when the receipt shows this item's `AuthorizationUsed`; `failed` when the batch was
+   * mined without executing it.
+   */
+  settle(network: NetworkName, settlement: Address, item: SettlementItem): Promise<RelayResult>;
+  /** Finishes every journaled transaction of every lane that has no receipt yet: rebroadcasts, then waits. */
   recover(network: NetworkName): Promise<number>;
+  /**
+   * Rebroadcasts every lane's journaled transactions older than `olderThanMs` that have no receipt
+   * (whoever journaled them: a crashed instance's transaction holds the lane's next nonces for all),
+   * and records those mined. Their bytes are the journaled ones, so a rebroadcast never doubles anything.
+   */
+  rebroadcastStale(network: NetworkName, olderThanMs: number): Promise<number>;
+  /** Transfers accepted for settlement and not answered yet (waiting for their batch or its receipt), per network. */
+  settlementQueue(): Partial<Record<NetworkName, number>>;
 }
 
 export interface RelayerDeps {
   journal: ChainJournal;
   chains: ChainClients;
-  account: LocalAccount;
+  /** The lanes, the platform account first (it deploys and mints). */
+  lanes: readonly LocalAccount[];
   clock: Clock;
   logger: Logger;
   receiptTimeoutMs?: number;
+  batch?: { windowMs: number; maxItems: number };
+  /** Called with the size of every settlement batch journaled. */
+  onBatch?: (network: NetworkName, size: number) => void;
+}
+
+/** Gas of a settlement batch: the contract's per-item allowance (150,000 × 64/63 + 10,000) and calldata, plus a base. */
+const batchBaseGas = 60_000n;
+const batchItemGas = 175_000n;
+/** A transaction pending this long on an automining chain we run gets a block mined for it. */
+const nudgeAfterMs = 1_000;
+/** How long a sweep of stale transactions waits for their receipts (the next sweep waits again). */
+const staleReceiptWaitMs = 3_000;
+/** A lane needs this much native balance to be used on a node we do not run (gas of a full batch, roughly). */
+const laneMinimumGasWei = 10n ** 16n;
+
+interface PendingItem {
+  item: SettlementItem;
+  resolve(result: RelayResult): void;
+  reject(error: unknown): void;
+}
+
+interface Lane {
+  account: LocalAccount;
+  /** Batches of this lane being journaled and broadcast (their receipt waits do not count). */
+  preparing: number;
+  /** Batches sent and not answered yet. */
+  inFlight: number;
+}
+
+/** The batch a network is filling: sent once its window has passed and a lane is free, or once full. */
+interface OpenBatch {
+  settlement: Address;
+  items: PendingItem[];
+  windowPassed: boolean;
+  timer: NodeJS.Timeout | undefined;
 }
 
 /**
- * The platform account as the relayer: it pays the gas of every transaction the platform sends.
- * Each one is journaled (nonce, signed bytes, hash) before it is broadcast, so a crash anywhere is
- * finished by `recover` with the same bytes: exactly once, no nonce gap.
+ * The platform's relayer: it pays the gas of every transaction the platform sends. Each one is
+ * journaled (nonce, signed bytes, hash) before it is broadcast, so a crash anywhere is finished by
+ * `recover` with the same bytes: exactly once, no nonce gap. Users' transfers are batched into
+ * settlement transactions spread over several lanes (accounts), so neither one nonce sequence nor
+ * one slow transaction bounds the rate.
  */
 export function createRelayer(deps: RelayerDeps): Relayer {
-  const { journal, chains, account, clock, logger } = deps;
+  const { journal, chains, clock, logger } = deps;
   const receiptTimeoutMs = deps.receiptTimeoutMs ?? 60_000;
-  const relayer = account.address;
-  const synced = new Set<NetworkName>();
+  const windowMs = deps.batch?.windowMs ?? 3;
+  const maxItemsSetting = deps.batch?.maxItems ?? 100;
+  const [platform] = deps.lanes;
+  if (!platform) throw new Error('the relayer needs at least one lane');
+  const platformAccount: LocalAccount = platform;
+  const synced = new Set<string>();
+  const lanesByNetwork = new Map<NetworkName, Promise<Lane[]>>();
+  const openBatches = new Map<NetworkName, OpenBatch>();
+  const queued = new Map<NetworkName, number>();
+  const maxItemsByNetwork = new Map<NetworkName, Promise<number>>();
 
   /** The stored next nonce never trails the chain's pending nonce (first use, or another sender). */
-  async function syncNonce(network: NetworkName): Promise<void> {
-    if (synced.has(network)) return;
-    const onChain = await chains[network].client.getTransactionCount({ address: relayer, blockTag: 'pending' });
-    await journal.syncNonce(network, relayer, onChain);
-    synced.add(network);
+  async function syncNonce(network: NetworkName, address: Address): Promise<void> {
+    const key = `${network}:${address}`;
+    if (synced.has(key)) return;
+    const onChain = await chains[network].client.getTransactionCount({ address, blockTag: 'pending' });
+    await journal.syncNonce(network, address, onChain);
+    synced.add(key);
   }
 
-  async function finish(network: NetworkName, id: string, txHash: Hex): Promise<RelayResult> {
-    let receipt: TransactionReceipt;
+  /**
+   * anvil's automine can leave a ready transaction in its pool until another one arrives (foundry
+   * issue 10122, seen here under concurrent lanes): on a chain we run, a transaction still pending
+   * after `nudgeAfterMs` while automine is on gets a block mined for it. A chain whose mining a
+   * test paused (automine off) is left alone.
+   */
+  function nudgeManagedMining(network: NetworkName, txHash: Hex): () => void {
+    const { client, managed } = chains[network];
+    if (!managed) return () => undefined;
+    const timer = setTimeout(() => {
+      void (async () => {
+        const automine = await client.request({ method: 'anvil_getAutomine' as never }) as unknown as boolean;
+        const tx = await client.getTransaction({ hash: txHash }).catch(() => undefined);
+        if (automine && tx && tx.blockNumber === null) await client.request({ method: 'evm_mine' as never });
+      })().catch(() => undefined);
+    }, nudgeAfterMs);
+    return () => clearTimeout(timer);
+  }
+
+  /** The final receipt; `replaced` when another transaction took its nonce; undefined while it may still be mined. */
+  async function waitForReceipt(network: NetworkName, txHash: Hex, timeoutMs = receiptTimeoutMs): Promise<TransactionReceipt | 'replaced' | undefined> {
+    const stopNudge = nudgeManagedMining(network, txHash);
     try {
-      receipt = await chains[network].receipts.wait(txHash, receiptTimeoutMs);
+      return await chains[network].receipts.wait(txHash, timeoutMs);
     } catch (cause) {
+      if (cause instanceof ReceiptNotFinalError && cause.reason === 'replaced') {
+        logger.error({ network, txHash }, 'another transaction took this transaction\'s nonce: it can never be mined');
+        return 'replaced';
+      }
+      // Reorged out, dropped from the pool or slow: still minable with its nonce; recovery and the
+      // stale-transaction sweep send it again.
       logger.warn({ network, txHash, reason: errorSummary(cause) }, 'no receipt yet; left for recovery');
-      return { txHash, status: 'signed' };
+      return undefined;
+    } finally {
+      stopNudge();
+    }
+  }
+
+  async function finish(network: NetworkName, id: string, txHash: Hex, timeoutMs?: number): Promise<RelayResult> {
+    const receipt = await waitForReceipt(network, txHash, timeoutMs);
+    if (!receipt) return { txHash, status: 'signed' };
+    if (receipt === 'replaced') {
+      // Nothing of it executed: its settlement items are settled by the chain (cancelled or expired).
+      await journal.markReplaced(id, clock());
+      return { txHash, status: 'failed' };
     }
     const status = receipt.status === 'success' ? 'confirmed' : 'failed';
     await journal.markMined(id, status, Number(receipt.blockNumber), clock());
@@ -100,46 +219,198 @@ export function createRelayer(deps: RelayerDeps): Relayer {
     }
   }
 
-  async function submit(network: NetworkName, request: RelayRequest): Promise<RelayResult> {
-    const { client, chainId } = chains[network];
-    let gas: bigint;
-    let fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
+  async function feesOf(network: NetworkName, account: Address) {
     try {
-      await syncNonce(network);
-      fees = await client.estimateFeesPerGas();
+      await syncNonce(network, account);
+      return await chains[network].client.estimateFeesPerGas();
     } catch (cause) {
       throw new DomainError('chain.unavailable', `network ${network} does not answer (${errorSummary(cause)})`);
     }
+  }
+
+  /** Signs an EIP-1559 transaction of `account` at the nonce the journal hands out. */
+  function signer(network: NetworkName, account: LocalAccount, fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }, gas: bigint,
+    to: Address | undefined, dataFor: (included: readonly string[]) => Hex): SignTransaction {
+    const { chainId } = chains[network];
+    return async (nonce, included) => {
+      const rawTx = await account.signTransaction({
+        chainId, type: 'eip1559', nonce, to: to ?? null, data: dataFor(included), value: 0n, gas,
+        maxFeePerGas: fees.maxFeePerGas * 2n,
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      });
+      return { rawTx, txHash: keccak256(rawTx) };
+    };
+  }
+
+  async function submit(network: NetworkName, request: RelayRequest): Promise<RelayResult> {
+    const fees = await feesOf(network, platformAccount.address);
+    let gas: bigint;
     try {
-      gas = await client.estimateGas({ account: relayer, to: request.to, data: request.data });
+      gas = await chains[network].client.estimateGas({ account: platformAccount.address, to: request.to, data: request.data });
     } catch (cause) {
-      // The node's error quotes the calldata, which may carry a signed authorization: keep only
-      // a summary, never the error itself, so no log line or reply can carry it.
+      // The node's error quotes the calldata, which may carry a signature: keep only a summary,
+      // never the error itself, so no log line or reply can carry it.
       throw new DomainError('chain.transaction_failed', `the transaction would revert (${errorSummary(cause)})`);
     }
     const journaled = await journal.journal(
-      { network, relayer, intent: request.intent, authorizationNonce: request.authorizationNonce },
-      clock(),
-      async (nonce) => {
-        const rawTx = await account.signTransaction({
-          chainId, type: 'eip1559', nonce, to: request.to ?? null, data: request.data, value: 0n,
-          gas: (gas * 12n) / 10n,
-          maxFeePerGas: fees.maxFeePerGas * 2n,
-          maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-        });
-        return { rawTx, txHash: keccak256(rawTx) };
-      },
+      { network, relayer: platformAccount.address, intent: request.intent }, clock(),
+      signer(network, platformAccount, fees, (gas * 12n) / 10n, request.to, () => request.data),
     );
-    if (journaled === 'released') {
-      throw new DomainError('chain.transaction_failed', 'the transfer authorization was released before it was sent');
-    }
+    if (journaled === 'released') throw new Error('a transaction without authorizations cannot be released');
     await broadcast(network, journaled.rawTx as Hex);
     return finish(network, journaled.id, journaled.txHash as Hex);
   }
 
+  /** The lanes usable on a network: on a node we do not run, only those with gas money (the first always). */
+  function lanesOf(network: NetworkName): Promise<Lane[]> {
+    let lanes = lanesByNetwork.get(network);
+    if (!lanes) {
+      const newLane = (account: LocalAccount): Lane => ({ account, preparing: 0, inFlight: 0 });
+      lanes = (async () => {
+        const [first, ...others] = deps.lanes;
+        if (chains[network].managed || !first) return deps.lanes.map(newLane);
+        const funded = await Promise.all(others.map(async (account) =>
+          (await chains[network].client.getBalance({ address: account.address }).catch(() => 0n)) >= laneMinimumGasWei));
+        const unfunded = others.filter((_, i) => !funded[i]).map((a) => a.address);
+        if (unfunded.length > 0) logger.warn({ network, unfunded }, 'relayer lanes without gas are not used: fund them');
+        return [first, ...others.filter((_, i) => funded[i])].map(newLane);
+      })();
+      lanesByNetwork.set(network, lanes);
+      lanes.catch(() => lanesByNetwork.delete(network));
+    }
+    return lanes;
+  }
+
+  /** Items per batch: the setting, or fewer when the chain's block gas limit cannot hold that many. */
+  function maxItemsOf(network: NetworkName): Promise<number> {
+    let max = maxItemsByNetwork.get(network);
+    if (!max) {
+      max = chains[network].client.getBlock({ blockTag: 'latest' }).then((block) => {
+        const fit = Number(((block.gasLimit * 9n) / 10n - batchBaseGas) / batchItemGas);
+        return Math.max(1, Math.min(maxItemsSetting, fit));
+      });
+      maxItemsByNetwork.set(network, max);
+      max.catch(() => maxItemsByNetwork.delete(network));
+    }
+    return max;
+  }
+
+  /** A lane not preparing a batch, the one with the fewest batches in flight; none when all are preparing. */
+  function freeLane(lanes: Lane[]): Lane | undefined {
+    let best: Lane | undefined;
+    for (const lane of lanes) {
+      if (lane.preparing === 0 && (!best || lane.inFlight < best.inFlight)) best = lane;
+    }
+    return best;
+  }
+
+  async function settle(network: NetworkName, settlement: Address, item: SettlementItem): Promise<RelayResult> {
+    let lanes: Lane[];
+    let maxItems: number;
+    try {
+      [lanes, maxItems] = await Promise.all([lanesOf(network), maxItemsOf(network)]);
+    } catch (cause) {
+      throw new DomainError('chain.unavailable', `network ${network} does not answer (${errorSummary(cause)})`);
+    }
+    queued.set(network, (queued.get(network) ?? 0) + 1);
+    return new Promise<RelayResult>((resolve, reject) => {
+      let open = openBatches.get(network);
+      if (!open) {
+        const opened: OpenBatch = { settlement, items: [], windowPassed: false, timer: undefined };
+        opened.timer = setTimeout(() => { opened.windowPassed = true; sendOpenBatch(network, lanes, false); }, windowMs);
+        openBatches.set(network, opened);
+        open = opened;
+      }
+      if (open.settlement !== settlement) {
+        reject(new Error('one network has one settlement contract'));
+        return;
+      }
+      open.items.push({ item, resolve, reject });
+      if (open.items.length >= maxItems) sendOpenBatch(network, lanes, true);
+    }).finally(() => queued.set(network, (queued.get(network) ?? 1) - 1));
+  }
+
+  /**
+   * Sends the network's open batch on a free lane: once its window has passed (or at once when full).
+   * While every lane is still journaling a batch, the open one keeps filling: under load, batches
+   * grow instead of queueing up behind each other.
+   */
+  function sendOpenBatch(network: NetworkName, lanes: Lane[], full: boolean): void {
+    const open = openBatches.get(network);
+    if (!open || (!full && !open.windowPassed)) return;
+    const lane = freeLane(lanes) ?? (full ? lanes.reduce((a, b) => (b.inFlight < a.inFlight ? b : a)) : undefined);
+    if (!lane) return;
+    clearTimeout(open.timer);
+    openBatches.delete(network);
+    lane.preparing++;
+    lane.inFlight++;
+    let prepared = false;
+    const done = () => {
+      if (prepared) return;
+      prepared = true;
+      lane.preparing--;
+      sendOpenBatch(network, lanes, false);
+    };
+    relayBatch(network, lane.account, open.settlement, open.items, done)
+      .catch((error: unknown) => { for (const pending of open.items) pending.reject(error); })
+      .finally(() => {
+        lane.inFlight--;
+        done();
+      });
+  }
+
+  /** Journals, signs and broadcasts one batch (then calls `prepared`), and answers each item from its receipt. */
+  async function relayBatch(network: NetworkName, account: LocalAccount, settlement: Address, batch: PendingItem[], prepared: () => void): Promise<void> {
+    const fees = await feesOf(network, account.address);
+    const byNonce = new Map(batch.map((pending) => [pending.item.nonce as string, pending]));
+    const gas = batchBaseGas + batchItemGas * BigInt(batch.length);
+    failpoint('relay.before-journal');
+    const journaled = await journal.journal(
+      { network, relayer: account.address, intent: { kind: 'settlement', contractAddress: settlement }, authorizationNonces: [...byNonce.keys()] },
+      clock(),
+      signer(network, account, fees, gas, settlement, (included) => encodeFunctionData({
+        abi: vixpSettlementAbi, functionName: 'settle',
+        args: [included.map((nonce) => {
+          const { item } = byNonce.get(nonce) as PendingItem;
+          return { token: item.token, from: item.from, to: item.to, value: item.value, validAfter: 0n, validBefore: item.validBefore, nonce: item.nonce, signature: item.signature };
+        })],
+      })),
+    );
+    const included = journaled === 'released' ? new Set<string>() : new Set(journaled.included);
+    for (const pending of batch) {
+      if (!included.has(pending.item.nonce)) {
+        pending.reject(new DomainError('chain.transaction_failed', 'the transfer authorization was released before it was sent'));
+      }
+    }
+    if (journaled === 'released') return;
+    deps.onBatch?.(network, included.size);
+    failpoint('relay.after-journal');
+    await broadcast(network, journaled.rawTx as Hex);
+    failpoint('relay.after-broadcast');
+    prepared();
+    const result = await finish(network, journaled.id, journaled.txHash as Hex);
+    const executed = result.receipt ? executedItems(result.receipt) : new Set<string>();
+    for (const pending of batch) {
+      if (!included.has(pending.item.nonce)) continue;
+      const { item } = pending;
+      if (!result.receipt) pending.resolve(result);
+      else pending.resolve({ ...result, status: executed.has(itemKey(item.token, item.from, item.nonce)) ? 'confirmed' : 'failed' });
+    }
+  }
+
+  async function finishUnmined(network: NetworkName, address: Address, stale?: { before: number; waitMs: number }): Promise<{ pending: number; finished: number }> {
+    const pending = (await journal.listUnmined(network, address))
+      .filter((tx) => stale === undefined || tx.createdAt < stale.before);
+    for (const tx of pending) await broadcast(network, tx.rawTx as Hex);
+    const results = await Promise.all(pending.map((tx) => finish(network, tx.id, tx.txHash as Hex, stale?.waitMs)));
+    return { pending: pending.length, finished: results.filter((r) => r.status !== 'signed').length };
+  }
+
   return {
-    address: relayer,
+    address: platformAccount.address,
+    lanes: deps.lanes.map((lane) => lane.address),
     submit,
+    settle,
 
     async send(network, request) {
       const result = await submit(network, request);
@@ -150,21 +421,45 @@ export function createRelayer(deps: RelayerDeps): Relayer {
     },
 
     async recover(network) {
-      // A node that lost blocks (an anvil killed between two state dumps, a reorg) no longer holds
-      // transactions we recorded as mined: every journaled one at or above the relayer's nonce on
-      // chain is sent again, in nonce order, from its journaled bytes (same hash), so none is lost
-      // and no later transaction waits behind a gap.
-      const chainNonce = await chains[network].client.getTransactionCount({ address: relayer, blockTag: 'latest' });
-      const lost = await journal.reopenFrom(network, relayer, chainNonce, clock());
-      if (lost > 0) logger.error({ network, lost, chainNonce }, 'the chain lost transactions recorded as mined; sending them again');
-      const pending = await journal.listUnmined(network, relayer);
-      for (const tx of pending) await broadcast(network, tx.rawTx as Hex);
-      const results = await Promise.all(pending.map((tx) => finish(network, tx.id, tx.txHash as Hex)));
-      synced.delete(network);
-      await syncNonce(network);
-      const finished = results.filter((r) => r.status !== 'signed').length;
-      if (pending.length > 0) logger.info({ network, pending: pending.length, finished }, 'recovered journaled transactions');
-      return finished;
+      if (mutated('skip-journal-replay')) return 0;
+      let finishedAll = 0;
+      for (const { address } of deps.lanes) {
+        // A node that lost blocks (an anvil killed between two state dumps, a reorg) no longer holds
+        // transactions we recorded as mined: every journaled one at or above the lane's nonce on
+        // chain is sent again, in nonce order, from its journaled bytes (same hash), so none is lost
+        // and no later transaction waits behind a gap.
+        const chainNonce = await chains[network].client.getTransactionCount({ address, blockTag: 'latest' });
+        const lost = await journal.reopenFrom(network, address, chainNonce, clock());
+        if (lost > 0) logger.error({ network, lane: address, lost, chainNonce }, 'the chain lost transactions recorded as mined; sending them again');
+        const { pending, finished } = await finishUnmined(network, address);
+        synced.delete(`${network}:${address}`);
+        await syncNonce(network, address);
+        if (pending > 0) logger.info({ network, lane: address, pending, finished }, 'recovered journaled transactions');
+        finishedAll += finished;
+      }
+      return finishedAll;
+    },
+
+    settlementQueue: () => Object.fromEntries(queued),
+
+    async rebroadcastStale(network, olderThanMs) {
+      if (mutated('skip-journal-replay')) return 0;
+      let finishedAll = 0;
+      for (const { address } of deps.lanes) {
+        const { pending, finished } = await finishUnmined(network, address, { before: clock() - olderThanMs, waitMs: staleReceiptWaitMs });
+        if (pending > 0) logger.info({ network, lane: address, pending, finished }, 'rebroadcast journaled transactions left without a receipt');
+        finishedAll += finished;
+      }
+      return finishedAll;
     },
   };
+}
+
+const itemKey = (token: string, authorizer: string, nonce: string) => `${token.toLowerCase()}:${authorizer.toLowerCase()}:${nonce.toLowerCase()}`;
+
+/** The items a settlement receipt executed: each has its token's `AuthorizationUsed(authorizer, nonce)`. */
+function executedItems(receipt: TransactionReceipt): Set<string> {
+  if (receipt.status !== 'success') return new Set();
+  const used = parseEventLogs({ abi: vixpTokenAbi, eventName: 'AuthorizationUsed', logs: receipt.logs });
+  return new Set(used.map((log) => itemKey(log.address, log.args.authorizer, log.args.nonce)));
 }

@@ -8,6 +8,10 @@ import { loginApproveCommand } from './login-commands.ts';
 import { ratePublishCommand, storeAddCommand } from './payment-commands.ts';
 import { appCommand, posCommand } from './simulator-commands.ts';
 import { demoPayCommand, demoRewardCommand } from './demo-commands.ts';
+import { keysRotateCommand } from './key-commands.ts';
+import { listenCommand, webhookAddCommand, webhookListCommand, webhookRemoveCommand, webhookRotateSecretCommand } from './webhook-commands.ts';
+import { receiptVerifyCommand } from './receipt-commands.ts';
+import { operatorAddCommand } from './operator-commands.ts';
 
 export interface CliContext {
   config: Config;
@@ -40,6 +44,14 @@ export const commands: Record<string, CliCommand> = {
   app: appCommand,
   'demo pay': demoPayCommand,
   'demo reward': demoRewardCommand,
+  'keys rotate': keysRotateCommand,
+  'webhook add': webhookAddCommand,
+  'webhook list': webhookListCommand,
+  'webhook remove': webhookRemoveCommand,
+  'webhook rotate-secret': webhookRotateSecretCommand,
+  listen: listenCommand,
+  'receipt verify': receiptVerifyCommand,
+  'operator add': operatorAddCommand,
 };
 
 export function usage(): string {

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import { networkNames, type NetworkName } from '../shared/networks.ts';
+import { parseFailpoints, parseMutations, type FailpointAction, type FailpointName, type MutationName } from '../shared/failpoints.ts';
 
 /** Default Host-label map of the chain API (SPEC.md "JSON-RPC APIs"); overridable by HOST_LABELS. */
 export const defaultHostLabels: Readonly<Record<string, NetworkName>> = {
@@ -19,6 +20,25 @@ export const defaultHostLabels: Readonly<Record<string, NetworkName>> = {
 const port = z.coerce.number().int().min(0).max(65535);
 const optionalUrl = z.string().url().optional();
 
+/** The platform contracts a network may name instead of having them deployed (`CONTRACTS_<NETWORK>`). */
+export const contractNames = ['vixpToken', 'didRegistry', 'settlement'] as const;
+export type ContractAddresses = Readonly<Partial<Record<(typeof contractNames)[number], `0x${string}`>>>;
+
+/** `vixpToken=0x…,didRegistry=0x…,settlement=0x…` (any of them) for one network. */
+const contractAddresses = (network: NetworkName) => z.string().optional().transform((text, ctx): ContractAddresses | undefined => {
+  if (text === undefined || text.trim() === '') return undefined;
+  const addresses: Partial<Record<(typeof contractNames)[number], `0x${string}`>> = {};
+  for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const [name, address] = pair.split('=').map((p) => p.trim());
+    if (!name || !(contractNames as readonly string[]).includes(name) || !address || !/^0x[0-9a-fA-F]{40}$/.test(address) || name in addresses) {
+      ctx.addIssue({ code: 'custom', message: `entry "${pair}" is not name=0x-address, each name once (names: ${contractNames.join(', ')})` });
+      return z.NEVER;
+    }
+    addresses[name as (typeof contractNames)[number]] = address as `0x${string}`;
+  }
+  return addresses;
+}).describe(`contracts already on ${network}, used as they are instead of deployed at first start: \`vixpToken=0x…,didRegistry=0x…,settlement=0x…\` (any of them; the VIXP token must be owned by the relayer, which mints)`);
+
 export const envSchema = z.object({
   HTTP_PORT: port.default(8080).describe('HTTP APIs port'),
   HTTP_HOST: z.string().default('0.0.0.0').describe('HTTP APIs bind address'),
@@ -30,6 +50,10 @@ export const envSchema = z.object({
   RPC_URL_OPTIMISM: optionalUrl.describe('JSON-RPC node of optimism instead of a local anvil'),
   RPC_URL_BNB: optionalUrl.describe('JSON-RPC node of bnb instead of a local anvil'),
   RPC_URL_OPBNB: optionalUrl.describe('JSON-RPC node of opbnb instead of a local anvil'),
+  CONTRACTS_ETHEREUM: contractAddresses('ethereum'),
+  CONTRACTS_OPTIMISM: contractAddresses('optimism'),
+  CONTRACTS_BNB: contractAddresses('bnb'),
+  CONTRACTS_OPBNB: contractAddresses('opbnb'),
   HOST_LABELS: z.string().optional().describe('`label=network,…` map of the chain API (networks: ethereum, optimism, bnb, opbnb); replaces the default, SPEC\'s labels + `localhost`'),
   MASTER_KEY: z.string().regex(/^[0-9a-fA-F]{64}$/, 'MASTER_KEY must be 64 hex characters').optional().describe('64 hex characters: the AES-256-GCM key encryption key, from a secret manager; unset: `DATA_DIR/master.key`, created once'),
   RELAYER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/).optional().describe('treasury/relayer key (`0x` + 64 hex); unset: generated once into `DATA_DIR/relayer.key`, encrypted with the master key'),
@@ -39,6 +63,15 @@ export const envSchema = z.object({
   JSONRPC_BATCH_LIMIT: z.coerce.number().int().min(1).max(1000).default(50).describe('requests in one JSON-RPC batch'),
   HTTP_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024).describe('largest JSON body'),
   CHAIN_POLL_MS: z.coerce.number().int().min(10).default(50).describe('how often a chain client asks its node for the head while waiting for receipts'),
+  SETTLEMENT_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(10_000).default(3).describe('transfers accepted within this many milliseconds of a batch\'s first one share its settlement transaction (docs/performance.md)'),
+  SETTLEMENT_BATCH_MAX_ITEMS: z.coerce.number().int().min(1).max(150).default(100).describe('transfers in one settlement transaction at most; a full batch is sent at once'),
+  RELAYER_LANES: z.coerce.number().int().min(1).max(32).default(4).describe('relayer accounts settlement batches are spread over, each with its own nonce sequence (the first is the platform account; the others are derived from it and need gas on an external node)'),
+  CONFIRMATIONS: z.coerce.number().int().min(1).max(1000).default(1).describe('blocks a transaction\'s block counts as, itself included, before it is final (a payment reaches `END_PAY` then); 1: as soon as it is mined. Keep `RECEIPT_TIMEOUT_SECONDS` above this many block times'),
+  CONFIRMATIONS_ETHEREUM: z.coerce.number().int().min(1).max(1000).optional().describe('`CONFIRMATIONS` for ethereum only'),
+  CONFIRMATIONS_OPTIMISM: z.coerce.number().int().min(1).max(1000).optional().describe('`CONFIRMATIONS` for optimism only'),
+  CONFIRMATIONS_BNB: z.coerce.number().int().min(1).max(1000).optional().describe('`CONFIRMATIONS` for bnb only'),
+  CONFIRMATIONS_OPBNB: z.coerce.number().int().min(1).max(1000).optional().describe('`CONFIRMATIONS` for opbnb only'),
+  SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(20).describe('on SIGTERM/SIGINT: listeners stop accepting at once, open payments get this long to finish (then end with a SPEC code), and the process exits by this deadline even when Redis, PostgreSQL or a node does not answer'),
   TIME_ZONE: z.string().default('Asia/Seoul').describe('IANA time zone of the timestamps in payments and rewards'),
   JWT_TTL_SECONDS: z.coerce.number().int().min(60).max(86400 * 30).default(3600).describe('access token lifetime'),
   TRUST_PROXY: z.string().default('false').describe('behind load balancers: their number (`1`) or their addresses/CIDRs (`10.0.0.0/8,192.168.1.7`); the client address is then read from X-Forwarded-For past them. `true` (every hop) is refused'),
@@ -68,6 +101,14 @@ export const envSchema = z.object({
   HTTP_BODY_RATE_WINDOW_SECONDS: z.coerce.number().positive().max(3600).default(10).describe('the window of `HTTP_MIN_BODY_BYTES_PER_SECOND`'),
   SWEEP_INTERVAL_SECONDS: z.coerce.number().positive().max(86400).default(60).describe('how often expired temp keys, idempotency keys and website-login requests are deleted'),
   TEMP_KEY_USED_GRACE_SECONDS: z.coerce.number().min(0).max(86400 * 30).default(3600).describe('how long a used temp key is kept'),
+  // Store webhooks (docs/webhooks.md).
+  WEBHOOK_POLL_SECONDS: z.coerce.number().positive().max(3600).default(1).describe('how often an instance looks for webhook deliveries that are due'),
+  WEBHOOK_RETRY_INITIAL_SECONDS: z.coerce.number().positive().max(86400).default(10).describe('wait after a webhook delivery\'s first failed attempt; it doubles after each failure, for 24 hours from the event'),
+  WEBHOOK_RETRY_MAX_SECONDS: z.coerce.number().positive().max(86400).default(3600).describe('longest wait between two attempts of a webhook delivery'),
+  WEBHOOK_TIMEOUT_SECONDS: z.coerce.number().positive().max(300).default(10).describe('a webhook receiver that has not answered by then fails this attempt'),
+  // Test-only fault injection (docs/reliability.md); a server with either set logs a warning at start.
+  FAILPOINTS: z.string().optional().describe('test only: `name=crash|error,…` failpoints at the step boundaries of the money paths (docs/reliability.md); `crash` is a SIGKILL of the process there'),
+  VIXPAY_MUTATIONS: z.string().optional().describe('test only: `switch,…` that break a guarantee on purpose for `npm run test:mutations` (docs/reliability.md); refused with `NODE_ENV=production`'),
 });
 
 export interface Config {
@@ -79,6 +120,8 @@ export interface Config {
   readonly logLevel: string;
   /** An RPC URL per network; a network without one runs on a supervised anvil. */
   readonly rpcUrls: Readonly<Partial<Record<NetworkName, string>>>;
+  /** Per network, platform contracts already deployed (CONTRACTS_<NETWORK>): used instead of deploying them. */
+  readonly contractAddresses: Readonly<Partial<Record<NetworkName, ContractAddresses>>>;
   readonly hostLabels: Readonly<Record<string, NetworkName>>;
   readonly masterKeyHex: string | undefined;
   readonly relayerPrivateKey: `0x${string}` | undefined;
@@ -90,6 +133,14 @@ export interface Config {
   readonly jsonRpcBatchLimit: number;
   readonly httpBodyLimitBytes: number;
   readonly chainPollMs: number;
+  /** Settlement batching: the window after a batch's first transfer, and its largest size. */
+  readonly settlementBatch: { readonly windowMs: number; readonly maxItems: number };
+  /** Relayer accounts (lanes) settlement batches are spread over. */
+  readonly relayerLanes: number;
+  /** Per network: blocks a transaction's block counts as, itself included, before its receipt is final (1: once mined). */
+  readonly confirmations: Readonly<Record<NetworkName, number>>;
+  /** The deadline of a graceful shutdown (SIGTERM/SIGINT), in seconds. */
+  readonly shutdownTimeoutSeconds: number;
   readonly timeZone: string;
   readonly jwtTtlSeconds: number;
   /**
@@ -142,6 +193,12 @@ export interface Config {
   readonly sweepIntervalSeconds: number;
   /** A used temp key is kept this long after its use (then "unknown" instead of "already used"). */
   readonly tempKeyUsedGraceSeconds: number;
+  /** Store webhooks: poll interval, retry backoff (initial and largest wait), one attempt's timeout; seconds. */
+  readonly webhooks: { readonly pollSeconds: number; readonly retryInitialSeconds: number; readonly retryMaxSeconds: number; readonly timeoutSeconds: number };
+  /** Test only: armed failpoints (FAILPOINTS), empty in any real deployment. */
+  readonly failpoints: ReadonlyMap<FailpointName, FailpointAction>;
+  /** Test only: guarantees broken on purpose (VIXPAY_MUTATIONS), refused with NODE_ENV=production. */
+  readonly mutations: ReadonlySet<MutationName>;
 }
 
 /** `false`, a hop count (1 and up), or proxy addresses/CIDRs (and proxy-addr's `loopback`, `linklocal`, `uniquelocal`). */
@@ -167,7 +224,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
   const trustProxy = parseSetting('TRUST_PROXY', () => parseTrustProxy(env.TRUST_PROXY), problems);
   const hostLabels = env.HOST_LABELS ? parseSetting('HOST_LABELS', () => parseHostLabels(env.HOST_LABELS ?? ''), problems) : { ...defaultHostLabels };
-  if (!parsed.success || problems.length > 0 || trustProxy === undefined || hostLabels === undefined) {
+  const failpoints = parseSetting('FAILPOINTS', () => parseFailpoints(env.FAILPOINTS), problems);
+  const mutations = parseSetting('VIXPAY_MUTATIONS', () => {
+    const switches = parseMutations(env.VIXPAY_MUTATIONS);
+    if (switches.size > 0 && env.NODE_ENV === 'production') throw new Error('mutation switches break guarantees on purpose and are refused with NODE_ENV=production');
+    return switches;
+  }, problems);
+  if (!parsed.success || problems.length > 0 || trustProxy === undefined || hostLabels === undefined || failpoints === undefined || mutations === undefined) {
     // One line per setting, the first problem of each.
     const seen = new Set<string>();
     throw new ConfigError(problems.filter((problem) => {
@@ -189,6 +252,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ...(e.RPC_URL_BNB && { bnb: e.RPC_URL_BNB }),
       ...(e.RPC_URL_OPBNB && { opbnb: e.RPC_URL_OPBNB }),
     }),
+    contractAddresses: Object.freeze({
+      ...(e.CONTRACTS_ETHEREUM && { ethereum: e.CONTRACTS_ETHEREUM }),
+      ...(e.CONTRACTS_OPTIMISM && { optimism: e.CONTRACTS_OPTIMISM }),
+      ...(e.CONTRACTS_BNB && { bnb: e.CONTRACTS_BNB }),
+      ...(e.CONTRACTS_OPBNB && { opbnb: e.CONTRACTS_OPBNB }),
+    }),
     hostLabels: Object.freeze(hostLabels),
     masterKeyHex: e.MASTER_KEY,
     relayerPrivateKey: e.RELAYER_PRIVATE_KEY as `0x${string}` | undefined,
@@ -198,6 +267,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jsonRpcBatchLimit: e.JSONRPC_BATCH_LIMIT,
     httpBodyLimitBytes: e.HTTP_BODY_LIMIT_BYTES,
     chainPollMs: e.CHAIN_POLL_MS,
+    settlementBatch: { windowMs: e.SETTLEMENT_BATCH_WINDOW_MS, maxItems: e.SETTLEMENT_BATCH_MAX_ITEMS },
+    relayerLanes: e.RELAYER_LANES,
+    confirmations: Object.freeze({
+      ethereum: e.CONFIRMATIONS_ETHEREUM ?? e.CONFIRMATIONS,
+      optimism: e.CONFIRMATIONS_OPTIMISM ?? e.CONFIRMATIONS,
+      bnb: e.CONFIRMATIONS_BNB ?? e.CONFIRMATIONS,
+      opbnb: e.CONFIRMATIONS_OPBNB ?? e.CONFIRMATIONS,
+    }),
+    shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT_SECONDS,
     timeZone: e.TIME_ZONE,
     jwtTtlSeconds: e.JWT_TTL_SECONDS,
     trustProxy,
@@ -226,6 +304,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpBodyRateWindowSeconds: e.HTTP_BODY_RATE_WINDOW_SECONDS,
     sweepIntervalSeconds: e.SWEEP_INTERVAL_SECONDS,
     tempKeyUsedGraceSeconds: e.TEMP_KEY_USED_GRACE_SECONDS,
+    webhooks: Object.freeze({
+      pollSeconds: e.WEBHOOK_POLL_SECONDS, retryInitialSeconds: e.WEBHOOK_RETRY_INITIAL_SECONDS,
+      retryMaxSeconds: e.WEBHOOK_RETRY_MAX_SECONDS, timeoutSeconds: e.WEBHOOK_TIMEOUT_SECONDS,
+    }),
+    failpoints,
+    mutations,
   });
 }
 

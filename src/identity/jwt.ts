@@ -3,6 +3,7 @@ import { SignJWT, errors as joseErrors, jwtVerify, type JWTHeaderParameters, typ
 import { DomainError } from '../shared/errors.ts';
 import { systemClock, type Clock } from '../shared/clock.ts';
 import { accessTokenAlgorithm, type PublicSigningJwk, type SigningKeySet } from './signing-keys.ts';
+import type { SigningKeySource } from './signing-key-store.ts';
 
 /** `iss` and `aud` of every access token. */
 export const accessTokenIssuer = 'vixpay';
@@ -10,7 +11,8 @@ export const accessTokenAudience = 'vixpay';
 export const defaultAccessTokenTtlSeconds = 3600;
 
 export interface JwtServiceDeps {
-  keys: SigningKeySet;
+  /** A fixed key set, or the fleet's keys in the database (signing-key-store.ts), reloaded as they rotate. */
+  keys: SigningKeySet | Pick<SigningKeySource, 'current' | 'refreshSoon'>;
   clock?: Clock;
   /** Lifetime of an access token; default 1 hour. */
   ttlSeconds?: number;
@@ -46,19 +48,28 @@ export interface JwtService {
   readAccessToken(token: string): Promise<AccessTokenClaims>;
   /** The public keys, for `GET /.well-known/jwks.json`. */
   jwks(): { keys: PublicSigningJwk[] };
+  /** Reloads the keys from their store unless that was done within the last second (a rotation shows at once). */
+  reloadKeys(): Promise<void>;
 }
 
 export function createJwtService(deps: JwtServiceDeps): JwtService {
-  const { keys } = deps;
+  const source = 'current' in deps.keys ? deps.keys : fixedKeys(deps.keys);
   const clock = deps.clock ?? systemClock;
   const ttlSeconds = deps.ttlSeconds ?? defaultAccessTokenTtlSeconds;
   const clockTolerance = deps.clockToleranceSeconds ?? 5;
   if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1) throw new Error('JWT lifetime must be a positive whole number of seconds');
 
   // Only our own keys, looked up by kid; a token naming another key (or none) is refused before any
-  // signature check. jwtVerify additionally allow-lists the algorithm.
-  const keyFor = (header: JWTHeaderParameters, _token: FlattenedJWSInput) => {
-    const key = header.kid === undefined ? undefined : keys.byKid.get(header.kid);
+  // signature check. A kid not known yet may be a key another instance just started signing with
+  // (a rotation): the keys are reloaded (at most once a second) before it is refused. jwtVerify
+  // additionally allow-lists the algorithm.
+  const keyFor = async (header: JWTHeaderParameters, _token: FlattenedJWSInput) => {
+    const kid = header.kid;
+    let key = kid === undefined ? undefined : source.current().byKid.get(kid);
+    if (!key && kid !== undefined && /^[A-Za-z0-9_-]{43}$/.test(kid)) {
+      await source.refreshSoon().catch(() => undefined);
+      key = source.current().byKid.get(kid);
+    }
     if (!key) throw new DomainError('request.unauthorized', 'Invalid access token', { details: 'unknown signing key' });
     return key.publicKey;
   };
@@ -95,6 +106,7 @@ export function createJwtService(deps: JwtServiceDeps): JwtService {
         expiresAt: issuedAt + ttlSeconds,
         authTime: options.authTime ?? issuedAt,
       };
+      const keys = source.current();
       const token = await new SignJWT({ auth_time: claims.authTime })
         .setProtectedHeader({ alg: accessTokenAlgorithm, typ: 'JWT', kid: keys.active.kid })
         .setIssuer(accessTokenIssuer)
@@ -111,6 +123,11 @@ export function createJwtService(deps: JwtServiceDeps): JwtService {
       return { userId };
     },
     readAccessToken,
-    jwks: () => ({ keys: [...keys.byKid.values()].map((key) => key.publicJwk) }),
+    jwks: () => ({ keys: [...source.current().byKid.values()].map((key) => key.publicJwk) }),
+    reloadKeys: () => source.refreshSoon(),
   };
+}
+
+function fixedKeys(keys: SigningKeySet): Pick<SigningKeySource, 'current' | 'refreshSoon'> {
+  return { current: () => keys, refreshSoon: async () => undefined };
 }

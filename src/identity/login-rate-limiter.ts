@@ -24,22 +24,29 @@ export class LoginRateLimitedError extends DomainError {
 }
 
 /**
- * Failed-login throttle: a sliding log of failed password attempts per user id and per client IP,
- * kept in memory (per instance). While either holds its maximum inside the window, attempts are
- * refused before the password is even checked. An attempt counts as failed from the moment it
- * begins, so a burst of parallel guesses cannot all slip in while the first hashes are computed.
+ * Failed-login throttle: a sliding log of failed password attempts per user id and per client IP.
+ * While either holds its maximum inside the window, attempts are refused before the password is
+ * even checked. An attempt counts as failed from the moment it begins, so a burst of parallel
+ * guesses cannot all slip in while the first hashes are computed. `createLoginRateLimiter` keeps the
+ * logs in memory (one instance); `createRedisLoginRateLimiter` (redis-login-rate-limiter.ts) in
+ * Redis, shared by every instance. Callers `await` both methods, whichever it is.
  */
 export interface LoginRateLimiter {
-  /** Throws LoginRateLimitedError while `id` or `ip` is over its limit; otherwise counts the attempt as failed. */
-  beginAttempt(id: string, ip: string): LoginAttempt;
+  /** Throws (rejects with) LoginRateLimitedError while `id` or `ip` is over its limit; otherwise counts the attempt as failed. */
+  beginAttempt(id: string, ip: string): LoginAttempt | Promise<LoginAttempt>;
 }
 
 export interface LoginAttempt {
   /** The password was right: clears the id's failures and takes this attempt off the IP's log. */
-  succeeded(): void;
+  succeeded(): void | Promise<void>;
 }
 
-export function createLoginRateLimiter(options: LoginRateLimiterOptions = {}): LoginRateLimiter {
+/** The in-memory throttle answers at once. */
+export interface InMemoryLoginRateLimiter extends LoginRateLimiter {
+  beginAttempt(id: string, ip: string): { succeeded(): void };
+}
+
+export function createLoginRateLimiter(options: LoginRateLimiterOptions = {}): InMemoryLoginRateLimiter {
   const clock = options.clock ?? systemClock;
   const windowMs = options.windowMs ?? 15 * 60_000;
   const maxTrackedKeys = options.maxTrackedKeys ?? 100_000;

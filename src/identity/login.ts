@@ -60,9 +60,9 @@ export function createLoginService(deps: LoginServiceDeps): LoginService {
   const maxSessionSeconds = deps.maxSessionSeconds ?? defaultMaxSessionSeconds;
 
   const withPassword = async (id: string, password: string, clientIp: string) => {
-    const attempt = rateLimiter.beginAttempt(id, clientIp);
+    const attempt = await rateLimiter.beginAttempt(id, clientIp);
     const user = await users.verifyPassword(id, password);
-    attempt.succeeded();
+    await attempt.succeeded();
     const { token } = await jwt.issueAccessToken(user.id);
     return toRecord(user, token);
   };

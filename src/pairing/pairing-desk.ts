@@ -44,4 +44,11 @@ export interface PairingDesk {
    * approved already (its own session ended before it heard it), and lets it go.
    */
   approveWaitingApp(userUuid: string, event: Extract<SessionEvent, { type: 'end_pay' }>): void;
+  /** This instance among those pairing through the same Redis (absent in-process: one instance). */
+  readonly instanceId?: string;
+  /**
+   * Whether instance `instanceId` still beats (Redis desk). False only when it is gone at two checks
+   * a heartbeat apart while this instance's own beats succeed; true when in doubt.
+   */
+  isInstanceAlive?(instanceId: string): Promise<boolean>;
 }

@@ -19,6 +19,12 @@ export const pairingWindowExpired = () => new DomainError('payment.expired', 'th
 /** 03 to a POS whose app sent no TRANSFER in time. */
 export const transferExpired = () => new DomainError('payment.expired', 'no TRANSFER from the app within the time allowed');
 
+/**
+ * 10 to an app that sent its TRANSFER to a POS's instance that then died (Redis desk): whether the
+ * transfer ran is not known on this instance; the POS's retry of the tran_no settles the payment.
+ */
+export const posInstanceLost = () => new DomainError('internal', 'the instance handling the POS stopped after the TRANSFER; the payment\'s outcome is settled when the POS retries the tran_no');
+
 /** 11 to an app whose user_uuid another DoPayment holds. */
 export const userUuidInUse = () => new DomainError('request.invalid', 'this user_uuid is already in use by another DoPayment', { details: 'user_uuid' });
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DomainError } from '../shared/errors.ts';
 import type { TransferCredentials } from '../payments/payment-events.ts';
 import type { AppArrival, AppConnection } from './pairing-desk.ts';
-import { appWaitExpired, endsStream, transferBeforeRequest, userUuidInUse } from './pairing-rules.ts';
+import { appWaitExpired, canceled, endsStream, posInstanceLost, transferBeforeRequest, userUuidInUse } from './pairing-rules.ts';
 import type { PairingLink } from './redis-pairing-link.ts';
 import * as scripts from './redis-pairing-scripts.ts';
 import { fromWire, keyLifetimes, type AppMessage, type AppValue, type PosRef } from './redis-pairing-wire.ts';
@@ -30,6 +30,8 @@ interface LocalApp {
   hungUp: boolean;
   transferSent: boolean;
   idleTimer?: NodeJS.Timeout;
+  /** Stops watching the POS's instance (paired across instances). */
+  unwatch?: () => void;
 }
 
 export function createRedisAppSide(link: PairingLink, appWaitMs: number): RedisAppSide {
@@ -39,7 +41,25 @@ export function createRedisAppSide(link: PairingLink, appWaitMs: number): RedisA
   function finish(app: LocalApp): void {
     app.state = 'done';
     clearTimeout(app.idleTimer);
+    app.unwatch?.();
     apps.delete(app.id);
+  }
+
+  /**
+   * The POS's instance died while paired: before the app's TRANSFER that is the POS's call ending
+   * (01, as when a POS cancels); after it the payment's outcome is not known here (10: the POS's
+   * retry of the tran_no settles it). The user_uuid is freed for the next attempt.
+   */
+  function posInstanceDied(app: LocalApp): void {
+    if (app.state === 'done') return;
+    // Released before the app hears it: its next DoPayment finds the user_uuid free.
+    link.run(scripts.releaseApp, [link.appKey(app.arrival.userUuid)], [app.id])
+      .catch((error: unknown) => link.logError(error, 'release failed'))
+      .finally(() => { if (app.state !== 'done') fail(app, app.transferSent ? posInstanceLost() : canceled()); });
+  }
+
+  function watchPos(app: LocalApp, pos: PosRef): void {
+    app.unwatch ??= link.watchPeer(pos.i, () => posInstanceDied(app));
   }
 
   function fail(app: LocalApp, error: DomainError): void {
@@ -76,8 +96,13 @@ export function createRedisAppSide(link: PairingLink, appWaitMs: number): RedisA
   /** No POS in time: 03, unless a POS claimed the app meanwhile (Redis decides). */
   function waitForPos(app: LocalApp): void {
     app.idleTimer = setTimeout(() => {
-      link.run(scripts.expireApp, [link.appKey(app.arrival.userUuid)], [app.id]).then((gone) => {
+      link.run(scripts.expireApp, [link.appKey(app.arrival.userUuid)], [app.id]).then(async (gone) => {
         if (gone === 1 && app.state === 'waiting' && !app.hungUp) fail(app, appWaitExpired());
+        // Claimed, but no word from the POS yet: watch its instance from now on.
+        if (gone === 0 && app.state !== 'done') {
+          const pos = await posOf(app);
+          if (pos) watchPos(app, pos);
+        }
       }, (error: unknown) => link.logError(error, 'expiry failed'));
     }, appWaitMs);
   }
@@ -146,6 +171,7 @@ export function createRedisAppSide(link: PairingLink, appWaitMs: number): RedisA
       const app = apps.get(message.app);
       if (!app || app.state === 'done') return;
       if (message.pos) app.pos = message.pos;
+      if (app.pos) watchPos(app, app.pos);
       if (!app.hungUp) clearTimeout(app.idleTimer);
       const event = fromWire(message.event);
       if (endsStream(event)) finish(app);

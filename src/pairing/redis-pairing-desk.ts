@@ -49,6 +49,7 @@ export async function createRedisPairingDesk(options: RedisPairingDeskOptions): 
     takeApp: (userUuid, windowMs, signal) => pos.takeApp(userUuid, windowMs, signal),
     failWaitingApp: (userUuid, failure) => pos.failWaitingApp(userUuid, failure),
     approveWaitingApp: (userUuid, event) => pos.approveWaitingApp(userUuid, event),
+    isInstanceAlive: (instance) => link.isAlive(instance),
     async close() {
       apps.close();
       await link.close();

@@ -25,6 +25,8 @@ interface PosSession {
   arrived?: () => void;
   /** The app arrived before this POS began to listen for it. */
   arrivedEarly?: boolean;
+  /** Stops watching the app's instance (paired across instances). */
+  unwatch?: () => void;
 }
 
 export function createRedisPosSide(link: PairingLink, appWaitMs: number): RedisPosSide {
@@ -42,6 +44,9 @@ export function createRedisPosSide(link: PairingLink, appWaitMs: number): RedisP
   }
 
   function pairedApp(session: PosSession, userUuid: string, value: AppValue): PairedApp {
+    // The app's instance dying is its stream ending: a hang-up (01 before its TRANSFER; after it the
+    // payment completes, as after any hang-up).
+    session.unwatch = link.watchPeer(value.i, () => session.handoff.hangUp());
     return {
       userId: value.u,
       userAddress: value.a,
@@ -49,6 +54,7 @@ export function createRedisPosSide(link: PairingLink, appWaitMs: number): RedisP
         if (endsStream(event)) {
           // The app's payment is over: its user_uuid is free again, and this POS session too.
           sessions.delete(session.ref.id);
+          session.unwatch?.();
           link.run(scripts.releaseApp, [link.appKey(userUuid)], [value.id]).catch(logFailure('release failed'));
         }
         link.deliver(value.i, { k: 'event', app: value.id, pos: session.ref, event: toWire(event) });
@@ -113,6 +119,7 @@ export function createRedisPosSide(link: PairingLink, appWaitMs: number): RedisP
         return claimed(reply, session, userUuid) ?? await awaitArrival(session, userUuid, windowMs, signal);
       } catch (error) {
         sessions.delete(session.ref.id);
+        session.unwatch?.();
         throw error;
       } finally {
         if (waitingKeySet) link.run(scripts.deleteIfEqual, [link.posKey(userUuid)], [refText]).catch(logFailure('cleanup failed'));

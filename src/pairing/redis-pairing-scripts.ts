@@ -10,21 +10,42 @@
  */
 
 /**
- * The app arrives. KEYS: app, pos. ARGV: value, ttl ms. Refuses (`busy`) while another app with the
- * same user_uuid is waiting or paired; a departed one is replaced. Returns a waiting POS, if any.
+ * Lua: whether the instance that registered an app (`v.i`) still beats, by its alive key
+ * `<prefix>:alive:<instance>` (redis-pairing-link.ts), the prefix read off the app key.
  */
-export const registerApp = `
+const appInstanceAlive = `
+local function alive(v)
+  return redis.call('EXISTS', string.match(KEYS[1], '^(.-):app:') .. ':alive:' .. v.i) == 1
+end
+`;
+
+/**
+ * The app arrives. KEYS: app, pos. ARGV: value, ttl ms. Refuses (`busy`) while another app with the
+ * same user_uuid is waiting or paired on a live instance; a departed one, or one whose instance
+ * died, is replaced. Returns a waiting POS, if any.
+ */
+export const registerApp = `${appInstanceAlive}
 local cur = redis.call('GET', KEYS[1])
-if cur and cjson.decode(cur).s ~= 'departed' then return {'busy'} end
+if cur then
+  local v = cjson.decode(cur)
+  if v.s ~= 'departed' and alive(v) then return {'busy'} end
+end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 local pos = redis.call('GET', KEYS[2])
 if pos then return {'ok', pos} end
 return {'ok'}
 `;
 
-/** Claims a waiting app (state paired, the POS recorded). KEYS: app. ARGV: pos ref, ttl ms. */
-const claimBody = `
+/**
+ * Claims a waiting app (state paired, the POS recorded). KEYS: app. ARGV: pos ref, ttl ms. An app
+ * whose instance died is no app: its key is removed.
+ */
+const claimBody = `${appInstanceAlive}
 local cur = redis.call('GET', KEYS[1])
+if cur and not alive(cjson.decode(cur)) then
+  redis.call('DEL', KEYS[1])
+  cur = false
+end
 if cur then
   local v = cjson.decode(cur)
   if v.s == 'departed' then return {'departed'} end

@@ -8,6 +8,7 @@ import type { TransferStatusRecord, TransferStatusRepository } from '../store/tr
 import { vixpSymbol } from '../chain/platform-contracts.ts';
 import { pay, type PayDeps, type PayParameters, type PayReturnType } from './pay.ts';
 import { transferStatusOf, type TransferState } from './transfer-status.ts';
+import { failpoint } from '../shared/failpoints.ts';
 
 export interface PayServiceDeps extends PayDeps {
   keys: IdempotencyRepository;
@@ -70,6 +71,7 @@ export function createPayService(deps: PayServiceDeps) {
   async function run(params: PayParameters, scope: string, key: string, reference: string): Promise<IdempotentPayAnswer> {
     let result: PayReturnType;
     try {
+      failpoint('rest-pay.after-key-claimed');
       result = await pay(deps, { ...params, reference });
     } catch (error) {
       if (isDomainError(error) && executedErrors.has(error.code)) {
@@ -80,7 +82,9 @@ export function createPayService(deps: PayServiceDeps) {
       await deps.keys.release(scope, key);
       throw error;
     }
+    failpoint('rest-pay.after-transfer');
     await deps.keys.record(scope, key, result.status === 'pending' ? 'pending' : 'done', JSON.stringify({ ok: result }), deps.clock());
+    failpoint('rest-pay.before-answer');
     return answered(false, { ok: result });
   }
 
@@ -134,9 +138,11 @@ export function createPayService(deps: PayServiceDeps) {
     async status(userId: string, transactionId: string): Promise<PayStatus> {
       const user = await deps.users.findUser(userId);
       const txHash = transactionId.toLowerCase();
-      const transfer = /^0x[0-9a-f]{64}$/.test(txHash) ? await deps.transfers.findByTransaction(deps.network, txHash) : undefined;
-      if (!transfer || !transfer.reference.startsWith('pay:') || !user?.walletAddress
-        || getAddress(transfer.fromAddress) !== getAddress(user.walletAddress)) {
+      // The user's own REST payment in that transaction (a settlement batch carries others' too).
+      const transfer = /^0x[0-9a-f]{64}$/.test(txHash) && user?.walletAddress
+        ? (await deps.transfers.findByTransaction(deps.network, txHash, user.walletAddress)).find((t) => t.reference.startsWith('pay:'))
+        : undefined;
+      if (!transfer || !user?.walletAddress || getAddress(transfer.fromAddress) !== getAddress(user.walletAddress)) {
         throw new DomainError('request.not_found', 'no payment of the signed-in user with this transactionId');
       }
       const s = transferStatusOf(transfer);

@@ -51,9 +51,9 @@ export async function pay(deps: PayDeps, params: PayParameters): Promise<PayRetu
     throw new DomainError('wallet.unknown_token', `tokenName ${JSON.stringify(params.tokenName.slice(0, 20))} is not available; use ${vixpSymbol}`);
   }
   if (!isAddress(params.myAddress, { strict: true })) throw new DomainError('request.invalid', 'myAddress is not a valid address', { details: 'myAddress' });
-  const attempt = deps.rateLimiter.beginAttempt(params.userId, params.clientIp);
+  const attempt = await deps.rateLimiter.beginAttempt(params.userId, params.clientIp);
   const user = await deps.users.verifyPassword(params.userId, params.password);
-  attempt.succeeded();
+  await attempt.succeeded();
   const fromAddress = getAddress(params.myAddress);
   if (!user.walletAddress || getAddress(user.walletAddress) !== fromAddress) {
     throw new DomainError('request.unauthorized', 'myAddress is not the wallet address of the signed-in user');

@@ -51,15 +51,22 @@ export function transferStatusOf(record: TransferStatusRecord): TransferStatus {
 }
 
 /**
- * A transfer by its `TransactionID` on `network`: the token API's `getTransferStatus`. A relayed
- * transaction without a transfer (a createToken deployment) answers its own status, `kind` its kind.
- * Unknown: `request.not_found`.
+ * A transfer by its `TransactionID` on `network`: the token API's `getTransferStatus`. A settlement
+ * transaction can carry several transfers: `fromAddress` picks the caller's (required when the
+ * transaction carries transfers of several accounts). A relayed transaction without a transfer (a
+ * createToken deployment) answers its own status, `kind` its kind. Unknown: `request.not_found`.
  */
-export async function getTransferStatus(deps: TransferStatusDeps, network: NetworkName, transactionId: string): Promise<TransferStatus | RelayedStatus> {
+export async function getTransferStatus(deps: TransferStatusDeps, network: NetworkName, transactionId: string, fromAddress?: string): Promise<TransferStatus | RelayedStatus> {
   const txHash = transactionId.toLowerCase();
   if (!/^0x[0-9a-f]{64}$/.test(txHash)) throw new DomainError('request.invalid', 'transactionId must be a 0x-prefixed 32-byte hex hash', { details: 'transactionId' });
-  const record = await deps.transfers.findByTransaction(network, txHash);
+  const records = await deps.transfers.findByTransaction(network, txHash, fromAddress);
+  const senders = new Set(records.map((r) => r.fromAddress.toLowerCase()));
+  if (senders.size > 1) {
+    throw new DomainError('request.invalid', `transaction ${txHash} carries transfers of ${senders.size} accounts: send fromAddress`, { details: 'fromAddress' });
+  }
+  const [record] = records;
   if (record) return transferStatusOf(record);
+  if (fromAddress !== undefined) throw new DomainError('request.not_found', `no transfer from ${fromAddress} in ${txHash} on ${network}`);
   const relayed = await deps.transfers.findRelayedTransaction(network, txHash);
   if (!relayed) throw new DomainError('request.not_found', `no transaction ${txHash} of the platform on ${network}`);
   const status: TransferState = relayed.status === 'confirmed' ? 'confirmed' : relayed.status === 'failed' ? 'failed' : 'pending';

@@ -6,6 +6,8 @@ import type { PaymentDeps } from './payment-deps.ts';
 import { nextApprovalNumber } from './approval-number.ts';
 import { resolveSettlementToken } from './settlement-token.ts';
 import { oncePerTranNo } from './once-per-tran-no.ts';
+import { paymentCanceledEvent } from '../webhooks/webhook-events.ts';
+import { failpoint } from '../shared/failpoints.ts';
 
 export interface CancelPaymentRequest {
   tid: string;
@@ -54,18 +56,31 @@ export async function cancelPayment(deps: CancelPaymentDeps, store: StoreRecord,
 async function refundPayment(deps: CancelPaymentDeps, store: StoreRecord, request: CancelPaymentRequest): Promise<PaymentCancellation> {
   if (request.tid !== store.tid) throw new DomainError('request.unauthorized', 'tid is not the store of this API key', { details: 'tid' });
   if (!request.transferTransactionId) throw new DomainError('request.invalid', 'transfer_transaction_id is required', { details: 'transfer_transaction_id' });
+  // Several payments can share one transfer transaction (a settlement batch): the store's payment
+  // whose payer the POS names; without user_address, the transaction must carry only one payer's.
+  // Two payments of one payer in one batch are the same to the POS: the oldest with something left
+  // to refund is refunded first.
+  const candidates = (await deps.payments.findApprovedByTransferTransaction(store.tid, request.transferTransactionId))
+    .filter((p) => p.userAddress && p.tokenAmount);
+  // Another store's payment is "not found" too: a POS learns nothing about other stores.
+  if (candidates.length === 0) throw new DomainError('payment.not_found', 'no approved payment of this store with this transfer_transaction_id');
+  const payers = new Set(candidates.map((p) => p.userAddress!.toLowerCase()));
+  if (request.userAddress && !payers.has(request.userAddress.toLowerCase())) {
+    throw new DomainError('request.invalid', 'user_address is not the payer of this payment', { details: 'user_address' });
+  }
+  if (!request.userAddress && payers.size > 1) {
+    throw new DomainError('request.invalid', 'this transfer transaction carries payments of several users: send user_address', { details: 'user_address' });
+  }
+  const ofPayer = candidates.filter((p) => !request.userAddress || p.userAddress!.toLowerCase() === request.userAddress.toLowerCase());
+  const chosen = ofPayer.find((p) => BigInt(p.refundedAmount) < BigInt(p.tokenAmount!)) ?? ofPayer[0]!;
   const load = async () => {
-    const payment = await deps.payments.findApprovedByTransferTransaction(request.transferTransactionId);
-    // Another store's payment is "not found" too: a POS learns nothing about other stores.
-    if (!payment || payment.tid !== store.tid || !payment.userAddress || !payment.tokenAmount) {
+    const payment = await deps.payments.findByTranNo(chosen.tid, chosen.tranNo);
+    if (!payment || payment.status !== 'approved' || !payment.userAddress || !payment.tokenAmount) {
       throw new DomainError('payment.not_found', 'no approved payment of this store with this transfer_transaction_id');
     }
     return { ...payment, userAddress: payment.userAddress, tokenAmount: payment.tokenAmount };
   };
   let payment = await load();
-  if (request.userAddress && request.userAddress.toLowerCase() !== payment.userAddress.toLowerCase()) {
-    throw new DomainError('request.invalid', 'user_address is not the payer of this payment', { details: 'user_address' });
-  }
   // A refund moves the payment's own token, and only while it is a settlement token (VIXP or allowed):
   // a contract the POS names is refused unless it is that token.
   const named = request.contractAddress ? await resolveSettlementToken(deps, deps.network, { contractAddress: request.contractAddress }) : undefined;
@@ -88,6 +103,7 @@ async function refundPayment(deps: CancelPaymentDeps, store: StoreRecord, reques
     if (attempt > 20) throw new DomainError('internal', 'could not reserve the refund');
     payment = await load();
   }
+  failpoint('cancel.after-reserve');
   const release = async () => {
     for (let attempt = 0; attempt < 50; attempt++) {
       const current = await load();
@@ -101,6 +117,7 @@ async function refundPayment(deps: CancelPaymentDeps, store: StoreRecord, reques
   const exchangeAmount = full ? payment.exchangeAmount : (request.exchangeAmount ?? '');
   await deps.payments.insertCancellation({ id: cancellationId, paymentId: payment.id, tokenAmount: units.toString(), exchangeAmount: exchangeAmount || null }, deps.clock());
   const tokenAmount = formatTokenAmount(units, token.decimals);
+  failpoint('cancel.before-transfer');
   const refund = await deps.wallet.transferFromCustody(deps.network, {
     fromAddress: store.settlementAddress, toAddress: payment.userAddress, amount: tokenAmount,
     contractAddress: token.contractAddress, reference: `payment-cancel:${cancellationId}`,
@@ -114,10 +131,13 @@ async function refundPayment(deps: CancelPaymentDeps, store: StoreRecord, reques
     }
     throw refund.error;
   }
+  failpoint('cancel.after-transfer');
   const number = await nextApprovalNumber(deps);
-  await deps.payments.completeCancellation(cancellationId, { transferTransactionId: refund.transactionId, cancelNo: number.number, cancelDate: number.date }, deps.clock());
-  return {
+  const cancellation: PaymentCancellation = {
     contractAddress: token.contractAddress, tokenSymbol: token.tokenSymbol, userAddress: payment.userAddress, tokenAmount, exchangeAmount,
     transferTransactionId: refund.transactionId, approvalNo: number.number, approvalDate: number.date,
   };
+  await deps.payments.completeCancellation(cancellationId, { transferTransactionId: refund.transactionId, cancelNo: number.number, cancelDate: number.date }, deps.clock(),
+    paymentCanceledEvent({ tid: payment.tid, tranNo: payment.tranNo, transferTransactionId: request.transferTransactionId }, cancellation));
+  return cancellation;
 }

@@ -11,6 +11,8 @@ import { resolveSettlementToken } from './settlement-token.ts';
 import { nextApprovalNumber } from './approval-number.ts';
 import { normalizeDecimal } from './exchange.ts';
 import { paymentTransferReference, settleStalePayment } from './settle-stale-payment.ts';
+import { paymentApprovedEvent, paymentFailedEvent } from '../webhooks/webhook-events.ts';
+import { failpoint } from '../shared/failpoints.ts';
 
 /**
  * After how long a pending payment can no longer be held by a live session anywhere: pairing window
@@ -56,6 +58,13 @@ export async function runPayment(deps: PaymentDeps, store: StoreRecord, request:
   }
 }
 
+/** A pending attempt whose instance died (Redis desk heartbeats): nothing runs it any more, so it is settled now. */
+async function runnerDied(deps: Pick<PaymentDeps, 'desk'>, payment: { runBy: string | null }): Promise<boolean> {
+  const { desk } = deps;
+  if (!payment.runBy || payment.runBy === desk.instanceId || !desk.isInstanceAlive) return false;
+  return !(await desk.isInstanceAlive(payment.runBy));
+}
+
 async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request: StartPaymentRequest, pos: PosSide): Promise<void> {
   requireText(request.tranNo, 'tran_no');
   requireText(request.userUuid, 'user_uuid');
@@ -64,11 +73,11 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
   const id = randomUUID();
   const claim = await deps.payments.claimTranNo({
     id, tid: store.tid, tranNo: request.tranNo, userUuid: request.userUuid, settlementAddress: store.settlementAddress,
-    network: deps.network, exchangeAmount, exchangeCurrency: request.exchangeCurrency || deps.defaultCurrency,
+    network: deps.network, exchangeAmount, exchangeCurrency: request.exchangeCurrency || deps.defaultCurrency, runBy: deps.desk.instanceId,
   }, deps.clock());
   if (!claim.claimed) {
     let { existing } = claim;
-    if (existing.status === 'pending' && deps.clock() - existing.updatedAt > staleAfterMs(deps)) {
+    if (existing.status === 'pending' && (deps.clock() - existing.updatedAt > staleAfterMs(deps) || await runnerDied(deps, existing))) {
       const settled = await settleStalePayment(deps, existing);
       if (settled === 'failed') return runPaymentAttempt(deps, store, request, pos);
       if (settled === 'approved') existing = (await deps.payments.findByTranNo(store.tid, request.tranNo)) ?? existing;
@@ -92,6 +101,7 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
   let app: PairedApp | undefined;
   let transferred = false;
   try {
+    failpoint('payment.after-claim');
     assertLive();
     // A token that may not settle (a user's own, whatever its name) is refused before the app is
     // paired or asked to pay; quoteTokens checks it again.
@@ -130,6 +140,7 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
 
     // From here on the payment is carried through even if the POS hangs up; a retry finds it.
     transferred = true;
+    failpoint('payment.before-transfer');
     const result = await deps.wallet.transfer(deps.network, {
       fromAddress: app.userAddress, toAddress: store.settlementAddress, amount: quote.tokenAmount,
       tempKey: credentials.tempKey, hashKey: credentials.hashKey, signature: credentials.signature,
@@ -139,13 +150,16 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
     // on chain: nothing moved, nothing signed stays usable, the tran_no may be tried again.
     if (result.status === 'refused') transferred = false;
     if (result.status !== 'settled') throw result.error;
+    failpoint('payment.after-transfer');
     const approvalNumber = await nextApprovalNumber(deps);
-    await deps.payments.markApproved(id, { transferTransactionId: result.transactionId, approvalNo: approvalNumber.number, approvalDate: approvalNumber.date }, deps.clock());
     const approval: PaymentApproval = {
       tranNo: request.tranNo, contractAddress: quote.contractAddress, tokenSymbol: quote.tokenSymbol, userAddress: app.userAddress,
       tokenAmount: quote.tokenAmount, transferTransactionId: result.transactionId, approvalNo: approvalNumber.number, approvalDate: approvalNumber.date,
       exchangeDateIndex: quote.exchangeDateIndex, exchangeRate: quote.exchangeRate, exchangeAmount: quote.exchangeAmount, exchangeCurrency: quote.exchangeCurrency,
     };
+    await deps.payments.markApproved(id, { transferTransactionId: result.transactionId, approvalNo: approvalNumber.number, approvalDate: approvalNumber.date }, deps.clock(),
+      paymentApprovedEvent(store.tid, approval));
+    failpoint('payment.after-approve');
     pos.send({ type: 'end_pay', approval });
     app.send({ type: 'end_pay', approval });
   } catch (error) {
@@ -153,7 +167,11 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
     if (!isDomainError(error)) deps.logger.error({ err: error, tid: store.tid, tranNo: request.tranNo }, 'payment failed');
     // A transfer not settled on chain leaves the tran_no pending (never reusable, never approved
     // unconfirmed): a retry after the stale window settles it from the chain; the POS sees 10 until then.
-    if (!transferred) await deps.payments.markFailed(id, failure.code, deps.clock());
+    if (!transferred) {
+      await deps.payments.markFailed(id, failure.code, deps.clock(), paymentFailedEvent({
+        tid: store.tid, tranNo: request.tranNo, exchangeAmount, exchangeCurrency: request.exchangeCurrency || deps.defaultCurrency,
+      }, failure.code));
+    }
     if (app) app.send({ type: 'failed', error: failure, tranNo: request.tranNo });
     else deps.desk.failWaitingApp(request.userUuid, { error: failure, tranNo: request.tranNo });
     pos.send({ type: 'failed', error: failure, tranNo: request.tranNo });

@@ -1,6 +1,8 @@
 import type { PaymentRecord } from '../store/payment-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';
 import { nextApprovalNumber } from './approval-number.ts';
+import { approvalOf } from './run-payment.ts';
+import { paymentApprovedEvent, paymentFailedEvent } from '../webhooks/webhook-events.ts';
 
 /** The reference of a payment attempt's transfer: it derives the transfer's authorization nonce. */
 export const paymentTransferReference = (paymentId: string) => `payment:${paymentId}`;
@@ -20,11 +22,13 @@ export async function settleStalePayment(
   if (outcome.status === 'open') return 'pending';
   if (outcome.status === 'used') {
     const number = await nextApprovalNumber(deps);
-    await deps.payments.markApproved(payment.id, { transferTransactionId: outcome.txHash, approvalNo: number.number, approvalDate: number.date }, deps.clock());
+    const done = { transferTransactionId: outcome.txHash, approvalNo: number.number, approvalDate: number.date };
+    const approval = await approvalOf(deps, { ...payment, ...done, status: 'approved' });
+    await deps.payments.markApproved(payment.id, done, deps.clock(), paymentApprovedEvent(payment.tid, approval));
     deps.logger.warn({ paymentId: payment.id, tid: payment.tid, tranNo: payment.tranNo }, 'stale payment approved from its executed transfer');
     return 'approved';
   }
-  await deps.payments.markFailed(payment.id, 'internal', deps.clock());
+  await deps.payments.markFailed(payment.id, 'internal', deps.clock(), paymentFailedEvent(payment, 'internal'));
   deps.logger.warn({ paymentId: payment.id, tid: payment.tid, tranNo: payment.tranNo, transfer: outcome.status }, 'stale payment without a transfer marked failed');
   return 'failed';
 }

@@ -6,6 +6,8 @@ import { nextApprovalNumber } from '../payments/approval-number.ts';
 import { resolveSettlementToken } from '../payments/settlement-token.ts';
 import type { RewardDeps } from './reward-deps.ts';
 import { oncePerTranNo } from '../payments/once-per-tran-no.ts';
+import { rewardCanceledEvent } from '../webhooks/webhook-events.ts';
+import { failpoint } from '../shared/failpoints.ts';
 
 export interface CancelRewardRequest {
   rewardId: string;
@@ -53,10 +55,12 @@ async function cancelOnce(deps: RewardDeps, store: StoreRecord, request: CancelR
   const done = { cancelNo: number.number, cancelDate: number.date };
 
   if (reward.status === 'issued') {
-    if (!(await deps.rewards.transition(reward.id, 'issued', 'canceled', done, now))) return cancelOnce(deps, store, request);
-    return { contractAddress: reward.contractAddress, tokenSymbol: reward.tokenSymbol, userAddress: '', tokenAmount, transferTransactionId: '', approvalNo: number.number, approvalDate: number.date };
+    const voided: RewardCancellation = { contractAddress: reward.contractAddress, tokenSymbol: reward.tokenSymbol, userAddress: '', tokenAmount, transferTransactionId: '', approvalNo: number.number, approvalDate: number.date };
+    if (!(await deps.rewards.transition(reward.id, 'issued', 'canceled', done, now, rewardCanceledEvent(reward.tid, reward.id, voided)))) return cancelOnce(deps, store, request);
+    return voided;
   }
   if (!(await deps.rewards.transition(reward.id, 'claimed', 'canceling', {}, now))) return cancelOnce(deps, store, request);
+  failpoint('reward-cancel.after-canceling');
   const userAddress = reward.userAddress ?? '';
   const giveBack = await deps.wallet.transferFromCustody(deps.network, {
     fromAddress: userAddress, toAddress: reward.settlementAddress, amount: tokenAmount,
@@ -67,6 +71,8 @@ async function cancelOnce(deps: RewardDeps, store: StoreRecord, request: CancelR
     throw giveBack.error;
   }
   const { transactionId } = giveBack;
-  await deps.rewards.transition(reward.id, 'canceling', 'canceled', { ...done, cancelTransactionId: transactionId }, deps.clock());
-  return { contractAddress: reward.contractAddress, tokenSymbol: reward.tokenSymbol, userAddress, tokenAmount, transferTransactionId: transactionId, approvalNo: number.number, approvalDate: number.date };
+  failpoint('reward-cancel.after-transfer');
+  const movedBack: RewardCancellation = { contractAddress: reward.contractAddress, tokenSymbol: reward.tokenSymbol, userAddress, tokenAmount, transferTransactionId: transactionId, approvalNo: number.number, approvalDate: number.date };
+  await deps.rewards.transition(reward.id, 'canceling', 'canceled', { ...done, cancelTransactionId: transactionId }, deps.clock(), rewardCanceledEvent(reward.tid, reward.id, movedBack));
+  return movedBack;
 }

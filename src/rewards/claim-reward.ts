@@ -8,6 +8,8 @@ import type { PosSide } from '../payments/run-payment.ts';
 import type { PairedApp } from '../pairing/pairing-desk.ts';
 import { resolveSettlementToken, type SettlementToken } from '../payments/settlement-token.ts';
 import type { RewardDeps } from './reward-deps.ts';
+import { rewardClaimedEvent } from '../webhooks/webhook-events.ts';
+import { failpoint } from '../shared/failpoints.ts';
 
 export interface ClaimRewardParameters {
   rewardId: string;
@@ -71,6 +73,7 @@ export async function claimReward(deps: RewardDeps, params: ClaimRewardParameter
     assertClaimable(await deps.rewards.findReward(reward.id), deps.clock());
     throw new DomainError('reward.already_rewarded', 'the reward was claimed at the same time');
   }
+  failpoint('reward-claim.after-claiming');
   const tokenAmount = formatTokenAmount(units, token.decimals);
   const payout = await deps.wallet.transferFromCustody(deps.network, {
     fromAddress: reward.settlementAddress, toAddress: params.account, amount: tokenAmount,
@@ -82,13 +85,15 @@ export async function claimReward(deps: RewardDeps, params: ClaimRewardParameter
     throw payout.error;
   }
   const { transactionId } = payout;
+  failpoint('reward-claim.after-transfer');
   const now = deps.clock();
-  await deps.rewards.transition(reward.id, 'claiming', 'claimed', { claimTransactionId: transactionId, claimedAt: now }, now);
-  return {
+  const claim: RewardClaim = {
     rewardId: reward.id, contractAddress: reward.contractAddress, tokenSymbol: reward.tokenSymbol, userAddress: params.account, tokenAmount,
     transferTransactionId: transactionId, exchangeDateIndex: reward.exchangeDateIndex, exchangeRate: reward.exchangeRate,
     exchangeAmount: reward.exchangeAmount, exchangeCurrency: reward.exchangeCurrency,
   };
+  await deps.rewards.transition(reward.id, 'claiming', 'claimed', { claimTransactionId: transactionId, claimedAt: now }, now, rewardClaimedEvent(reward.tid, claim));
+  return claim;
 }
 
 /** The POS's StartPayment START_REWARD. */

@@ -8,6 +8,7 @@ import { quoteTokens } from '../payments/token-quote.ts';
 import { normalizeDecimal } from '../payments/exchange.ts';
 import type { RewardDeps } from './reward-deps.ts';
 import { oncePerTranNo } from '../payments/once-per-tran-no.ts';
+import { rewardIssuedEvent } from '../webhooks/webhook-events.ts';
 
 export interface IssueRewardRequest {
   tid: string;
@@ -57,13 +58,17 @@ async function issueOnce(deps: RewardDeps, store: StoreRecord, request: IssueRew
   const funds = await deps.wallet.getBalance(deps.network, { address: store.settlementAddress, contractAddress: quote.contractAddress });
   if (BigInt(funds.balanceRaw) < quote.tokenUnits) throw new DomainError('wallet.insufficient_balance', 'the store\'s account cannot fund this reward');
   const now = deps.clock();
-  const { inserted, reward } = await deps.rewards.insertReward({
+  const fresh = {
     id: randomBytes(12).toString('hex').toUpperCase(), tid: store.tid, rewardReason: reason, network: deps.network,
     settlementAddress: store.settlementAddress, contractAddress: quote.contractAddress, tokenSymbol: quote.tokenSymbol,
     tokenAmount: quote.tokenUnits.toString(), exchangeAmount: exchangeAmount, exchangeCurrency: quote.exchangeCurrency,
     exchangeRate: quote.exchangeRate, exchangeDateIndex: quote.exchangeDateIndex, rewardDate: formatDateTime(now, deps.timeZone),
     expiresAt: now + deps.rewardLifetimeMs, createdAt: now, updatedAt: now,
-  });
+  };
+  const { inserted, reward } = await deps.rewards.insertReward(fresh, rewardIssuedEvent(store.tid, {
+    ...issuedRewardOf({ ...fresh, status: 'issued', userAddress: null, claimTransactionId: null, claimedAt: null, cancelNo: null, cancelDate: null, cancelTransactionId: null }, quote.decimals),
+    rewardReason: reason, exchangeCurrency: quote.exchangeCurrency,
+  }));
   if (!inserted && (reward.exchangeAmount !== exchangeAmount || reward.exchangeCurrency !== quote.exchangeCurrency)) {
     throw new DomainError('reward.already_rewarded', 'this store already issued a reward for this rewardReason');
   }

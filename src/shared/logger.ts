@@ -1,5 +1,6 @@
 import { pino, type Logger } from 'pino';
 import { errorSummary, stripLongHex } from './redact.ts';
+import { logFields } from './log-context.ts';
 
 export type { Logger };
 
@@ -31,6 +32,8 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
     {
       level, redact: { paths: secretPaths, censor: '[redacted]' }, base: { service: 'vixpay' },
       serializers: { err: serializeError, error: serializeError },
+      // The running call's request id (gRPC), on every line of that call.
+      mixin: logFields,
     },
     destination as pino.DestinationStream | undefined,
   );

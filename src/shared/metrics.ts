@@ -6,6 +6,10 @@ export interface ScrapeSources {
   journalBacklog(): Promise<Record<string, number>>;
   /** The relayer's native balance (gas), in ether. */
   relayerGasBalance(): Promise<Record<string, number>>;
+  /** Each relayer lane (by index, 0 = the platform account): gas in ether where read, journaled transactions not known mined. */
+  relayerLanes(): Promise<Array<{ network: string; lane: string; gasEther?: number | undefined; pending: number }>>;
+  /** Transfers waiting for their settlement batch or its receipt. */
+  settlementQueue(): Record<string, number>;
 }
 
 /**
@@ -59,6 +63,10 @@ export function createMetrics() {
       name: 'vixpay_transfer_duration_seconds', help: 'Wallet transfers from request to outcome, by network, operation (transfer, custody) and outcome (settled, refused, pending)',
       labelNames: ['network', 'operation', 'outcome'] as const, buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60], registers: [registry],
     }),
+    settlementBatchSize: new Histogram({
+      name: 'vixpay_settlement_batch_size', help: 'Transfers carried by each settlement transaction journaled, by network',
+      labelNames: ['network'] as const, buckets: [1, 2, 5, 10, 20, 50, 100, 150], registers: [registry],
+    }),
     journalBacklog: new Gauge({
       name: 'vixpay_relayer_journal_backlog', help: 'Journaled relayer transactions not yet known to be mined, by network',
       labelNames: ['network'] as const, registers: [registry],
@@ -68,6 +76,29 @@ export function createMetrics() {
       name: 'vixpay_relayer_gas_balance_ether', help: 'The relayer account\'s native balance for gas, in ether, by network',
       labelNames: ['network'] as const, registers: [registry],
       async collect() { await perNetwork(this, (s) => s.relayerGasBalance()); },
+    }),
+    relayerLaneGas: new Gauge({
+      name: 'vixpay_relayer_lane_gas_balance_ether', help: 'Each relayer lane\'s native balance for gas, in ether, by network and lane (0: the platform account)',
+      labelNames: ['network', 'lane'] as const, registers: [registry],
+      async collect() {
+        if (!sources) return;
+        this.reset();
+        for (const { network, lane, gasEther } of await sources.relayerLanes()) if (gasEther !== undefined) this.set({ network, lane }, gasEther);
+      },
+    }),
+    relayerLanePending: new Gauge({
+      name: 'vixpay_relayer_lane_pending_transactions', help: 'Journaled transactions of each relayer lane not yet known to be mined (its pending nonces), by network and lane',
+      labelNames: ['network', 'lane'] as const, registers: [registry],
+      async collect() {
+        if (!sources) return;
+        this.reset();
+        for (const { network, lane, pending } of await sources.relayerLanes()) this.set({ network, lane }, pending);
+      },
+    }),
+    settlementQueue: new Gauge({
+      name: 'vixpay_settlement_queue_depth', help: 'Transfers waiting for their settlement batch or its receipt, by network',
+      labelNames: ['network'] as const, registers: [registry],
+      async collect() { await perNetwork(this, async (s) => s.settlementQueue()); },
     }),
     /** Where the scrape-time gauges read from (set once the store and chains are up). */
     readFrom(scrapeSources: ScrapeSources): void { sources = scrapeSources; },

@@ -1,6 +1,7 @@
-import type { Selectable } from 'kysely';
+import type { Selectable, Transaction } from 'kysely';
 import type { Db } from './db.ts';
-import type { AuthorizationStatus, AuthorizationsTable } from './schema.ts';
+import type { AuthorizationStatus, AuthorizationsTable, Database } from './schema.ts';
+import { mutated } from '../shared/failpoints.ts';
 
 /** An EIP-3009 authorization of a custodial account, as the wallet sees it. */
 export interface AuthorizationRecord {
@@ -44,8 +45,8 @@ export interface ReserveHooks {
 /** EIP-3009 authorizations of custodial accounts: nonces, held funds, outcomes. */
 export interface AuthorizationRepository {
   /**
-   * Inserts a `reserved` authorization if the account covers it, in one transaction that holds the
-   * account's row lock, so that concurrent reservations of one account are decided one at a time.
+   * Inserts a `reserved` authorization if the account covers it; concurrent reservations of one
+   * account are decided one at a time (see `AccountLocking`).
    * Answers (nothing written) `temp_key_used` when the temp key was already used or expired,
    * `insufficient`, or `duplicate` when the nonce or reference exists. (The relayer's journal marks
    * it `submitted`.)
@@ -60,7 +61,34 @@ export interface AuthorizationRepository {
 
 export type ReserveOutcome = 'reserved' | 'temp_key_used' | 'insufficient' | 'duplicate';
 
-export function createAuthorizationRepository(db: Db): AuthorizationRepository {
+/**
+ * How concurrent reservations of one account are decided one at a time:
+ * - `row`: the account's row lock, held while the balance is read (PostgreSQL: several instances,
+ *   and other accounts' reservations go on meanwhile);
+ * - `process`: a lock of this process per account, and the balance read outside any database
+ *   transaction (SQLite, one instance: its one connection is never held across a call to the node).
+ */
+export type AccountLocking = 'row' | 'process';
+
+export function createAuthorizationRepository(db: Db, locking: AccountLocking = 'row'): AuthorizationRepository {
+  const accountLocks = new Map<string, Promise<unknown>>();
+  /** Runs `work` after every earlier one of the same account has ended. */
+  const underAccountLock = <T>(account: string, work: () => Promise<T>): Promise<T> => {
+    const previous = accountLocks.get(account) ?? Promise.resolve();
+    const run = previous.then(work, work);
+    const tail = run.catch(() => undefined);
+    accountLocks.set(account, tail);
+    void tail.then(() => { if (accountLocks.get(account) === tail) accountLocks.delete(account); });
+    return run;
+  };
+  const heldBy = async (executor: Db | Transaction<Database>, record: { network: string; contractAddress: string; fromAddress: string }) => {
+    const open = await executor.selectFrom('authorizations').select('value')
+      .where('network', '=', record.network).where('contract_address', '=', record.contractAddress)
+      .where('from_address', '=', record.fromAddress).where('status', 'in', openAuthorizationStatuses)
+      .execute();
+    return open.reduce((sum, row) => sum + BigInt(row.value), 0n);
+  };
+
   return {
     async reserve(record, hooks) {
       type Refusal = Exclude<ReserveOutcome, 'reserved'>;
@@ -68,34 +96,43 @@ export function createAuthorizationRepository(db: Db): AuthorizationRepository {
         readonly outcome: Refusal;
         constructor(outcome: Refusal) { super(outcome); this.outcome = outcome; }
       }
-      try {
-        await db.transaction().execute(async (trx) => {
-          if (hooks.consumeTempKey !== undefined) {
-            const spent = await trx.updateTable('temp_keys').set({ used_at: record.createdAt })
-              .where('key_hash', '=', hooks.consumeTempKey).where('used_at', 'is', null).where('expires_at', '>', record.createdAt)
-              .executeTakeFirst();
-            if (Number(spent.numUpdatedRows) !== 1) throw new Refused('temp_key_used');
-          }
+      /** `covers`: undefined to ask inside the transaction, under the account's row lock. */
+      const reserveIn = (covers: boolean | undefined) => db.transaction().execute(async (trx) => {
+        if (hooks.consumeTempKey !== undefined && !mutated('skip-temp-key-consumption')) {
+          const spent = await trx.updateTable('temp_keys').set({ used_at: record.createdAt })
+            .where('key_hash', '=', hooks.consumeTempKey).where('used_at', 'is', null).where('expires_at', '>', record.createdAt)
+            .executeTakeFirst();
+          if (Number(spent.numUpdatedRows) !== 1) throw new Refused('temp_key_used');
+        }
+        if (covers === undefined) {
           // A no-op update takes the account row's write lock (PostgreSQL) or the database's
           // (SQLite): the read of held funds below cannot interleave with another reservation.
           await trx.updateTable('accounts').set((eb) => ({ address: eb.ref('address') }))
             .where('address', '=', record.fromAddress).execute();
-          const taken = await trx.selectFrom('authorizations').select('nonce')
-            .where((eb) => eb.or([eb('nonce', '=', record.nonce), eb.and([eb('network', '=', record.network), eb('reference', '=', record.reference)])]))
-            .executeTakeFirst();
-          if (taken) throw new Refused('duplicate');
-          const open = await trx.selectFrom('authorizations').select('value')
-            .where('network', '=', record.network).where('contract_address', '=', record.contractAddress)
-            .where('from_address', '=', record.fromAddress).where('status', 'in', openAuthorizationStatuses)
-            .execute();
-          const held = open.reduce((sum, row) => sum + BigInt(row.value), 0n);
-          if (!(await hooks.covers(held))) throw new Refused('insufficient');
-          await trx.insertInto('authorizations').values({
-            nonce: record.nonce, network: record.network, reference: record.reference, contract_address: record.contractAddress,
-            from_address: record.fromAddress, to_address: record.toAddress, value: record.value, valid_before: record.validBefore,
-            from_block: record.fromBlock, status: 'reserved', tx_hash: null, cancel_tx_hash: null, created_at: record.createdAt, updated_at: record.updatedAt,
-          }).execute();
-        });
+        }
+        const taken = await trx.selectFrom('authorizations').select('nonce')
+          .where((eb) => eb.or([eb('nonce', '=', record.nonce), eb.and([eb('network', '=', record.network), eb('reference', '=', record.reference)])]))
+          .executeTakeFirst();
+        if (taken) throw new Refused('duplicate');
+        if (!(covers ?? (await hooks.covers(await heldBy(trx, record))))) throw new Refused('insufficient');
+        await trx.insertInto('authorizations').values({
+          nonce: record.nonce, network: record.network, reference: record.reference, contract_address: record.contractAddress,
+          from_address: record.fromAddress, to_address: record.toAddress, value: record.value, valid_before: record.validBefore,
+          from_block: record.fromBlock, status: 'reserved', tx_hash: null, cancel_tx_hash: null, created_at: record.createdAt, updated_at: record.updatedAt,
+        }).execute();
+      });
+      try {
+        if (locking === 'row') {
+          await reserveIn(undefined);
+        } else {
+          await underAccountLock(record.fromAddress, async () => {
+            // Held funds first, the balance after: an authorization that ends in between is still
+            // subtracted although the balance may already show it spent (never the other way round),
+            // and no other reservation of the account can start until this one is decided.
+            const covers = await hooks.covers(await heldBy(db, record));
+            await reserveIn(covers);
+          });
+        }
         return 'reserved';
       } catch (error) {
         if (error instanceof Refused) return error.outcome;

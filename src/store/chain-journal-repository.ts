@@ -20,12 +20,25 @@ export function createChainJournal(db: Db, newId: () => string): ChainJournal {
     async journal(entry, now, sign) {
       const { network, relayer, intent } = entry;
       return db.transaction().execute(async (trx) => {
+        let included: readonly string[] = [];
+        if (entry.authorizationNonces !== undefined) {
+          // Only what is still reserved goes into the transaction: an authorization the expiry
+          // sweep or a refusal ended meanwhile is left out, and one taken here cannot end elsewhere.
+          const taken = entry.authorizationNonces.length === 0 ? [] : await trx.updateTable('authorizations')
+            .set({ status: 'submitted', updated_at: now })
+            .where('nonce', 'in', [...entry.authorizationNonces]).where('status', '=', 'reserved')
+            .returning('nonce').execute();
+          const reserved = new Set(taken.map((row) => row.nonce));
+          included = entry.authorizationNonces.filter((nonce) => reserved.has(nonce));
+          // Rolls the whole journaling back: nothing was stored, so nothing will be broadcast.
+          if (included.length === 0) throw new AuthorizationReleased();
+        }
         const row = await trx.updateTable('relayer_nonces')
           .set((eb) => ({ next_nonce: eb('next_nonce', '+', 1) }))
           .where('network', '=', network).where('address', '=', relayer)
           .returning('next_nonce').executeTakeFirstOrThrow();
         const nonce = Number(row.next_nonce) - 1;
-        const { rawTx, txHash } = await sign(nonce);
+        const { rawTx, txHash } = await sign(nonce, included);
         const id = newId();
         await trx.insertInto('chain_txs').values({
           id, network, kind: intent.kind, reference: intent.reference ?? null, relayer, nonce, raw_tx: rawTx,
@@ -33,13 +46,10 @@ export function createChainJournal(db: Db, newId: () => string): ChainJournal {
           contract_address: intent.contractAddress ?? null, amount: intent.amount ?? null,
           status: 'signed', block_number: null, error: null, created_at: now, updated_at: now,
         }).execute();
-        if (entry.authorizationNonce !== undefined) {
-          const marked = await trx.updateTable('authorizations').set({ status: 'submitted', tx_hash: txHash, updated_at: now })
-            .where('nonce', '=', entry.authorizationNonce).where('status', '=', 'reserved').executeTakeFirst();
-          // Rolls the whole journaling back: nothing was stored, so nothing will be broadcast.
-          if (Number(marked.numUpdatedRows) !== 1) throw new AuthorizationReleased();
+        if (included.length > 0) {
+          await trx.updateTable('authorizations').set({ tx_hash: txHash }).where('nonce', 'in', [...included]).execute();
         }
-        return { id, rawTx, txHash };
+        return { id, rawTx, txHash, included };
       }).catch((error: unknown) => {
         if (error instanceof AuthorizationReleased) return 'released' as const;
         throw error;
@@ -52,11 +62,16 @@ export function createChainJournal(db: Db, newId: () => string): ChainJournal {
         .where('id', '=', id).execute();
     },
 
+    async markReplaced(id, now) {
+      await db.updateTable('chain_txs').set({ status: 'failed', updated_at: now, error: 'replaced' })
+        .where('id', '=', id).where('status', '=', 'signed').execute();
+    },
+
     async listUnmined(network, relayer) {
-      const rows = await db.selectFrom('chain_txs').select(['id', 'tx_hash', 'raw_tx', 'nonce'])
+      const rows = await db.selectFrom('chain_txs').select(['id', 'tx_hash', 'raw_tx', 'nonce', 'created_at'])
         .where('network', '=', network).where('relayer', '=', relayer).where('status', '=', 'signed')
         .orderBy('nonce').execute();
-      return rows.map((r) => ({ id: r.id, txHash: r.tx_hash, rawTx: r.raw_tx, nonce: Number(r.nonce) }));
+      return rows.map((r) => ({ id: r.id, txHash: r.tx_hash, rawTx: r.raw_tx, nonce: Number(r.nonce), createdAt: Number(r.created_at) }));
     },
 
     async reopenFrom(network, relayer, chainNonce, now) {
@@ -92,5 +107,5 @@ export function createChainJournal(db: Db, newId: () => string): ChainJournal {
 }
 
 class AuthorizationReleased extends Error {
-  constructor() { super('the authorization is no longer reserved'); }
+  constructor() { super('no authorization of the entry is reserved any more'); }
 }

@@ -64,7 +64,8 @@ for (const factory of storeFactories) {
       const again = await payments.claimTranNo(payment('e', 'N1'), 6);
       assert.equal(again.claimed, false);
       assert.equal(!again.claimed && again.existing.approvalNo, 'A1');
-      assert.equal((await payments.findApprovedByTransferTransaction('0xT'))?.tranNo, 'N1');
+      assert.deepEqual((await payments.findApprovedByTransferTransaction('T1', '0xT')).map((p) => p.tranNo), ['N1']);
+      assert.deepEqual(await payments.findApprovedByTransferTransaction('T2', '0xT'), [], 'another store finds nothing');
     });
 
     test('the refunded total is compare-and-set', async () => {

@@ -1,5 +1,6 @@
 import type { Db } from './db.ts';
 import type { PaymentCancellationsTable, PaymentsTable, PaymentStatus } from './schema.ts';
+import { withWebhookEvent, type NewWebhookEvent } from './webhook-repository.ts';
 
 export interface PaymentRecord {
   id: string;
@@ -25,9 +26,12 @@ export interface PaymentRecord {
   refundedAmount: string;
   failureCode: string | null;
   updatedAt: number;
+  /** The instance running the attempt (Redis pairing desk id), when pairing goes through Redis. */
+  runBy: string | null;
 }
 
-export type NewPayment = Pick<PaymentRecord, 'id' | 'tid' | 'tranNo' | 'userUuid' | 'settlementAddress' | 'network' | 'exchangeAmount' | 'exchangeCurrency'>;
+export type NewPayment = Pick<PaymentRecord, 'id' | 'tid' | 'tranNo' | 'userUuid' | 'settlementAddress' | 'network' | 'exchangeAmount' | 'exchangeCurrency'>
+  & { runBy?: string | undefined };
 
 export interface PaymentQuote {
   userAddress: string;
@@ -56,15 +60,20 @@ export interface PaymentRepository {
    */
   claimTranNo(payment: NewPayment, now: number): Promise<{ claimed: true } | { claimed: false; existing: PaymentRecord }>;
   recordQuote(id: string, quote: PaymentQuote, now: number): Promise<void>;
-  markApproved(id: string, approval: { transferTransactionId: string; approvalNo: string; approvalDate: string }, now: number): Promise<void>;
-  /** Only a pending payment fails; an approved one stays approved. */
-  markFailed(id: string, failureCode: string, now: number): Promise<void>;
+  /** `event` (a store webhook) is written in the same transaction as the change. */
+  markApproved(id: string, approval: { transferTransactionId: string; approvalNo: string; approvalDate: string }, now: number, event?: NewWebhookEvent): Promise<void>;
+  /** Only a pending payment fails; an approved one stays approved. `event` is written only when it failed now. */
+  markFailed(id: string, failureCode: string, now: number, event?: NewWebhookEvent): Promise<void>;
   findByTranNo(tid: string, tranNo: string): Promise<PaymentRecord | undefined>;
-  findApprovedByTransferTransaction(transferTransactionId: string): Promise<PaymentRecord | undefined>;
+  /**
+   * A store's approved payments carried by a transaction, oldest first: several when their transfers
+   * shared one settlement batch.
+   */
+  findApprovedByTransferTransaction(tid: string, transferTransactionId: string): Promise<PaymentRecord[]>;
   /** Compare-and-set of the refunded total: false when another cancellation changed it first. */
   setRefunded(id: string, expected: string, next: string, now: number): Promise<boolean>;
   insertCancellation(cancellation: { id: string; paymentId: string; tokenAmount: string; exchangeAmount: string | null }, now: number): Promise<void>;
-  completeCancellation(id: string, done: { transferTransactionId: string; cancelNo: string; cancelDate: string }, now: number): Promise<void>;
+  completeCancellation(id: string, done: { transferTransactionId: string; cancelNo: string; cancelDate: string }, now: number, event?: NewWebhookEvent): Promise<void>;
   failCancellation(id: string, now: number): Promise<void>;
   listCancellations(paymentId: string): Promise<CancellationRecord[]>;
 }
@@ -75,6 +84,7 @@ const toPayment = (row: PaymentsTable): PaymentRecord => ({
   tokenAmount: row.token_amount, exchangeAmount: row.exchange_amount, exchangeCurrency: row.exchange_currency, exchangeRate: row.exchange_rate,
   exchangeDateIndex: row.exchange_date_index, transferTransactionId: row.transfer_transaction_id, approvalNo: row.approval_no,
   approvalDate: row.approval_date, refundedAmount: row.refunded_amount, failureCode: row.failure_code, updatedAt: Number(row.updated_at),
+  runBy: row.run_by ?? null,
 });
 
 const toCancellation = (row: PaymentCancellationsTable): CancellationRecord => ({
@@ -90,7 +100,7 @@ export function createPaymentRepository(db: Db): PaymentRepository {
     settlement_address: p.settlementAddress, network: p.network, contract_address: null, token_symbol: null, token_amount: null,
     exchange_amount: p.exchangeAmount, exchange_currency: p.exchangeCurrency, exchange_rate: null, exchange_date_index: null,
     transfer_transaction_id: null, approval_no: null, approval_date: null, refunded_amount: '0', failure_code: null,
-    created_at: now, updated_at: now,
+    created_at: now, updated_at: now, run_by: p.runBy ?? null,
   });
   const findByTranNo = async (tid: string, tranNo: string) => {
     const row = await db.selectFrom('payments').selectAll().where('tid', '=', tid).where('tran_no', '=', tranNo).executeTakeFirst();
@@ -120,21 +130,22 @@ export function createPaymentRepository(db: Db): PaymentRepository {
         exchange_rate: q.exchangeRate, exchange_date_index: q.exchangeDateIndex, updated_at: now,
       }).where('id', '=', id).execute();
     },
-    async markApproved(id, approval, now) {
-      await db.updateTable('payments').set({
+    async markApproved(id, approval, now, event) {
+      await withWebhookEvent(db, event, now, async (trx) => updated(await trx.updateTable('payments').set({
         status: 'approved', transfer_transaction_id: approval.transferTransactionId, approval_no: approval.approvalNo,
         approval_date: approval.approvalDate, updated_at: now,
-      }).where('id', '=', id).execute();
+      }).where('id', '=', id).executeTakeFirst()));
     },
-    async markFailed(id, failureCode, now) {
-      await db.updateTable('payments').set({ status: 'failed', failure_code: failureCode, updated_at: now })
-        .where('id', '=', id).where('status', '=', 'pending').execute();
+    async markFailed(id, failureCode, now, event) {
+      await withWebhookEvent(db, event, now, async (trx) => updated(await trx.updateTable('payments').set({ status: 'failed', failure_code: failureCode, updated_at: now })
+        .where('id', '=', id).where('status', '=', 'pending').executeTakeFirst()));
     },
     findByTranNo,
-    async findApprovedByTransferTransaction(transferTransactionId) {
-      const row = await db.selectFrom('payments').selectAll()
-        .where('transfer_transaction_id', '=', transferTransactionId).where('status', '=', 'approved').executeTakeFirst();
-      return row && toPayment(row);
+    async findApprovedByTransferTransaction(tid, transferTransactionId) {
+      const rows = await db.selectFrom('payments').selectAll()
+        .where('transfer_transaction_id', '=', transferTransactionId).where('tid', '=', tid).where('status', '=', 'approved')
+        .orderBy('created_at').orderBy('id').execute();
+      return rows.map(toPayment);
     },
     async setRefunded(id, expected, next, now) {
       return updated(await db.updateTable('payments').set({ refunded_amount: next, updated_at: now })
@@ -146,10 +157,10 @@ export function createPaymentRepository(db: Db): PaymentRepository {
         transfer_transaction_id: null, cancel_no: null, cancel_date: null, created_at: now, updated_at: now,
       }).execute();
     },
-    async completeCancellation(id, done, now) {
-      await db.updateTable('payment_cancellations').set({
+    async completeCancellation(id, done, now, event) {
+      await withWebhookEvent(db, event, now, async (trx) => updated(await trx.updateTable('payment_cancellations').set({
         status: 'done', transfer_transaction_id: done.transferTransactionId, cancel_no: done.cancelNo, cancel_date: done.cancelDate, updated_at: now,
-      }).where('id', '=', id).execute();
+      }).where('id', '=', id).executeTakeFirst()));
     },
     async failCancellation(id, now) {
       await db.updateTable('payment_cancellations').set({ status: 'failed', updated_at: now }).where('id', '=', id).execute();

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { Db } from './db.ts';
 import type { RewardsTable, RewardStatus } from './schema.ts';
+import { withWebhookEvent, type NewWebhookEvent } from './webhook-repository.ts';
 
 /** A reward as the rewards domain sees it. Token amounts are base-unit decimal strings. */
 export interface RewardRecord {
@@ -36,11 +37,11 @@ export type RewardChanges = Partial<Pick<RewardRecord, 'userAddress' | 'claimTra
 
 /** Rewards. (tid, reward_reason) is unique; status changes are compare-and-set. */
 export interface RewardRepository {
-  /** Inserts the reward, or answers the one this tid already issued for this reason. */
-  insertReward(reward: NewReward): Promise<{ inserted: boolean; reward: RewardRecord }>;
+  /** Inserts the reward, or answers the one this tid already issued for this reason. `event` (a store webhook) only with a new reward, in its transaction. */
+  insertReward(reward: NewReward, event?: NewWebhookEvent): Promise<{ inserted: boolean; reward: RewardRecord }>;
   findReward(id: string): Promise<RewardRecord | undefined>;
-  /** Moves the reward from `from` to `to` with `changes`; false when its status was not `from`. */
-  transition(id: string, from: RewardStatus, to: RewardStatus, changes: RewardChanges, now: number): Promise<boolean>;
+  /** Moves the reward from `from` to `to` with `changes`; false when its status was not `from`. `event` only with a move, in its transaction. */
+  transition(id: string, from: RewardStatus, to: RewardStatus, changes: RewardChanges, now: number, event?: NewWebhookEvent): Promise<boolean>;
 }
 
 const toRecord = (row: Selectable<RewardsTable>): RewardRecord => ({
@@ -67,16 +68,15 @@ export function createRewardRepository(db: Db): RewardRepository {
     return row && toRecord(row);
   };
   return {
-    async insertReward(reward) {
-      const result = await db.insertInto('rewards').values({
+    async insertReward(reward, event) {
+      const inserted = await withWebhookEvent(db, event, reward.createdAt, async (trx) => Number((await trx.insertInto('rewards').values({
         id: reward.id, tid: reward.tid, reward_reason: reward.rewardReason, network: reward.network, settlement_address: reward.settlementAddress,
         contract_address: reward.contractAddress, token_symbol: reward.tokenSymbol, token_amount: reward.tokenAmount,
         exchange_amount: reward.exchangeAmount, exchange_currency: reward.exchangeCurrency, exchange_rate: reward.exchangeRate,
         exchange_date_index: reward.exchangeDateIndex, reward_date: reward.rewardDate, expires_at: reward.expiresAt,
         created_at: reward.createdAt, updated_at: reward.updatedAt,
         status: 'issued', user_address: null, claim_transaction_id: null, claimed_at: null, cancel_no: null, cancel_date: null, cancel_transaction_id: null,
-      }).onConflict((oc) => oc.columns(['tid', 'reward_reason']).doNothing()).executeTakeFirst();
-      const inserted = Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+      }).onConflict((oc) => oc.columns(['tid', 'reward_reason']).doNothing()).executeTakeFirst()).numInsertedOrUpdatedRows ?? 0n) === 1);
       const stored = await findByReason(reward.tid, reward.rewardReason);
       if (!stored) throw new Error('reward vanished after insert');
       return { inserted, reward: stored };
@@ -85,10 +85,9 @@ export function createRewardRepository(db: Db): RewardRepository {
       const row = await db.selectFrom('rewards').selectAll().where('id', '=', id).executeTakeFirst();
       return row && toRecord(row);
     },
-    async transition(id, from, to, changes, now) {
-      const result = await db.updateTable('rewards').set({ ...changedColumns(changes), status: to, updated_at: now })
-        .where('id', '=', id).where('status', '=', from).executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
+    async transition(id, from, to, changes, now, event) {
+      return withWebhookEvent(db, event, now, async (trx) => Number((await trx.updateTable('rewards').set({ ...changedColumns(changes), status: to, updated_at: now })
+        .where('id', '=', id).where('status', '=', from).executeTakeFirst()).numUpdatedRows) === 1);
     },
   };
 }

@@ -24,6 +24,14 @@ export interface Database {
   rewards: RewardsTable;
   settlement_tokens: SettlementTokensTable;
   idempotency_keys: IdempotencyKeysTable;
+  receipts: ReceiptsTable;
+  operators: OperatorsTable;
+  operator_sessions: OperatorSessionsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  fleet: FleetTable;
+  jwt_signing_keys: JwtSigningKeysTable;
 }
 
 export interface AccountsTable {
@@ -215,6 +223,8 @@ export interface PaymentsTable {
   failure_code: string | null;
   created_at: number;
   updated_at: number;
+  /** Migration 0011: the instance running the attempt (its Redis pairing desk's id); null in-process. */
+  run_by: string | null;
 }
 
 export type PaymentCancellationStatus = 'pending' | 'done' | 'failed';
@@ -283,4 +293,91 @@ export interface IdempotencyKeysTable {
   expires_at: number;
 }
 
+/** A store's webhook endpoint (migration 0009). `tid` null: every store's events (`vixpay listen`). */
+export interface WebhookEndpointsTable {
+  id: string;
+  tid: string | null;
+  url: string;
+  /** Comma-separated event types, or `*`. */
+  events: string;
+  secret_enc: string;
+  /** The secret before the last rotation, still signing until `previous_secret_expires_at`. */
+  previous_secret_enc: string | null;
+  previous_secret_expires_at: number | null;
+  created_at: number;
+}
+
+/** The outbox: one row per event, written in the transaction of the state change it reports. */
+export interface WebhookEventsTable {
+  id: string;
+  tid: string;
+  type: string;
+  data: string;
+  created_at: number;
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** One event to one endpoint. `next_attempt_at` is also the lease of the instance attempting it. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  next_attempt_at: number;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** What a receipt is of (migration 0010). */
+export type ReceiptKind = 'payment' | 'cancellation' | 'reward_claim';
+
+/** A verifiable credential issued for an approval, cancellation or reward claim, kept once issued. */
+export interface ReceiptsTable {
+  id: string;
+  kind: ReceiptKind;
+  source_id: string;
+  tid: string;
+  reference: string;
+  user_address: string;
+  transaction_id: string;
+  issuer: string;
+  credential_jwt: string;
+  issued_at: number;
+}
+
+/** A console operator (`vixpay operator add`). */
+export interface OperatorsTable {
+  username: string;
+  password_hash: string;
+  created_at: number;
+}
+
+/** A console login: the SHA-256 of its cookie's token. */
+export interface OperatorSessionsTable {
+  token_hash: string;
+  username: string;
+  expires_at: number;
+  created_at: number;
+}
+
 export type { Generated };
+
+/** Migration 0011: sha256 fingerprints every instance on the database must match (never a secret). */
+export interface FleetTable {
+  name: string;
+  fingerprint: string;
+  updated_at: number;
+}
+
+/** Migration 0011: access-token signing keys, the private JWK sealed with the master key. */
+export interface JwtSigningKeysTable {
+  kid: string;
+  public_jwk: string;
+  private_jwk_enc: string;
+  created_at: number;
+  retired_at: number | null;
+  verify_until: number | null;
+}

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from './db.ts';
 import type { AuthorizationStatus, ChainTxStatus } from './schema.ts';
 
@@ -30,8 +31,11 @@ export interface RelayedTransactionRecord {
 
 /** Read-only lookups of transfers by transaction or by operation reference. */
 export interface TransferStatusRepository {
-  /** The transfer carried by `txHash` (the hash its authorization records, or any journaled send of it). */
-  findByTransaction(network: string, txHash: string): Promise<TransferStatusRecord | undefined>;
+  /**
+   * The transfers carried by `txHash` (the hash their authorizations record, or any journaled send of
+   * one): several when they shared a settlement batch; those from `fromAddress` only, when given.
+   */
+  findByTransaction(network: string, txHash: string, fromAddress?: string): Promise<TransferStatusRecord[]>;
   findByReference(network: string, reference: string): Promise<TransferStatusRecord | undefined>;
   findRelayedTransaction(network: string, txHash: string): Promise<RelayedTransactionRecord | undefined>;
 }
@@ -49,13 +53,17 @@ export function createTransferStatusRepository(db: Db): TransferStatusRepository
   const findByReference = async (network: string, reference: string) =>
     toRecord(await select().where('a.network', '=', network).where('a.reference', '=', reference).executeTakeFirst());
   return {
-    async findByTransaction(network, txHash) {
-      const direct = await select().where('a.network', '=', network).where('a.tx_hash', '=', txHash).executeTakeFirst();
-      if (direct) return toRecord(direct);
-      // A send the authorization no longer names (another transaction used or cancelled it).
+    async findByTransaction(network, txHash, fromAddress) {
+      let query = select().where('a.network', '=', network).where('a.tx_hash', '=', txHash);
+      if (fromAddress !== undefined) query = query.where(sql<string>`lower(a.from_address)`, '=', fromAddress.toLowerCase());
+      const direct = await query.orderBy('a.created_at').execute();
+      if (direct.length > 0) return direct.flatMap((row) => toRecord(row) ?? []);
+      // A single transfer's send the authorization no longer names (before settlement batches, a
+      // transfer had its own transaction; another one used or cancelled its authorization).
       const sent = await db.selectFrom('chain_txs').select('reference').where('network', '=', network).where('tx_hash', '=', txHash)
         .where('kind', '=', 'transfer').executeTakeFirst();
-      return sent?.reference ? findByReference(network, sent.reference) : undefined;
+      const record = sent?.reference ? await findByReference(network, sent.reference) : undefined;
+      return record && (fromAddress === undefined || record.fromAddress.toLowerCase() === fromAddress.toLowerCase()) ? [record] : [];
     },
     findByReference,
     async findRelayedTransaction(network, txHash) {

@@ -30,8 +30,9 @@ for (const factory of storeFactories) {
     async function attempt(failure: Error) {
       await store.db.insertInto('accounts').values({ address: holder.address, private_key_enc: 'x', secret_key_enc: 'x', created_at: 0 })
         .onConflict((oc) => oc.column('address').doNothing()).execute();
-      const relayer = { submit: async () => { throw failure; } } as unknown as Relayer;
+      const relayer = { settle: async () => { throw failure; } } as unknown as Relayer;
       const deps = {
+        contracts: { ethereum: { settlement: '0x00000000000000000000000000000000000000bb' } },
         chains: { ethereum: { chainId: 31337, client: { getBlockNumber: async () => 1n, readContract: async () => 10n ** 20n } } },
         authorizations: createAuthorizationRepository(store.db), relayer, vault, clock: () => Date.now(), authorizationTtlSeconds: 120,
       } as unknown as WalletDeps;

@@ -1,4 +1,4 @@
-import { encodeFunctionData, keccak256, stringToHex, type Address, type Hex } from 'viem';
+import { keccak256, stringToHex, type Address, type Hex } from 'viem';
 import { localAccount } from '../chain/local-account.ts';
 import type { NetworkName } from '../shared/networks.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
@@ -41,8 +41,9 @@ export const transferAuthorizationTypes = {
  * 1. reserves the value on the account (refused with `wallet.insufficient_balance` when the balance
  *    less what open authorizations hold does not cover it: no signature, no transaction);
  * 2. signs the authorization with the operation's nonce, valid for a short window;
- * 3. journals and submits it; answers its transaction once it is confirmed.
- * When the transaction reverted or has no receipt within the wait, the authorization is cancelled
+ * 3. has the relayer settle it in a batch (journaled first); answers the batch's transaction once
+ *    its receipt shows this authorization used.
+ * When the batch skipped it, reverted or has no receipt within the wait, the authorization is cancelled
  * on chain before anything is answered: `chain.transaction_failed` then means nothing moved and
  * nothing signed stays usable. `chain.outcome_pending` means the chain did not settle it either
  * way yet (the node is down or slow); the funds stay held until the expiry sweep decides.
@@ -81,17 +82,10 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
     primaryType: 'TransferWithAuthorization',
     message: { from, to, value, validAfter: 0n, validBefore: BigInt(validBefore), nonce },
   });
-  const data = encodeFunctionData({
-    abi: vixpTokenAbi, functionName: 'transferWithAuthorization',
-    args: [from, to, value, 0n, BigInt(validBefore), nonce, signature],
-  });
   let result;
   try {
-    result = await deps.relayer.submit(network, {
-      to: token.contractAddress,
-      data,
-      intent: { kind: 'transfer', reference, fromAddress: from, toAddress: to, contractAddress: token.contractAddress, amount: value.toString() },
-      authorizationNonce: nonce,
+    result = await deps.relayer.settle(network, deps.contracts[network].settlement, {
+      token: token.contractAddress, from, to, value, validBefore: BigInt(validBefore), nonce, signature,
     });
   } catch (error) {
     // The relayer's domain errors come only before journaling: nothing was sent, the signature never

@@ -7,6 +7,7 @@ import { checkTempKey } from './temp-key.ts';
 import { assertSignedBy } from './signed-request.ts';
 import { resolveToken } from './token.ts';
 import { authorizeTransfer } from './authorize-transfer.ts';
+import { failpoint } from '../shared/failpoints.ts';
 
 export interface TransferParameters {
   fromAddress: string;
@@ -44,10 +45,12 @@ export async function transfer(deps: WalletDeps, network: NetworkName, params: T
   const value = parseTokenAmount(params.amount, token.decimals);
   const key = await checkTempKey(deps, { address: from, keyType: 'transfer', tempKey: params.tempKey, hashKey: params.hashKey });
   await assertSignedBy(from, [params.fromAddress, params.toAddress, params.amount, params.tempKey, params.hashKey], params.signature);
+  failpoint('transfer.before-authorize');
 
   const { transactionId } = await authorizeTransfer(deps, network, {
     token, from, to, value, reference: params.reference ?? `transfer:${key.keyHash}`, privateKeyEnc: key.privateKeyEnc,
     tempKeyHash: key.keyHash,
   });
+  failpoint('transfer.after-settle');
   return { transactionId, amountRaw: value.toString(), contractAddress: token.contractAddress };
 }

@@ -1,5 +1,5 @@
 import {
-  createTestClient, createWalletClient, http, parseEther, type Address, type Hex, type PublicClient,
+  createTestClient, createWalletClient, http, parseEther, parseEventLogs, type Address, type Hex, type PublicClient,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { vixpTokenAbi } from '../../src/gen/contracts/vixp-token.ts';
@@ -29,20 +29,24 @@ export async function strangerWallet(chain: ChainClient, ether: string) {
 }
 
 /**
- * A stranger with gas money and nothing else re-sends the calldata of each transaction, with a fixed
- * gas limit so each is mined even when it reverts. Answers how many did not revert.
+ * A stranger with gas money and nothing else re-sends the calldata of each transaction (a settlement
+ * batch, a single transfer, a cancellation), with a gas limit high enough for every item of a full
+ * batch, so each is mined even when it reverts. Answers how many moved tokens: mined with an ERC-20
+ * `Transfer` event in their receipt. (A batch whose items are all spent is mined successfully and
+ * moves nothing: success alone proves nothing.)
  */
 export async function replayAsStranger(chain: ChainClient, transactions: Array<{ to: Address | null; input: Hex }>): Promise<number> {
   const wallet = await strangerWallet(chain, '100');
   const chainDef = { id: chain.chainId, name: chain.network, nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [chain.url] } } };
-  let succeeded = 0;
+  let moved = 0;
   for (const tx of transactions) {
     if (!tx.to) continue;
-    const hash = await wallet.sendTransaction({ chain: chainDef, to: tx.to, data: tx.input, gas: 500_000n });
+    const hash = await wallet.sendTransaction({ chain: chainDef, to: tx.to, data: tx.input, gas: 20_000_000n });
     const receipt = await chain.client.waitForTransactionReceipt({ hash, timeout: 30_000 });
-    if (receipt.status === 'success') succeeded++;
+    if (receipt.status !== 'success') continue;
+    if (parseEventLogs({ abi: vixpTokenAbi, eventName: 'Transfer', logs: receipt.logs }).length > 0) moved++;
   }
-  return succeeded;
+  return moved;
 }
 
 /**

@@ -14,6 +14,7 @@ export const parts = {
   redis: 'start a Redis at 127.0.0.1:6379: apt-get install redis-server',
   chromium: 'apt-get install chromium',
   'python-grpc': 'apt-get install python3-grpcio python3-grpc-tools',
+  hardhat: 'npm install (hardhat is a devDependency; its node needs Node.js 22 or later)',
 } as const;
 
 export type Part = keyof typeof parts;

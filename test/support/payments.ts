@@ -6,7 +6,7 @@ import { prepareTransfer, type Wallet } from './transfer-scheme.ts';
 import { startPaymentServer } from '../../src/main.ts';
 import type { GrpcServer } from '../../src/transports/grpc/grpc-server.ts';
 import { deleteKeys, testRedisUrl, uniquePrefix } from './redis.ts';
-import { freshPostgresSchema } from './stores.ts';
+import { freshPostgresSchema, testStore } from './stores.ts';
 import { untilAtDesk } from './pairing.ts';
 
 /** A client of our own, from the .proto alone: what any language's generated client does. */
@@ -30,12 +30,8 @@ export function testPairing(env: NodeJS.ProcessEnv = process.env): 'in-process' 
   return value;
 }
 
-/** The store the payment suites run on: VIXPAY_TEST_STORE=sqlite (default) or postgres. */
-export function testStore(env: NodeJS.ProcessEnv = process.env): 'sqlite' | 'postgres' {
-  const value = env.VIXPAY_TEST_STORE || 'sqlite';
-  if (value !== 'sqlite' && value !== 'postgres') throw new Error(`VIXPAY_TEST_STORE=${value}: expected sqlite or postgres`);
-  return value;
-}
+/** The store the payment suites run on (moved to stores.ts, which platforms share). */
+export { testStore };
 
 /**
  * A platform and its payment server. `VIXPAY_TEST_PAIRING=redis` runs the server on the Redis pairing
@@ -100,8 +96,14 @@ export function untilPosWaits(p: PaymentTest, userUuid: string): Promise<void> {
 }
 
 /** A client of the payment server listening on `port` (127.0.0.1). */
-export function paymentsClient(port: number): grpc.Client & Record<string, any> {
-  return new PaymentsService(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as grpc.Client & Record<string, any>;
+/**
+ * A PaymentsService client. `ownConnection`: a connection of its own instead of the one grpc-js
+ * shares between clients of one target (a POS terminal or a phone has its own; the server caps
+ * streams per connection).
+ */
+export function paymentsClient(port: number, options: { ownConnection?: boolean } = {}): grpc.Client & Record<string, any> {
+  return new PaymentsService(`127.0.0.1:${port}`, grpc.credentials.createInsecure(),
+    options.ownConnection ? { 'grpc.use_local_subchannel_pool': 1 } : {}) as grpc.Client & Record<string, any>;
 }
 
 export function bearer(token: string): grpc.Metadata {
@@ -129,10 +131,19 @@ export interface Session {
 export function openSession(client: Record<string, any>, method: 'StartPayment' | 'DoPayment', token: string): Session {
   const call: grpc.ClientDuplexStream<any, any> = client[method](bearer(token));
   const queue: any[] = [];
-  const waiters: Array<(m: any) => void> = [];
-  call.on('data', (message) => { const w = waiters.shift(); if (w) w(message); else queue.push(message); });
+  const waiters: Array<{ resolve(m: any): void; reject(e: Error): void }> = [];
+  call.on('data', (message) => { const w = waiters.shift(); if (w) w.resolve(message); else queue.push(message); });
+  let ended: grpc.StatusObject | undefined;
   const closed = new Promise<grpc.StatusObject>((resolve) => {
-    call.on('status', resolve);
+    call.on('status', (status: grpc.StatusObject) => {
+      resolve(status);
+      // The call is over: once any message still in flight is delivered, whoever still waits for
+      // one gets its status instead.
+      setImmediate(() => {
+        ended = status;
+        for (const w of waiters.splice(0)) w.reject(new Error(`${method}: ended with status ${status.code} (${status.details}) before a message`));
+      });
+    });
     call.on('error', () => undefined);
   });
   const targetApi = method === 'StartPayment' ? 'startPayment' : 'doPayment';
@@ -142,8 +153,16 @@ export function openSession(client: Record<string, any>, method: 'StartPayment' 
     next: (timeoutMs = 15_000) => new Promise((resolve, reject) => {
       const queued = queue.shift();
       if (queued) return resolve(queued);
-      const timer = setTimeout(() => reject(new Error(`${method}: no message within ${timeoutMs} ms`)), timeoutMs);
-      waiters.push((m) => { clearTimeout(timer); resolve(m); });
+      if (ended) return reject(new Error(`${method}: ended with status ${ended.code} (${ended.details}) before a message`));
+      const waiter = {
+        resolve: (m: any) => { clearTimeout(timer); resolve(m); },
+        reject: (e: Error) => { clearTimeout(timer); reject(e); },
+      };
+      const timer = setTimeout(() => {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        reject(new Error(`${method}: no message within ${timeoutMs} ms`));
+      }, timeoutMs);
+      waiters.push(waiter);
     }),
     closed,
   };

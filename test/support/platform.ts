@@ -6,6 +6,7 @@ import { loadConfig, type Config } from '../../src/config/config.ts';
 import { createLogger, type Logger } from '../../src/shared/logger.ts';
 import { composePlatform, type Platform } from '../../src/compose.ts';
 import { buildHttpApp } from '../../src/transports/http/app.ts';
+import { releaseDataDirSchema, testStore, testStoreEnv } from './stores.ts';
 
 export interface TestPlatform {
   platform: Platform;
@@ -16,25 +17,59 @@ export interface TestPlatform {
   stop(options?: { keepData?: boolean }): Promise<void>;
 }
 
-/** A real platform (SQLite, four anvil chains, contracts) in a fresh or given data directory. */
+/**
+ * A real platform (four anvil chains, contracts) in a fresh or given data directory, on SQLite in it
+ * or, with VIXPAY_TEST_STORE=postgres, on a fresh PostgreSQL schema of that data directory (kept with
+ * `keepData` so a platform started again on the directory finds its data, dropped otherwise). An
+ * explicit DATABASE_URL in `env` wins.
+ */
 export async function startTestPlatform(
   options: { dataDir?: string; env?: Record<string, string>; logger?: Logger; redisKeyPrefix?: string } = {},
 ): Promise<TestPlatform> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'vixpay-test-'));
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', HTTP_PORT: '0', CHAIN_POLL_MS: '50', ...options.env });
-  const platform = await composePlatform(config, options.logger ?? createLogger('silent'), {
-    ...(options.redisKeyPrefix && { redisKeyPrefix: options.redisKeyPrefix }),
-  });
-  const app = await buildHttpApp(platform);
-  await app.ready();
-  return {
+  const onTestStore = options.env?.DATABASE_URL === undefined;
+  const release = async () => {
+    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    if (onTestStore && !options.dataDir) await releaseDataDirSchema(dataDir);
+  };
+  let platform: Platform;
+  let app: FastifyInstance;
+  let config: Config;
+  try {
+    const storeEnv = onTestStore ? await testStoreEnv(dataDir) : {};
+    config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', HTTP_PORT: '0', CHAIN_POLL_MS: '50', ...storeEnv, ...options.env });
+    platform = await composePlatform(config, options.logger ?? createLogger('silent'), {
+      ...(options.redisKeyPrefix && { redisKeyPrefix: options.redisKeyPrefix }),
+    });
+  } catch (error) {
+    await release();
+    throw error;
+  }
+  try {
+    app = await buildHttpApp(platform);
+    await app.ready();
+  } catch (error) {
+    await platform.stop();
+    await release();
+    throw error;
+  }
+  const t: TestPlatform = {
     platform, app, dataDir, config,
     async stop(stopOptions = {}) {
       await app.close();
       await platform.stop();
-      if (!stopOptions.keepData) rmSync(dataDir, { recursive: true, force: true });
+      if (!stopOptions.keepData) {
+        rmSync(dataDir, { recursive: true, force: true });
+        if (onTestStore) await releaseDataDirSchema(dataDir);
+      }
     },
   };
+  // The run is on what it says it is on.
+  if (onTestStore && platform.store.dialect !== testStore()) {
+    await t.stop();
+    throw new Error(`startTestPlatform: expected ${testStore()}, got ${platform.store.dialect}`);
+  }
+  return t;
 }
 
 /** POSTs a JSON-RPC body (object or raw text) and answers status and parsed body. */

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createServer } from 'node:net';
+import { testStoreEnv } from './stores.ts';
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -18,11 +19,17 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** `node src/main.ts` as a user runs it, waiting until /healthz answers 200. */
+/**
+ * `node src/main.ts` as a user runs it, waiting until /healthz answers 200. With
+ * VIXPAY_TEST_STORE=postgres and no DATABASE_URL in `env`, the server runs on the PostgreSQL schema of
+ * its DATA_DIR (`testStoreEnv`: the same schema each time it starts on that directory; dropped when
+ * the test file ends); a CLI run on that directory takes the same `testStoreEnv(dataDir)`.
+ */
 export async function startServerProcess(env: Record<string, string>, timeoutMs = 90_000): Promise<ServerProcess> {
   const port = Number(env.HTTP_PORT ?? (await freePort()));
+  const storeEnv = env.DATABASE_URL === undefined && env.DATA_DIR ? await testStoreEnv(env.DATA_DIR) : {};
   const child = spawn(process.execPath, ['src/main.ts'], {
-    env: { ...process.env, LOG_LEVEL: 'warn', GRPC_PORT: String(await freePort()), ...env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1' },
+    env: { ...process.env, LOG_LEVEL: 'warn', GRPC_PORT: String(await freePort()), ...storeEnv, ...env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

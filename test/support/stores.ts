@@ -1,12 +1,24 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { openStore, type Store } from '../../src/store/db.ts';
 
 /** PostgreSQL of the test machine and CI (trust auth); VIXPAY_TEST_DATABASE_URL overrides it. */
 export const testDatabaseUrl = process.env.VIXPAY_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/**
+ * The store test platforms and server processes run on: VIXPAY_TEST_STORE=sqlite (default) or
+ * postgres (a fresh schema per platform in the test PostgreSQL; `npm run test:matrix`).
+ */
+export function testStore(env: NodeJS.ProcessEnv = process.env): 'sqlite' | 'postgres' {
+  const value = env.VIXPAY_TEST_STORE || 'sqlite';
+  if (value !== 'sqlite' && value !== 'postgres') throw new Error(`VIXPAY_TEST_STORE=${value}: expected sqlite or postgres`);
+  return value;
+}
 
 export interface StoreFactory {
   name: 'sqlite' | 'postgres';
@@ -41,7 +53,7 @@ export const storeFactories: StoreFactory[] = [
  * (DATABASE_URL) at it, `drop` removes it with everything in it. Runs sharing the database never see
  * each other's tables.
  */
-export async function freshPostgresSchema(prefix = 'vixpay_t'): Promise<{ schema: string; databaseUrl: string; drop(): Promise<void> }> {
+export async function freshPostgresSchema(prefix = 'vixpay_t'): Promise<FreshSchema> {
   const schema = `${prefix}_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: testDatabaseUrl });
   await admin.connect();
@@ -51,17 +63,78 @@ export async function freshPostgresSchema(prefix = 'vixpay_t'): Promise<{ schema
     await admin.end();
     throw error;
   }
+  undropped.add(schema);
   const url = new URL(testDatabaseUrl);
   url.searchParams.set('options', `-c search_path=${schema}`);
+  let dropped: Promise<void> | undefined;
   return {
     schema,
     databaseUrl: url.toString(),
-    async drop() {
-      try {
-        await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      } finally {
-        await admin.end();
-      }
+    drop() {
+      dropped ??= (async () => {
+        try {
+          await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+          undropped.delete(schema);
+        } finally {
+          await admin.end();
+        }
+      })();
+      return dropped;
     },
   };
+}
+
+export interface FreshSchema { schema: string; databaseUrl: string; drop(): Promise<void> }
+
+/**
+ * Schemas made and not dropped yet (a platform kept for a restart, a server process a test started on
+ * a data directory): dropped when the test file's process exits, in a short child process since
+ * nothing asynchronous runs in an exit handler.
+ */
+const undropped = new Set<string>();
+process.once('exit', () => {
+  if (undropped.size === 0) return;
+  const script = `import pg from 'pg';
+const [url, ...schemas] = process.argv.slice(1);
+const admin = new pg.Client({ connectionString: url });
+await admin.connect();
+await admin.query("SET lock_timeout = '5s'");
+for (const schema of schemas) await admin.query('DROP SCHEMA IF EXISTS ' + schema + ' CASCADE').catch((e) => console.error(schema, e.message));
+await admin.end();`;
+  spawnSync(process.execPath, ['--input-type=module', '-e', script, testDatabaseUrl, ...undropped], {
+    cwd: fileURLToPath(new URL('../..', import.meta.url)), stdio: ['ignore', 'ignore', 'inherit'], timeout: 30_000,
+  });
+});
+
+const byDataDir = new Map<string, Promise<FreshSchema>>();
+
+/**
+ * The PostgreSQL schema of the platform in `dataDir` under VIXPAY_TEST_STORE=postgres, made on first
+ * use: a platform or server started again on the same data directory finds its data, as it would in
+ * the directory's SQLite file. `releaseDataDirSchema` (or the end of the test file) drops it.
+ */
+export function dataDirSchema(dataDir: string): Promise<FreshSchema> {
+  const key = path.resolve(dataDir);
+  let schema = byDataDir.get(key);
+  if (!schema) {
+    schema = freshPostgresSchema('vixpay_dir');
+    byDataDir.set(key, schema);
+    schema.catch(() => byDataDir.delete(key));
+  }
+  return schema;
+}
+
+export async function releaseDataDirSchema(dataDir: string): Promise<void> {
+  const key = path.resolve(dataDir);
+  const schema = byDataDir.get(key);
+  byDataDir.delete(key);
+  if (schema) await (await schema).drop();
+}
+
+/**
+ * The environment that puts a platform, server process or CLI run on `dataDir` onto the test store:
+ * `{}` on SQLite (the data directory's file), `{ DATABASE_URL }` of the directory's schema on PostgreSQL.
+ */
+export async function testStoreEnv(dataDir: string): Promise<{ DATABASE_URL?: string }> {
+  return testStore() === 'postgres' ? { DATABASE_URL: (await dataDirSchema(dataDir)).databaseUrl } : {};
 }

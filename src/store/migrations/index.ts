@@ -6,6 +6,9 @@ import * as payments from './0004-payments.ts';
 import * as settlementTokens from './0005-settlement-tokens.ts';
 import * as authorizations from './0006-authorizations.ts';
 import * as idempotency from './0007-idempotency.ts';
+import * as fleet from './0011-fleet.ts';
+import * as webhooks from './0009-webhooks.ts';
+import * as receiptsConsole from './0010-receipts-console.ts';
 
 /** Every migration, in order. Each domain adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +19,7 @@ export const migrations: Record<string, Migration> = {
   '0005-settlement-tokens': settlementTokens,
   '0006-authorizations': authorizations,
   '0007-idempotency': idempotency,
+  '0009-webhooks': webhooks,
+  '0010-receipts-console': receiptsConsole,
+  '0011-fleet': fleet,
 };

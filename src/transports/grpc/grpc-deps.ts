@@ -13,4 +13,15 @@ export interface GrpcDeps {
   clock: Clock;
   timeZone: string;
   logger: Logger;
+  /**
+   * The open StartPayment/DoPayment streams, when the server tracks them for its shutdown: once the
+   * shutdown grace is over, each one still open is answered in its terminal state with 10.
+   */
+  openStreams?: Set<OpenStream>;
+}
+
+/** An open payment stream as the shutdown sees it. */
+export interface OpenStream {
+  /** Answers the stream's latest request in its terminal state with 10 (Internal server error) and ends it. */
+  shutDown(): void;
 }

@@ -1,17 +1,22 @@
 import * as grpc from '@grpc/grpc-js';
-import type { GrpcDeps } from './grpc-deps.ts';
+import type { GrpcDeps, OpenStream } from './grpc-deps.ts';
 import { loadPaymentsService, type PaymentsServiceHandlers } from './proto.ts';
 import { cancelPaymentHandler, cancelRewardHandler, issueRewardHandler } from './unary-calls.ts';
 import { addHealthService } from './grpc-health.ts';
 import { addReflectionService } from './grpc-reflection.ts';
 import { boundedStreamHandlers, connectionLimitOptions, type GrpcLimits } from './bounded-streams.ts';
+import { withRequestId } from './request-id.ts';
+
+/** How long the answers sent to the streams open at the end of a shutdown grace get to reach their callers. */
+const shutdownFlushMs = 500;
 
 export interface GrpcServer {
   /** The bound port (the configured one, or the one the OS chose for port 0). */
   port: number;
   /**
-   * Turns health NOT_SERVING, stops accepting calls, lets running calls finish for `graceMs`, then
-   * cancels the rest (health `Watch` streams included).
+   * Turns health NOT_SERVING, stops accepting calls, lets running calls finish for `graceMs`; then
+   * answers each payment stream still open in its terminal state with 10 (Internal server error),
+   * and cancels what is left (health `Watch` streams included) once those answers are sent.
    */
   stop(graceMs?: number): Promise<void>;
 }
@@ -29,11 +34,15 @@ export async function startGrpcServer(deps: GrpcDeps, options: { host: string; p
     ...(options.interceptors && { interceptors: options.interceptors }),
     ...connectionLimitOptions(options.limits),
   });
+  // Every call has a request id (x-request-id metadata in and out, reqId on its log lines).
+  const openStreams = new Set<OpenStream>();
+  const streams = boundedStreamHandlers({ ...deps, openStreams }, options.limits);
   const handlers: PaymentsServiceHandlers = {
-    ...boundedStreamHandlers(deps, options.limits),
-    CancelPayment: cancelPaymentHandler(deps),
-    IssueReward: issueRewardHandler(deps),
-    CancelReward: cancelRewardHandler(deps),
+    StartPayment: withRequestId(streams.StartPayment),
+    DoPayment: withRequestId(streams.DoPayment),
+    CancelPayment: withRequestId(cancelPaymentHandler(deps)),
+    IssueReward: withRequestId(issueRewardHandler(deps)),
+    CancelReward: withRequestId(cancelRewardHandler(deps)),
   };
   server.addService(loadPaymentsService().service, handlers);
   const health = addHealthService(server);
@@ -48,8 +57,12 @@ export async function startGrpcServer(deps: GrpcDeps, options: { host: string; p
     port,
     stop: (graceMs = 5000) => new Promise<void>((resolve) => {
       health.notServing();
-      const timer = setTimeout(() => { server.forceShutdown(); resolve(); }, graceMs);
-      server.tryShutdown(() => { clearTimeout(timer); resolve(); });
+      let flush: NodeJS.Timeout | undefined;
+      const timer = setTimeout(() => {
+        for (const stream of [...openStreams]) stream.shutDown();
+        flush = setTimeout(() => { server.forceShutdown(); resolve(); }, shutdownFlushMs);
+      }, graceMs);
+      server.tryShutdown(() => { clearTimeout(timer); clearTimeout(flush); resolve(); });
     }),
   };
 }

@@ -1,12 +1,12 @@
-import { on } from 'node:events';
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import type { SessionEvent } from '../../payments/payment-events.ts';
 import type { Logger } from '../../shared/logger.ts';
-import { isDomainError } from '../../shared/errors.ts';
+import { DomainError, isDomainError } from '../../shared/errors.ts';
 import type { PayData, PayData__Output, StateName } from './proto.ts';
 import { eventReply, familyOf, isTerminal, reply, streamCall, type ReplyContext } from './pay-data.ts';
 import { resultOf } from './res-codes.ts';
 import { firstMessageDeadline } from './stream-limits.ts';
+import type { OpenStream } from './grpc-deps.ts';
 
 /** A StartPayment or DoPayment call, typed by the generated PaymentsServiceHandlers. */
 export type PayDataCall = ServerDuplexStream<PayData__Output, PayData>;
@@ -33,7 +33,7 @@ export interface PayDataStream {
  * started, so there is no request to answer in the SPEC's shape).
  */
 export function payDataStream(
-  call: PayDataCall, context: ReplyContext & { logger: Logger; firstMessageTimeoutMs?: number }, side: 'pos' | 'app',
+  call: PayDataCall, context: ReplyContext & { logger: Logger; firstMessageTimeoutMs?: number; openStreams?: Set<OpenStream> }, side: 'pos' | 'app',
 ): PayDataStream {
   const deadline = firstMessageDeadline(call, context.firstMessageTimeoutMs);
   const cancel = new AbortController();
@@ -44,13 +44,21 @@ export function payDataStream(
     if (ended || call.cancelled || call.destroyed) return;
     call.write(data);
   };
+  /** The caller's latest message: what a shutdown's answer echoes. */
+  let latest: PayData__Output | undefined;
+  const open: OpenStream = {
+    shutDown: () => stream.fail(latest, new DomainError('internal', 'the server is shutting down')),
+  };
+  context.openStreams?.add(open);
   const end = () => {
     if (ended) return;
     ended = true;
+    context.openStreams?.delete(open);
     if (!call.cancelled && !call.destroyed) call.end();
   };
+  call.once('close', () => context.openStreams?.delete(open));
   const stream: PayDataStream = {
-    messages: messagesOf(call, deadline.received),
+    messages: remembering(messagesOf(call, deadline.received), (message) => { latest = message; }),
     cancelled: cancel.signal,
     terminal: 'END_PAY',
     event(request, event) {
@@ -67,19 +75,29 @@ export function payDataStream(
   return stream;
 }
 
+/** The messages, each one noted before it is handled. */
+async function* remembering(messages: AsyncGenerator<PayData__Output>, note: (message: PayData__Output) => void): AsyncGenerator<PayData__Output> {
+  for await (const message of messages) {
+    note(message);
+    yield message;
+  }
+}
+
 /**
  * The call's messages as they arrive. A half-close ends them ('end'), so does a cancel (grpc-js
- * destroys the call: 'close'); a failed call ends them too, its caller is gone either way. The
- * call's writable side stays open: the server still answers a caller that half-closed.
+ * destroys the call: a premature close); a failed call ends them too, its caller is gone either way.
+ * The call's writable side stays open (`destroyOnReturn: false`): the server still answers a caller
+ * that half-closed. The stream's own iterator, not `events.on`: that one keeps two 2,048-slot queues
+ * per call, most of an idle stream's memory.
  */
 async function* messagesOf(call: PayDataCall, received: () => void): AsyncGenerator<PayData__Output> {
   try {
-    for await (const [message] of on(call, 'data', { close: ['end', 'close'] })) {
+    for await (const message of call.iterator({ destroyOnReturn: false })) {
       received();
       yield message as PayData__Output;
     }
   } catch {
-    // 'error': the call failed; nothing more will arrive.
+    // 'error' or a premature close: the call failed; nothing more will arrive.
   } finally {
     received();
   }

@@ -9,6 +9,9 @@ import { authRoutes } from './routes/auth.ts';
 import { jwksRoutes } from './routes/auth-jwks.ts';
 import { payRoutes } from './routes/pay.ts';
 import { paymentStatusRoutes } from './routes/payment-status.ts';
+import { receiptRoutes } from './routes/receipts.ts';
+import { consoleRoutes } from './routes/console.ts';
+import { consoleDeps } from './routes/console-deps.ts';
 import { createPayService } from '../../pay/idempotent-pay.ts';
 import { createIdempotencyRepository } from '../../store/idempotency-repository.ts';
 import { createTransferStatusRepository } from '../../store/transfer-status-repository.ts';
@@ -79,6 +82,12 @@ export async function buildHttpApp(platform: Platform): Promise<FastifyInstance>
     }),
   });
   await app.register(paymentStatusRoutes, { prefix: '/v1/ict', payments: platform.payments });
+  await app.register(receiptRoutes, {
+    prefix: '/v1', receipts: platform.receipts, authenticateStore: (apiKey) => platform.payments.authenticateStore(apiKey),
+    verify: identity.jwt.verifyAccessToken, walletAddressOf: async (userId) => (await identity.users.findUser(userId))?.walletAddress ?? undefined,
+  });
+  // The operator console (docs/console.md): its own login, cookie session and strict CSP.
+  await app.register(consoleRoutes, { prefix: '/console', ...consoleDeps(platform) });
 
   const token = withRpcMetrics({ ...tokenMethods(platform.wallet), ...transferStatusMethods({ transfers }) }, platform.metrics);
   const block = withRpcMetrics(blockMethods(platform.chains), platform.metrics);

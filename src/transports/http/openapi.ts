@@ -27,6 +27,8 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'pay', description: 'REST payment and payment lookup (docs/pay-api.md, docs/payments.md)' },
         { name: 'ipfs', description: 'Private IPFS (docs/ipfs-api.md)' },
         { name: 'json-rpc', description: 'Token, block and chain JSON-RPC 2.0 (docs/token-api.md, docs/block-api.md, docs/chain-api.md)' },
+        { name: 'receipts', description: 'Verifiable receipts of approvals, refunds and reward claims (docs/receipts.md)' },
+        { name: 'console', description: 'The operator console: its pages and the JSON it draws (docs/console.md); an operator session cookie, not a user JWT' },
         { name: 'demo', description: 'The demo website of the website login' },
         { name: 'operations', description: 'Probes' },
       ],

@@ -1,5 +1,6 @@
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify';
 import { z } from 'zod';
+import { DomainError } from '../../shared/errors.ts';
 
 /** A request part described by zod, or a body given per media type (multipart uploads). */
 type ZodPart = z.ZodType;
@@ -80,4 +81,14 @@ export function zodToOpenApi({ schema, url }: { schema: FastifySchema; url: stri
     }
   }
   return { schema: converted as FastifySchema, url };
+}
+
+/** A request part parsed with its zod schema; the first issue becomes `request.invalid`, naming its path. */
+export function parsed<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new DomainError('request.invalid', `${issue?.path.join('.') || 'request'}: ${issue?.message ?? 'invalid'}`);
+  }
+  return result.data;
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { JwtService } from '../../../identity/jwt.ts';
 
 export interface JwksRoutesDeps {
-  jwt: Pick<JwtService, 'jwks'>;
+  jwt: Pick<JwtService, 'jwks'> & Partial<Pick<JwtService, 'reloadKeys'>>;
 }
 
 /**
@@ -11,7 +11,9 @@ export interface JwksRoutesDeps {
  */
 export async function jwksRoutes(app: FastifyInstance, deps: JwksRoutesDeps): Promise<void> {
   app.get('/.well-known/jwks.json', { schema: { tags: ['auth'], summary: 'Public keys verifying our access tokens (RFC 7517)' } }, async (_request, reply) => {
-    // Short cache: a rotated key shows up within five minutes.
+    // Every key still verifying, as the fleet's database holds them now (`vixpay keys rotate`). Short
+    // cache: a rotated key shows up within five minutes, long before the old key stops verifying.
+    await deps.jwt.reloadKeys?.();
     reply.header('cache-control', 'public, max-age=300');
     return deps.jwt.jwks();
   });

@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { deleteKeys, redisSkip, testRedisUrl, uniquePrefix } from '../../test/support/redis.ts';
+import { LoginRateLimitedError } from './login-rate-limiter.ts';
+import { createRedisLoginRateLimiter, type RedisLoginRateLimiter } from './redis-login-rate-limiter.ts';
+
+// The Redis throttle keeps the in-memory one's rules (login-rate-limiter.test.ts), for every
+// instance at once: two limiters on one prefix stand for two instances.
+const skip = await redisSkip();
+const minute = 60_000;
+const limited = (seconds: number) => (e: unknown) => e instanceof LoginRateLimitedError && e.retryAfterSeconds === seconds;
+
+describe('login throttle in Redis', { skip }, () => {
+  const prefixes: string[] = [];
+  const opened: RedisLoginRateLimiter[] = [];
+  after(async () => {
+    await Promise.all(opened.map((limiter) => limiter.close()));
+    for (const prefix of prefixes) await deleteKeys(prefix);
+  });
+
+  async function instances(count: number, options: { maxFailuresPerIp?: number } = {}) {
+    const keyPrefix = uniquePrefix('login');
+    prefixes.push(keyPrefix);
+    const now = { ms: 1_000_000 };
+    const limiters = await Promise.all(Array.from({ length: count }, () => createRedisLoginRateLimiter({
+      url: testRedisUrl, keyPrefix, clock: () => now.ms, ...options,
+    })));
+    opened.push(...limiters);
+    return { limiters, advance: (ms: number) => { now.ms += ms; } };
+  }
+
+  test('5 failures per id spread over two instances, then refused on both until the oldest leaves the window', async () => {
+    const { limiters: [a, b], advance } = await instances(2);
+    for (let i = 0; i < 5; i += 1) {
+      await (i % 2 === 0 ? a! : b!).beginAttempt('alice', `10.0.0.${i}`);
+      advance(minute);
+    }
+    await assert.rejects(Promise.resolve(a!.beginAttempt('alice', '10.0.0.99')), limited(600));
+    await assert.rejects(Promise.resolve(b!.beginAttempt('alice', '10.0.0.99')), limited(600));
+    advance(10 * minute);
+    await b!.beginAttempt('alice', '10.0.0.99'); // sliding window: the oldest failure left it
+    await assert.rejects(Promise.resolve(a!.beginAttempt('alice', '10.0.0.99')), LoginRateLimitedError);
+  });
+
+  test('a success on one instance clears the id everywhere and takes the attempt off the IP', async () => {
+    const { limiters: [a, b] } = await instances(2, { maxFailuresPerIp: 5 });
+    for (let i = 0; i < 4; i += 1) await a!.beginAttempt('alice', '10.0.0.1');
+    await (await b!.beginAttempt('alice', '10.0.0.1')).succeeded();
+    for (let i = 0; i < 4; i += 1) await b!.beginAttempt('alice', '10.0.0.2');
+    // The IP 10.0.0.1 holds 4 failures (not 5), so one more attempt is allowed.
+    await a!.beginAttempt('carol', '10.0.0.1');
+    await assert.rejects(Promise.resolve(b!.beginAttempt('carol', '10.0.0.1')), LoginRateLimitedError);
+  });
+
+  test('parallel attempts on three instances: exactly the limit gets through', async () => {
+    const { limiters } = await instances(3);
+    const results = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => limiters[i % 3]!.beginAttempt('bob', `10.1.0.${i}`)));
+    assert.equal(results.filter((r) => r.status === 'fulfilled').length, 5);
+    assert.ok(results.every((r) => r.status === 'fulfilled' || r.reason instanceof LoginRateLimitedError));
+  });
+});

@@ -1,0 +1,93 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { openStore, type Store } from '../store/db.ts';
+import { createKeyVault } from '../shared/key-vault.ts';
+import { createJwtService } from './jwt.ts';
+import { generateSigningJwk, signingKeyFileName } from './signing-keys.ts';
+import { createSigningKeyRepository } from './signing-key-repository.ts';
+import { openSigningKeys, retiredKeyGraceMs, rotateSigningKeys } from './signing-key-store.ts';
+
+async function withStore(run: (deps: { store: Store; dir: string; file: string; now: { ms: number } }) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'vixpay-keys-'));
+  const store = await openStore({ dataDir: dir });
+  try {
+    await run({ store, dir, file: path.join(dir, signingKeyFileName), now: { ms: 1_800_000_000_000 } });
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const vault = createKeyVault(randomBytes(32));
+const ttlSeconds = 3600;
+
+test('an install\'s key file is imported once: its first key signs, its others verify; the private keys are stored sealed', async () => {
+  await withStore(async ({ store, file, now }) => {
+    const [signer, older] = [await generateSigningJwk(), await generateSigningJwk()];
+    writeFileSync(file, JSON.stringify({ keys: [signer, older] }));
+    const deps = { repository: createSigningKeyRepository(store.db), vault, clock: () => now.ms, ttlSeconds, importFile: file };
+    const keys = await openSigningKeys(deps);
+    keys.close();
+    assert.equal(keys.current().active.kid, signer.kid);
+    assert.deepEqual([...keys.current().byKid.keys()], [signer.kid, older.kid]);
+    const rows = await store.db.selectFrom('jwt_signing_keys').selectAll().execute();
+    for (const row of rows) assert.doesNotMatch(row.private_jwk_enc, new RegExp(signer.d as string));
+    // A second start reads the database, not the file.
+    writeFileSync(file, JSON.stringify({ keys: [older] }));
+    const again = await openSigningKeys(deps);
+    again.close();
+    assert.equal(again.current().active.kid, signer.kid);
+  });
+});
+
+test('a key file whose signing key is not the fleet\'s is refused, naming the file', async () => {
+  await withStore(async ({ store, file, now }) => {
+    const deps = { repository: createSigningKeyRepository(store.db), vault, clock: () => now.ms, ttlSeconds, importFile: file };
+    (await openSigningKeys(deps)).close();
+    writeFileSync(file, JSON.stringify({ keys: [await generateSigningJwk()] }));
+    await assert.rejects(openSigningKeys(deps), (error: Error) => error.message.includes(file) && /not one of the fleet's keys/.test(error.message));
+  });
+});
+
+test('rotation: the new key signs, the old one verifies its tokens until a token lifetime (plus reload slack) has passed', async () => {
+  await withStore(async ({ store, file, now }) => {
+    const repository = createSigningKeyRepository(store.db);
+    const deps = { repository, vault, clock: () => now.ms, ttlSeconds, importFile: file };
+    const keys = await openSigningKeys(deps);
+    keys.close();
+    const jwt = createJwtService({ keys, clock: () => now.ms, ttlSeconds });
+    const before = (await jwt.issueAccessToken('alice')).token;
+    const oldKid = keys.current().active.kid;
+    const rotation = await rotateSigningKeys(deps);
+    assert.deepEqual(rotation.retired, [oldKid]);
+    assert.equal(rotation.verifyUntil, now.ms + retiredKeyGraceMs(ttlSeconds));
+    now.ms += 2000;
+    await jwt.reloadKeys();
+    assert.equal(keys.current().active.kid, rotation.kid);
+    assert.deepEqual(jwt.jwks().keys.map((key) => key.kid), [rotation.kid, oldKid]);
+    assert.equal((await jwt.verifyAccessToken(before)).userId, 'alice');
+    // Past the grace, the old key is gone from the set (its tokens expired long before).
+    now.ms = rotation.verifyUntil + 1;
+    await keys.refresh();
+    assert.deepEqual(jwt.jwks().keys.map((key) => key.kid), [rotation.kid]);
+  });
+});
+
+test('a token naming a key this instance has not loaded yet (another instance rotated) is verified after a reload', async () => {
+  await withStore(async ({ store, file, now }) => {
+    const deps = { repository: createSigningKeyRepository(store.db), vault, clock: () => now.ms, ttlSeconds, importFile: file };
+    const a = await openSigningKeys(deps);
+    const b = await openSigningKeys(deps);
+    a.close();
+    b.close();
+    await rotateSigningKeys(deps);
+    await a.refresh();
+    const token = (await createJwtService({ keys: a, clock: () => now.ms }).issueAccessToken('bob')).token;
+    now.ms += 2000;
+    assert.equal((await createJwtService({ keys: b, clock: () => now.ms }).verifyAccessToken(token)).userId, 'bob');
+  });
+});

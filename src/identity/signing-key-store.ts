@@ -1,0 +1,147 @@
+import { existsSync, readFileSync } from 'node:fs';
+import type { JWK } from 'jose';
+import type { Clock } from '../shared/clock.ts';
+import type { KeyVault } from '../shared/key-vault.ts';
+import { generateSigningJwk, signingKeySetFromJwks, type SigningKeySet } from './signing-keys.ts';
+import type { SigningKeyRepository, SigningKeyRow } from './signing-key-repository.ts';
+
+/**
+ * The JWT signing keys of every instance, in the database (`jwt_signing_keys`), each private JWK
+ * sealed with the master key. The newest key not retired signs; `vixpay keys rotate` adds a new one
+ * and retires the others, which keep verifying (and stay in `/.well-known/jwks.json`) until every
+ * token they may have signed has expired. Instances reload the keys every `keyRefreshSeconds`, and
+ * at once (at most once a second) when a token names a key they do not know yet.
+ */
+export interface SigningKeySource {
+  /** The keys as last loaded. */
+  current(): SigningKeySet;
+  /** Reloads from the database (concurrent calls share one load). */
+  refresh(): Promise<void>;
+  /** Reloads unless it did within the last second: a token naming an unknown kid. */
+  refreshSoon(): Promise<void>;
+  close(): void;
+}
+
+export const keyRefreshSeconds = 30;
+
+export interface SigningKeyStoreDeps {
+  repository: SigningKeyRepository;
+  vault: KeyVault;
+  clock: Clock;
+}
+
+/** How long a retired key keeps verifying: a token's lifetime, plus instances still signing with it until their next reload. */
+export const retiredKeyGraceMs = (ttlSeconds: number) => (ttlSeconds + 2 * keyRefreshSeconds + 5) * 1000;
+
+/** The key set of `rows` at `now`: the newest active key signs; active and not-yet-expired retired keys verify. */
+async function keySetFromRows(rows: readonly SigningKeyRow[], vault: KeyVault, now: number): Promise<SigningKeySet> {
+  const live = rows.filter((row) => row.retired_at === null || (row.verify_until ?? 0) > now);
+  const active = live.find((row) => row.retired_at === null);
+  if (!active) throw new Error('no active JWT signing key in the database (jwt_signing_keys): run `vixpay keys rotate`');
+  const ordered = [active, ...live.filter((row) => row !== active)];
+  const jwks = ordered.map((row, index) => {
+    let jwk: JWK;
+    try {
+      jwk = JSON.parse(vault.decrypt(row.private_jwk_enc)) as JWK;
+    } catch (error) {
+      throw new Error(`cannot open JWT signing key ${row.kid} with this instance's master key (MASTER_KEY differs from the fleet's?)`, { cause: error });
+    }
+    // Only the signer needs its private part in memory.
+    return index === 0 ? jwk : { kty: jwk.kty, crv: jwk.crv, x: jwk.x, kid: jwk.kid } as JWK;
+  });
+  return signingKeySetFromJwks(jwks);
+}
+
+const rowOf = (jwk: JWK, vault: KeyVault, now: number, retired?: { verifyUntil: number }): SigningKeyRow => ({
+  kid: jwk.kid as string,
+  public_jwk: JSON.stringify({ kty: jwk.kty, crv: jwk.crv, x: jwk.x, kid: jwk.kid }),
+  private_jwk_enc: vault.encrypt(JSON.stringify(jwk)),
+  created_at: now,
+  retired_at: retired ? now : null,
+  verify_until: retired ? retired.verifyUntil : null,
+});
+
+/**
+ * Opens the fleet's signing keys; the caller holds the startup lock, so the first instance alone
+ * creates them: from `importFile` (`DATA_DIR/jwt-signing-key.json` of an install from before the
+ * keys moved to the database, first key signing, the others verifying for `ttlSeconds`), else a new
+ * Ed25519 key. A key file whose signing key is not among the fleet's is refused: that instance's
+ * tokens would be refused by every other.
+ */
+export async function openSigningKeys(deps: SigningKeyStoreDeps & { importFile: string; ttlSeconds: number }): Promise<SigningKeySource> {
+  const { repository, vault, clock } = deps;
+  let rows = await repository.list();
+  const fileKeys = existsSync(deps.importFile) ? readKeyFile(deps.importFile) : undefined;
+  if (rows.length === 0) {
+    const now = clock();
+    const [first, ...older] = fileKeys ?? [await generateSigningJwk()];
+    const verifyUntil = now + retiredKeyGraceMs(deps.ttlSeconds);
+    // Validated (kid = thumbprint, the first with its private part) before anything is written.
+    await signingKeySetFromJwks([first as JWK, ...older]);
+    for (const jwk of older) await repository.insert(rowOf(jwk, vault, now, { verifyUntil }));
+    await repository.insert(rowOf(first as JWK, vault, now));
+    rows = await repository.list();
+  } else if (fileKeys?.[0]?.kid && !rows.some((row) => row.kid === fileKeys[0]?.kid)) {
+    throw new Error(`${deps.importFile} holds JWT signing key ${fileKeys[0].kid}, which is not one of the fleet's keys (jwt_signing_keys): `
+      + 'tokens it signs would be refused by the other instances; remove the file (the fleet\'s keys are in the database)');
+  }
+  let keys = await keySetFromRows(rows, vault, clock());
+  let loading: Promise<void> | undefined;
+  let loadedAt = clock();
+  const refresh = () => {
+    loading ??= (async () => {
+      try {
+        keys = await keySetFromRows(await repository.list(), vault, clock());
+        loadedAt = clock();
+      } finally {
+        loading = undefined;
+      }
+    })();
+    return loading;
+  };
+  const timer = setInterval(() => { refresh().catch(() => undefined); }, keyRefreshSeconds * 1000);
+  timer.unref();
+  return {
+    current: () => keys,
+    refresh,
+    refreshSoon: () => (clock() - loadedAt < 1000 ? loading ?? Promise.resolve() : refresh()),
+    close: () => clearInterval(timer),
+  };
+}
+
+function readKeyFile(file: string): JWK[] {
+  let parsed: { keys?: unknown };
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8')) as { keys?: unknown };
+  } catch (error) {
+    throw new Error(`cannot read JWT signing keys from ${file}`, { cause: error });
+  }
+  if (!Array.isArray(parsed.keys) || parsed.keys.length === 0) throw new Error(`${file} must hold {"keys": [JWK, ...]}`);
+  return parsed.keys as JWK[];
+}
+
+export interface RotationResult {
+  /** The new signing key. */
+  kid: string;
+  /** Keys that now only verify, each until `verifyUntil`. */
+  retired: string[];
+  /** Epoch ms. */
+  verifyUntil: number;
+}
+
+/**
+ * A new signing key for every instance (each takes it up within `keyRefreshSeconds`); the keys
+ * signing until now keep verifying for a token lifetime and that reload interval.
+ */
+export async function rotateSigningKeys(deps: SigningKeyStoreDeps & { ttlSeconds: number }): Promise<RotationResult> {
+  const before = await deps.repository.list();
+  const active = before.filter((row) => row.retired_at === null).map((row) => row.kid);
+  // Proves this master key opens the current keys before a key sealed with it is added.
+  if (before.length > 0) await keySetFromRows(before, deps.vault, deps.clock());
+  const now = deps.clock();
+  const jwk = await generateSigningJwk();
+  const verifyUntil = now + retiredKeyGraceMs(deps.ttlSeconds);
+  await deps.repository.insert(rowOf(jwk, deps.vault, now));
+  await deps.repository.retireAllBut(jwk.kid as string, now, verifyUntil);
+  return { kid: jwk.kid as string, retired: active, verifyUntil };
+}

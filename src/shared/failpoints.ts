@@ -1,0 +1,137 @@
+import { writeSync } from 'node:fs';
+
+/**
+ * Named failpoints and mutation switches: the fault suite's hooks into the money paths
+ * (docs/reliability.md). Test-only; both are off unless configured, and then cost one `size` check.
+ *
+ * - A failpoint sits at a step boundary of an operation (`failpoint('payment.after-transfer')`).
+ *   `FAILPOINTS=payment.after-transfer=crash` makes the process kill itself there with SIGKILL, as a
+ *   power cut would (nothing after it runs, no handler, no flush); `=crash-chain` kills the chain
+ *   node of the payment network there with SIGKILL (once) and goes on; `=error` throws instead, as a
+ *   bug or a lost connection there would.
+ * - A mutation (`VIXPAY_MUTATIONS=skip-temp-key-consumption`) breaks one guarantee on purpose, so
+ *   that `npm run test:mutations` can show the suite notices.
+ *
+ * They are the one process-wide state outside the composition: the composition root arms them once
+ * from the parsed config (`armFaults`), and the deep steps they sit in read them without a
+ * dependency threaded through every call.
+ */
+
+/** Every failpoint, in the order an operation meets them. */
+export const failpointNames = [
+  // A payment (run-payment.ts).
+  'payment.after-claim', 'payment.before-transfer', 'payment.after-transfer', 'payment.after-approve',
+  // A payment cancellation (cancel-payment.ts).
+  'cancel.after-reserve', 'cancel.before-transfer', 'cancel.after-transfer',
+  // A reward claim and a reward cancellation (claim-reward.ts, cancel-reward.ts).
+  'reward-claim.after-claiming', 'reward-claim.after-transfer',
+  'reward-cancel.after-canceling', 'reward-cancel.after-transfer',
+  // REST pay (idempotent-pay.ts): the key claimed, the transfer done, the outcome recorded.
+  'rest-pay.after-key-claimed', 'rest-pay.after-transfer', 'rest-pay.before-answer',
+  // Every transfer (token API `transfer` and the above, wallet/transfer.ts): checked, then settled.
+  'transfer.before-authorize', 'transfer.after-settle',
+  // The relayer's settlement of one transaction (chain/relayer.ts).
+  'relay.before-journal', 'relay.after-journal', 'relay.after-broadcast',
+] as const;
+export type FailpointName = (typeof failpointNames)[number];
+
+export const failpointActions = ['crash', 'crash-chain', 'error'] as const;
+export type FailpointAction = (typeof failpointActions)[number];
+
+/** Every mutation switch, each breaking one guarantee (docs/reliability.md "Mutation check"). */
+export const mutationNames = [
+  /** A transfer's temp key is not used up when its funds are reserved: a replayed transfer moves again. */
+  'skip-temp-key-consumption',
+  /** A reverted or unconfirmed transfer's authorization is not cancelled on chain: its calldata stays usable. */
+  'skip-authorization-cancellation',
+  /** The relayer does not finish journaled transactions (at start, nor its periodic rebroadcast): a crash loses them. */
+  'skip-journal-replay',
+  /** A state change is kept without the webhook event that reports it (the outbox write is dropped). */
+  'drop-outbox-write',
+] as const;
+export type MutationName = (typeof mutationNames)[number];
+
+let armed: Map<FailpointName, FailpointAction> = new Map();
+let killChainNode: (() => void) | undefined;
+let mutations: ReadonlySet<MutationName> = new Set();
+
+/** The error an `error` failpoint throws. */
+export class FailpointError extends Error {
+  override name = 'FailpointError';
+}
+
+/**
+ * `name=action,…` (FAILPOINTS). Throws on an unknown failpoint or action, so a typo never silently
+ * tests nothing.
+ */
+export function parseFailpoints(text: string | undefined): ReadonlyMap<FailpointName, FailpointAction> {
+  const map = new Map<FailpointName, FailpointAction>();
+  for (const entry of (text ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+    const [name = '', action = '', ...extra] = entry.split('=').map((p) => p.trim());
+    if (!(failpointNames as readonly string[]).includes(name)) throw new Error(`unknown failpoint "${name}" (known: ${failpointNames.join(', ')})`);
+    if (!(failpointActions as readonly string[]).includes(action) || extra.length > 0) {
+      throw new Error(`failpoint entry "${entry}" is not name=${failpointActions.join('|')}`);
+    }
+    map.set(name as FailpointName, action as FailpointAction);
+  }
+  return map;
+}
+
+/** `a,b` (VIXPAY_MUTATIONS). Throws on an unknown switch. */
+export function parseMutations(text: string | undefined): ReadonlySet<MutationName> {
+  const set = new Set<MutationName>();
+  for (const name of (text ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+    if (!(mutationNames as readonly string[]).includes(name)) throw new Error(`unknown mutation "${name}" (known: ${mutationNames.join(', ')})`);
+    set.add(name as MutationName);
+  }
+  return set;
+}
+
+/**
+ * Arms the configured failpoints and mutations for this process (the composition root, once). An
+ * empty configuration leaves whatever is armed as it is: a second platform composed in the same
+ * process (a CLI command, a test's operator) does not disarm the first.
+ */
+export function armFaults(failpoints: ReadonlyMap<FailpointName, FailpointAction>, switches: ReadonlySet<MutationName>): void {
+  if (failpoints.size > 0) armed = new Map(failpoints);
+  if (switches.size > 0) mutations = new Set(switches);
+}
+
+/** Disarms everything (tests of this module). */
+export function disarmFaults(): void {
+  armed = new Map();
+  mutations = new Set();
+}
+
+/** How a `crash-chain` failpoint kills the chain node this process runs (the composition root sets it). */
+export function onChainNodeCrash(kill: () => void): void {
+  killChainNode = kill;
+}
+
+/**
+ * A step boundary: nothing unless `name` is armed; then a SIGKILL of this process, a SIGKILL of its
+ * chain node (`crash-chain`, the first time only), or a thrown FailpointError.
+ */
+export function failpoint(name: FailpointName): void {
+  if (armed.size === 0) return;
+  const action = armed.get(name);
+  if (action === undefined) return;
+  if (action === 'crash-chain') {
+    armed.delete(name);
+    if (!killChainNode) throw new FailpointError(`failpoint ${name}: this process runs no chain node`);
+    writeSync(2, `failpoint ${name}: chain node killed (SIGKILL)\n`);
+    killChainNode();
+    return;
+  }
+  if (action === 'crash') {
+    // Written synchronously, the one trace a crash test can read from the dead process's output.
+    writeSync(2, `failpoint ${name}: crash (SIGKILL)\n`);
+    process.kill(process.pid, 'SIGKILL');
+  }
+  throw new FailpointError(`failpoint ${name}`);
+}
+
+/** Whether a mutation switch is on (never in a configuration without VIXPAY_MUTATIONS). */
+export function mutated(name: MutationName): boolean {
+  return mutations.size > 0 && mutations.has(name);
+}

@@ -1,0 +1,193 @@
+import { sql } from 'kysely';
+import type { Db } from './db.ts';
+import type { PaymentStatus, RewardStatus } from './schema.ts';
+
+/** Approved and failed payments created in one minute (`minute`: epoch ms of its start). */
+export interface MinuteCount {
+  minute: number;
+  status: PaymentStatus;
+  count: number;
+}
+
+/** Payments by how they ended: status and, for a failure, its domain code. */
+export interface OutcomeCount {
+  status: PaymentStatus;
+  failureCode: string | null;
+  count: number;
+}
+
+/** Base-unit amounts of one token (sums are made in bigint: SQL sums of 18-decimal amounts overflow). */
+export interface TokenAmountRow {
+  network: string;
+  contractAddress: string;
+  tokenSymbol: string;
+  tokenAmount: string;
+}
+
+export interface RewardRow extends TokenAmountRow {
+  status: RewardStatus;
+  claimed: boolean;
+}
+
+export interface StoreRow {
+  tid: string;
+  name: string;
+  settlementAddress: string;
+  approved: number;
+}
+
+export interface RelayerLaneRow {
+  network: string;
+  relayer: string;
+  pending: number;
+  total: number;
+}
+
+/** One row of the console's tables: a payment, a refund or a reward. */
+export interface ActivityRow {
+  kind: 'payment' | 'reward';
+  tid: string;
+  /** tran_no of a payment, reward_id of a reward. */
+  reference: string;
+  status: string;
+  failureCode: string | null;
+  network: string;
+  contractAddress: string | null;
+  tokenSymbol: string | null;
+  tokenAmount: string | null;
+  userAddress: string | null;
+  transactionId: string | null;
+  approvalNo: string | null;
+  createdAt: number;
+}
+
+/** The read queries of the operator console (src/console): nothing here writes. */
+export interface ConsoleRepository {
+  paymentsPerMinute(since: number): Promise<MinuteCount[]>;
+  paymentOutcomes(): Promise<OutcomeCount[]>;
+  approvedAmounts(): Promise<TokenAmountRow[]>;
+  refundAmounts(): Promise<TokenAmountRow[]>;
+  rewards(): Promise<RewardRow[]>;
+  stores(): Promise<StoreRow[]>;
+  relayerLanes(): Promise<RelayerLaneRow[]>;
+  /** created_at of the oldest journaled transaction not yet known mined, if any. */
+  oldestPendingOperation(): Promise<number | undefined>;
+  recentActivity(limit: number): Promise<ActivityRow[]>;
+  /** Payments and rewards by tran_no, reward_id, transaction id (payment, refund, claim), user (id, uuid or address) or store tid. */
+  search(query: string, limit: number): Promise<ActivityRow[]>;
+}
+
+const minuteMs = 60_000;
+
+export function createConsoleRepository(db: Db): ConsoleRepository {
+  const paymentActivity = () => db.selectFrom('payments').select([
+    'tid', 'tran_no', 'status', 'failure_code', 'network', 'contract_address', 'token_symbol', 'token_amount', 'user_address',
+    'transfer_transaction_id', 'approval_no', 'created_at',
+  ]);
+  type PaymentActivityRow = Awaited<ReturnType<ReturnType<typeof paymentActivity>['execute']>>[number];
+  const fromPayment = (r: PaymentActivityRow): ActivityRow => ({
+    kind: 'payment', tid: r.tid, reference: r.tran_no, status: r.status, failureCode: r.failure_code, network: r.network,
+    contractAddress: r.contract_address, tokenSymbol: r.token_symbol, tokenAmount: r.token_amount, userAddress: r.user_address,
+    transactionId: r.transfer_transaction_id, approvalNo: r.approval_no, createdAt: Number(r.created_at),
+  });
+  const rewardActivity = () => db.selectFrom('rewards').select([
+    'id', 'tid', 'status', 'network', 'contract_address', 'token_symbol', 'token_amount', 'user_address', 'claim_transaction_id', 'created_at',
+  ]);
+  type RewardActivityRow = Awaited<ReturnType<ReturnType<typeof rewardActivity>['execute']>>[number];
+  const fromReward = (r: RewardActivityRow): ActivityRow => ({
+    kind: 'reward', tid: r.tid, reference: r.id, status: r.status, failureCode: null, network: r.network, contractAddress: r.contract_address,
+    tokenSymbol: r.token_symbol, tokenAmount: r.token_amount, userAddress: r.user_address, transactionId: r.claim_transaction_id,
+    approvalNo: null, createdAt: Number(r.created_at),
+  });
+  const newestFirst = (rows: ActivityRow[], limit: number) => rows.sort((a, b) => b.createdAt - a.createdAt).slice(0, limit);
+
+  return {
+    async paymentsPerMinute(since) {
+      // Integer division on both dialects (bigint / integer).
+      const minute = sql<number>`created_at / ${sql.lit(minuteMs)}`;
+      const rows = await db.selectFrom('payments')
+        .select([minute.as('minute'), 'status', (eb) => eb.fn.countAll<number>().as('count')])
+        .where('created_at', '>=', since).groupBy([minute, 'status']).execute();
+      return rows.map((r) => ({ minute: Number(r.minute) * minuteMs, status: r.status, count: Number(r.count) }));
+    },
+
+    async paymentOutcomes() {
+      const rows = await db.selectFrom('payments').select(['status', 'failure_code', (eb) => eb.fn.countAll<number>().as('count')])
+        .groupBy(['status', 'failure_code']).execute();
+      return rows.map((r) => ({ status: r.status, failureCode: r.failure_code, count: Number(r.count) }));
+    },
+
+    async approvedAmounts() {
+      const rows = await db.selectFrom('payments').select(['network', 'contract_address', 'token_symbol', 'token_amount'])
+        .where('status', '=', 'approved').execute();
+      return rows.flatMap((r) => (r.contract_address && r.token_symbol && r.token_amount
+        ? [{ network: r.network, contractAddress: r.contract_address, tokenSymbol: r.token_symbol, tokenAmount: r.token_amount }] : []));
+    },
+
+    async refundAmounts() {
+      const rows = await db.selectFrom('payment_cancellations').innerJoin('payments', 'payments.id', 'payment_cancellations.payment_id')
+        .select(['payments.network', 'payments.contract_address', 'payments.token_symbol', 'payment_cancellations.token_amount'])
+        .where('payment_cancellations.status', '=', 'done').execute();
+      return rows.flatMap((r) => (r.contract_address && r.token_symbol
+        ? [{ network: r.network, contractAddress: r.contract_address, tokenSymbol: r.token_symbol, tokenAmount: r.token_amount }] : []));
+    },
+
+    async rewards() {
+      const rows = await db.selectFrom('rewards').select(['status', 'network', 'contract_address', 'token_symbol', 'token_amount', 'claim_transaction_id']).execute();
+      return rows.map((r) => ({
+        status: r.status, network: r.network, contractAddress: r.contract_address, tokenSymbol: r.token_symbol, tokenAmount: r.token_amount,
+        claimed: r.claim_transaction_id !== null,
+      }));
+    },
+
+    async stores() {
+      const approved = db.selectFrom('payments').select(['tid', (eb) => eb.fn.countAll<number>().as('approved')])
+        .where('status', '=', 'approved').groupBy('tid').as('approved');
+      const rows = await db.selectFrom('stores').leftJoin(approved, 'approved.tid', 'stores.tid')
+        .select(['stores.tid', 'stores.name', 'stores.settlement_address', 'approved.approved']).orderBy('stores.tid').execute();
+      return rows.map((r) => ({ tid: r.tid, name: r.name, settlementAddress: r.settlement_address, approved: Number(r.approved ?? 0) }));
+    },
+
+    async relayerLanes() {
+      const pending = sql<number>`sum(case when status = 'signed' then 1 else 0 end)`;
+      const rows = await db.selectFrom('chain_txs')
+        .select(['network', 'relayer', pending.as('pending'), (eb) => eb.fn.countAll<number>().as('total')])
+        .groupBy(['network', 'relayer']).orderBy('network').orderBy('relayer').execute();
+      return rows.map((r) => ({ network: r.network, relayer: r.relayer, pending: Number(r.pending), total: Number(r.total) }));
+    },
+
+    async oldestPendingOperation() {
+      const row = await db.selectFrom('chain_txs').select((eb) => eb.fn.min<number>('created_at').as('oldest'))
+        .where('status', '=', 'signed').executeTakeFirst();
+      return row?.oldest === null || row?.oldest === undefined ? undefined : Number(row.oldest);
+    },
+
+    async recentActivity(limit) {
+      const payments = await paymentActivity().orderBy('created_at', 'desc').limit(limit).execute();
+      const rewards = await rewardActivity().orderBy('created_at', 'desc').limit(limit).execute();
+      return newestFirst([...payments.map(fromPayment), ...rewards.map(fromReward)], limit);
+    },
+
+    async search(query, limit) {
+      const q = query.trim();
+      if (!q) return [];
+      const lower = q.toLowerCase();
+      // A user id searches by the user's wallet address.
+      const user = await db.selectFrom('users').select('wallet_address').where('id', '=', q).executeTakeFirst();
+      const addresses = [lower, ...(user?.wallet_address ? [user.wallet_address.toLowerCase()] : [])];
+      const refunded = db.selectFrom('payment_cancellations').select('payment_id').where(sql<string>`lower(transfer_transaction_id)`, '=', lower);
+      const payments = await paymentActivity().where((eb) => eb.or([
+        eb('tran_no', '=', q), eb('tid', '=', q), eb('user_uuid', '=', q),
+        eb(sql<string>`lower(transfer_transaction_id)`, '=', lower),
+        eb(sql<string>`lower(user_address)`, 'in', addresses),
+        eb('id', 'in', refunded),
+      ])).orderBy('created_at', 'desc').limit(limit).execute();
+      const rewards = await rewardActivity().where((eb) => eb.or([
+        eb('id', '=', q.toUpperCase()), eb('tid', '=', q),
+        eb(sql<string>`lower(claim_transaction_id)`, '=', lower), eb(sql<string>`lower(cancel_transaction_id)`, '=', lower),
+        eb(sql<string>`lower(user_address)`, 'in', addresses),
+      ])).orderBy('created_at', 'desc').limit(limit).execute();
+      return newestFirst([...payments.map(fromPayment), ...rewards.map(fromReward)], limit);
+    },
+  };
+}

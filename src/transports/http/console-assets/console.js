@@ -1,0 +1,168 @@
+// The operator console's page script (served from our origin; the page allows no inline script).
+// It draws /console/api/figures every few seconds with Chart.js, and the search and latest tables.
+/* global Chart, document, window, setTimeout, FormData */
+'use strict';
+
+const refreshMs = 5000;
+const colors = { approved: '#2e7d32', failed: '#c62828', pending: '#f9a825' };
+let perMinuteChart;
+let resCodeChart;
+
+function figure(name, value) {
+  for (const element of document.querySelectorAll(`[data-figure="${name}"]`)) element.textContent = String(value);
+}
+
+function amounts(totals) {
+  return totals.length === 0 ? '0' : totals.map((t) => `${t.amount} ${t.token}`).join(' + ');
+}
+
+function cell(row, text, className) {
+  const td = document.createElement('td');
+  td.textContent = text;
+  if (className) td.className = className;
+  row.appendChild(td);
+  return td;
+}
+
+function linkCell(row, href, text) {
+  const td = document.createElement('td');
+  if (href) {
+    const a = document.createElement('a');
+    a.href = href;
+    a.textContent = text;
+    a.target = '_blank';
+    a.rel = 'noopener';
+    td.appendChild(a);
+  } else {
+    td.textContent = '–';
+  }
+  row.appendChild(td);
+}
+
+function fillTable(id, rows, render) {
+  const body = document.getElementById(id);
+  body.replaceChildren(...rows.map((data) => {
+    const row = document.createElement('tr');
+    render(row, data);
+    return row;
+  }));
+}
+
+function minuteLabel(at) {
+  return new Date(at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+}
+
+function drawCharts(figures) {
+  const labels = figures.perMinute.map((m) => minuteLabel(m.at));
+  const series = ['approved', 'failed', 'pending'].map((status) => ({
+    label: status, data: figures.perMinute.map((m) => m[status]), backgroundColor: colors[status], borderColor: colors[status], stack: 'payments',
+  }));
+  if (!perMinuteChart) {
+    perMinuteChart = new Chart(document.getElementById('per-minute'), {
+      type: 'bar',
+      data: { labels, datasets: series },
+      options: { maintainAspectRatio: false, animation: false, scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } } },
+    });
+  } else {
+    perMinuteChart.data.labels = labels;
+    series.forEach((s, i) => { perMinuteChart.data.datasets[i].data = s.data; });
+    perMinuteChart.update();
+  }
+  const codes = figures.byResCode;
+  const codeData = {
+    labels: codes.map((c) => `${c.resCode} ${c.resMessage}`),
+    datasets: [{ label: 'payments', data: codes.map((c) => c.count), backgroundColor: codes.map((c) => (c.resCode === '00' ? colors.approved : c.resCode === 'pending' ? colors.pending : colors.failed)) }],
+  };
+  if (!resCodeChart) {
+    resCodeChart = new Chart(document.getElementById('by-res-code'), {
+      type: 'bar', data: codeData,
+      options: { indexAxis: 'y', maintainAspectRatio: false, animation: false, plugins: { legend: { display: false } }, scales: { x: { beginAtZero: true, ticks: { precision: 0 } } } },
+    });
+  } else {
+    resCodeChart.data = codeData;
+    resCodeChart.update();
+  }
+}
+
+function activityRow(row, r) {
+  row.dataset.reference = r.reference;
+  cell(row, new Date(r.createdAt).toLocaleString());
+  cell(row, r.kind);
+  cell(row, r.tid);
+  cell(row, r.reference, 'mono');
+  cell(row, r.failureCode ? `${r.status} (${r.failureCode})` : r.status);
+  cell(row, r.amount === null ? '–' : `${r.amount} ${r.tokenSymbol ?? ''}`);
+  cell(row, r.userAddress ?? '–', 'mono');
+  const receipt = r.kind === 'payment' && r.status === 'approved'
+    ? `/console/api/receipts/payments/${encodeURIComponent(r.tid)}/${encodeURIComponent(r.reference)}`
+    : r.kind === 'reward' && r.transactionId ? `/console/api/receipts/rewards/${encodeURIComponent(r.tid)}/${encodeURIComponent(r.reference)}` : undefined;
+  linkCell(row, receipt, 'receipt');
+  linkCell(row, r.transactionId ? `/console/api/transactions/${encodeURIComponent(r.network)}/${encodeURIComponent(r.transactionId)}` : undefined, r.transactionId ? `${r.transactionId.slice(0, 10)}…` : '');
+}
+
+async function getJson(url) {
+  const response = await fetch(url, { credentials: 'same-origin', headers: { accept: 'application/json' } });
+  if (response.status === 401) {
+    window.location.assign('/console/login');
+    throw new Error('logged out');
+  }
+  if (!response.ok) throw new Error(`${url}: ${response.status}`);
+  return response.json();
+}
+
+async function refresh() {
+  const figures = await getJson('/console/api/figures');
+  figure('generatedAt', new Date(figures.generatedAt).toLocaleTimeString());
+  figure('windowMinutes', figures.windowMinutes);
+  for (const key of ['total', 'approved', 'failed', 'pending']) figure(`payments.${key}`, figures.payments[key]);
+  figure('volume', amounts(figures.volume));
+  figure('refunds.count', figures.refunds.count);
+  figure('refunds.amount', amounts(figures.refunds.amounts));
+  for (const key of ['issued', 'claimed', 'canceled']) figure(`rewards.${key}`, figures.rewards[key]);
+  figure('rewards.claimedAmount', amounts(figures.rewards.claimedAmounts));
+  figure('journal.total', figures.journal.total);
+  figure('journal.oldest', figures.journal.oldestPendingAt ? `${figures.journal.oldestPendingAgeSeconds} s ago` : 'none');
+  fillTable('res-codes', figures.byResCode, (row, c) => {
+    row.dataset.resCode = c.resCode;
+    cell(row, c.resCode);
+    cell(row, c.resMessage);
+    cell(row, String(c.count));
+  });
+  fillTable('stores', figures.stores, (row, s) => {
+    row.dataset.tid = s.tid;
+    cell(row, s.tid);
+    cell(row, s.name);
+    cell(row, String(s.approved));
+    cell(row, s.settlementAddress, 'mono');
+    cell(row, `${s.balance} ${s.token}`);
+  });
+  fillTable('relayers', figures.relayers, (row, r) => {
+    row.dataset.relayer = `${r.network}:${r.address}`;
+    cell(row, r.network);
+    cell(row, r.address, 'mono');
+    cell(row, String(r.pending));
+    cell(row, String(r.transactions));
+    cell(row, r.nativeBalance);
+  });
+  drawCharts(figures);
+  const recent = await getJson('/console/api/recent');
+  fillTable('recent', recent.rows, activityRow);
+  document.body.dataset.refreshedAt = figures.generatedAt;
+}
+
+function loop() {
+  refresh().catch((error) => { figure('generatedAt', `failed: ${error.message}`); }).finally(() => setTimeout(loop, refreshMs));
+}
+
+document.getElementById('search').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const q = new FormData(event.target).get('q');
+  const status = document.getElementById('search-status');
+  status.textContent = 'searching…';
+  getJson(`/console/api/search?q=${encodeURIComponent(q)}`).then((result) => {
+    status.textContent = `${result.rows.length} found for “${result.query}”`;
+    fillTable('search-results', result.rows, activityRow);
+  }, (error) => { status.textContent = `search failed: ${error.message}`; });
+});
+
+loop();
