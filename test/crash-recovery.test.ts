@@ -385,15 +385,40 @@ test('kill -9 of the ethereum anvil during a burst, then a restart', async (t) =
   const { senders, recipients, requests, totalBefore } = await burst();
   const chain = ethereumAnvil();
   const statePath = path.join(dataDir, 'chains', 'ethereum', 'state.json');
-  const inFlight = requests.map((p) => rpcOver(server.baseUrl, '/token', 'transfer', p).catch((error: Error): Outcome => ({ lost: error.message })));
-  // Kill mid-burst, right after a transfer was recorded as mined since the node's last state dump
-  // (anvil writes state.json every second): transfers journaled, some mined and answered, some not.
-  await waitFor('30 transfers journaled, one recorded as mined after the last state dump', async () => {
-    const rows = await journal(senders);
-    const dumpedAt = statSync(statePath).mtimeMs;
-    return rows.length >= 30 && rows.some((r) => r.status === 'signed') && rows.some((r) => r.status === 'confirmed' && r.updated_at > dumpedAt) ? rows : undefined;
-  });
-  process.kill(chain.pid, 'SIGKILL');
+  // Mining paused, so the kill finds what it is about whatever the machine's pace: transfers journaled
+  // and never mined, and one settlement transaction mined and recorded confirmed after the node's last
+  // state dump, whose block the restarted node will not have. (Waiting for that moment in a free-running
+  // burst missed it whenever the burst finished between two looks.)
+  await chainRpc(chain.url, 'evm_setAutomine', [false]);
+  let killed = false;
+  let inFlight: Array<Promise<Outcome>>;
+  try {
+    inFlight = requests.map((p) => rpcOver(server.baseUrl, '/token', 'transfer', p).catch((error: Error): Outcome => ({ lost: error.message })));
+    const pooled = await waitFor('30 transfers journaled in two settlement transactions at least, all in the paused node\'s pool', async () => {
+      const rows = await journal(senders);
+      if (rows.length < 30 || new Set(rows.map((r) => r.tx_hash)).size < 2) return undefined;
+      const known = await Promise.all(rows.map((r) => chainRpc(chain.url, 'eth_getTransactionByHash', [r.tx_hash])));
+      return known.every((tx) => tx !== null) ? rows : undefined;
+    });
+    // Empty the pool, then mine the journaled transactions one at a time, in each lane's nonce order,
+    // until one is recorded confirmed before the node's next state dump; the last stays unmined.
+    await chainRpc(chain.url, 'anvil_dropAllTransactions', []);
+    const hashes = [...new Set(pooled.map((r) => r.tx_hash))];
+    let minedAfterDump = false;
+    for (const hash of hashes.slice(0, -1)) {
+      const dumpedAt = statSync(statePath).mtimeMs;
+      const [{ raw_tx }] = await readDatabase<{ raw_tx: string }>(`SELECT raw_tx FROM chain_txs WHERE tx_hash = '${hash}'`, []) as [{ raw_tx: string }];
+      await chainRpc(chain.url, 'eth_sendRawTransaction', [raw_tx]).catch(() => undefined); // the sweep may have re-sent it
+      await chainRpc(chain.url, 'evm_mine', []);
+      await waitFor(`${hash} recorded confirmed`, async () => (await journal(senders)).some((r) => r.tx_hash === hash && r.status === 'confirmed') || undefined);
+      if (statSync(statePath).mtimeMs === dumpedAt) { minedAfterDump = true; break; }
+    }
+    assert.ok(minedAfterDump, 'a settlement transaction was recorded confirmed between two state dumps');
+    process.kill(chain.pid, 'SIGKILL');
+    killed = true;
+  } finally {
+    if (!killed) await chainRpc(chain.url, 'evm_setAutomine', [true]);
+  }
   const atKill = await journal(senders);
   // What the node will come back with: the last dump's block.
   const dumpedBlock = Number(BigInt(JSON.parse(readFileSync(statePath, 'utf8')).best_block_number));
@@ -407,6 +432,7 @@ test('kill -9 of the ethereum anvil during a burst, then a restart', async (t) =
     `answers: ${answers('200')} × 200, ${answers('202')} × 202, ${outcomes.length - answers('200') - answers('202')} other or lost`,
   ];
   assert.ok(atKill.some((r) => r.status === 'signed'), 'some journaled transfers were unmined at the kill');
+  assert.ok(atKill.some((r) => r.status === 'confirmed' && r.block_number! > dumpedBlock), 'some transfers recorded confirmed are in blocks the node lost');
 
   await stopServerProcess(server);
   server = await startServerProcess(env);
