@@ -11,6 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
+import { parseGwei } from 'viem';
 import type { Config } from './config/config.ts';
 import type { Logger } from './shared/logger.ts';
 import { systemClock, type Clock } from './shared/clock.ts';
@@ -219,6 +220,8 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     const relayer = createRelayer({
       journal, chains, lanes, clock, logger: logger.child({ component: 'relayer' }), receiptTimeoutMs: config.receiptTimeoutSeconds * 1000,
       batch: config.settlementBatch, onBatch: (network, size) => metrics.settlementBatchSize.observe({ network }, size),
+      repricing: { afterMs: config.repricing.afterSeconds * 1000, maxFeePerGas: parseGwei(String(config.repricing.maxFeePerGasGwei)) },
+      onReprice: (network) => metrics.relayerRepriced.inc({ network }),
     });
     await Promise.all(networkNames.map((network) => relayer.recover(network)));
     // Any instance finishes a transaction journaled and left without a receipt (an instance that

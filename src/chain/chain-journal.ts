@@ -37,6 +37,10 @@ export interface UnminedTransaction {
   rawTx: string;
   nonce: number;
   createdAt: number;
+  /** When its current bytes were signed: journaled, or last re-priced (or reopened). */
+  signedAt: number;
+  /** The earlier versions it superseded by re-pricing (same nonce): any of them may still be the one mined. */
+  supersededHashes: string[];
 }
 
 /**
@@ -54,7 +58,21 @@ export interface ChainJournal {
    */
   journal(entry: JournalEntry, now: number, sign: SignTransaction):
     Promise<{ id: string; rawTx: string; txHash: string; included: readonly string[] } | 'released'>;
-  markMined(id: string, status: Exclude<ChainTxStatus, 'signed'>, blockNumber: number, now: number): Promise<void>;
+  /**
+   * Records the transaction mined. `txHash` names the version mined when it is a superseded one (a
+   * re-priced transaction's earlier version): the row then holds that version's hash and bytes, and
+   * its authorizations that hash.
+   */
+  markMined(id: string, status: Exclude<ChainTxStatus, 'signed'>, blockNumber: number, now: number, txHash?: string): Promise<void>;
+  /**
+   * Journals a re-priced version of an unmined transaction (same nonce, higher fees) before it is
+   * broadcast: the row holds the new bytes (what recovery sends), the superseded version is kept,
+   * and the submitted authorizations name the new hash. False (nothing changed) when the row is no
+   * longer unmined at `previousTxHash` (mined, or re-priced by another instance meanwhile).
+   */
+  replace(id: string, previousTxHash: string, next: { rawTx: string; txHash: string }, now: number): Promise<boolean>;
+  /** Every hash the transaction was signed with: the current version first, then those it superseded. */
+  hashesOf(id: string): Promise<string[]>;
   /** A transaction whose nonce another transaction used: it can never be mined; `failed`, never sent again. */
   markReplaced(id: string, now: number): Promise<void>;
   /** Journaled transactions of a relayer not known to be mined, in nonce order. */

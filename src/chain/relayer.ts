@@ -1,5 +1,6 @@
 import { encodeFunctionData, keccak256, parseEventLogs, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
 import type { ChainJournal, ChainTxStatus, JournalIntent, SignTransaction } from './chain-journal.ts';
+import { repriceStale } from './reprice-stale.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
 import { DomainError } from '../shared/errors.ts';
@@ -76,6 +77,9 @@ export interface Relayer {
    * Rebroadcasts every lane's journaled transactions older than `olderThanMs` that have no receipt
    * (whoever journaled them: a crashed instance's transaction holds the lane's next nonces for all),
    * and records those mined. Their bytes are the journaled ones, so a rebroadcast never doubles anything.
+   * One whose fee cap is below the chain's base fee, or unmined for `repricing.afterMs`, is first
+   * re-priced: signed again with its nonce and higher fees, journaled, then sent; whichever version
+   * the chain mines is the one recorded.
    */
   rebroadcastStale(network: NetworkName, olderThanMs: number): Promise<number>;
   /** Transfers accepted for settlement and not answered yet (waiting for their batch or its receipt), per network. */
@@ -93,6 +97,13 @@ export interface RelayerDeps {
   batch?: { windowMs: number; maxItems: number };
   /** Called with the size of every settlement batch journaled. */
   onBatch?: (network: NetworkName, size: number) => void;
+  /**
+   * Re-pricing of stale transactions: after how long unmined a transaction is re-priced even when
+   * its fee cap is above the base fee, and the highest fee cap a replacement gets (in wei).
+   */
+  repricing?: { afterMs: number; maxFeePerGas: bigint };
+  /** Called for every re-priced version journaled. */
+  onReprice?: (network: NetworkName) => void;
 }
 
 /** Gas of a settlement batch: the contract's per-item allowance (150,000 × 64/63 + 10,000) and calldata, plus a base. */
@@ -137,6 +148,7 @@ interface OpenBatch {
 export function createRelayer(deps: RelayerDeps): Relayer {
   const { journal, chains, clock, logger } = deps;
   const receiptTimeoutMs = deps.receiptTimeoutMs ?? 60_000;
+  const repricing = deps.repricing ?? { afterMs: 30_000, maxFeePerGas: 500n * 10n ** 9n };
   const windowMs = deps.batch?.windowMs ?? 3;
   const maxItemsSetting = deps.batch?.maxItems ?? 100;
   const [platform] = deps.lanes;
@@ -182,10 +194,7 @@ export function createRelayer(deps: RelayerDeps): Relayer {
     try {
       return await chains[network].receipts.wait(txHash, timeoutMs);
     } catch (cause) {
-      if (cause instanceof ReceiptNotFinalError && cause.reason === 'replaced') {
-        logger.error({ network, txHash }, 'another transaction took this transaction\'s nonce: it can never be mined');
-        return 'replaced';
-      }
+      if (cause instanceof ReceiptNotFinalError && cause.reason === 'replaced') return 'replaced';
       // Reorged out, dropped from the pool or slow: still minable with its nonce; recovery and the
       // stale-transaction sweep send it again.
       logger.warn({ network, txHash, reason: errorSummary(cause) }, 'no receipt yet; left for recovery');
@@ -195,17 +204,72 @@ export function createRelayer(deps: RelayerDeps): Relayer {
     }
   }
 
-  async function finish(network: NetworkName, id: string, txHash: Hex, timeoutMs?: number): Promise<RelayResult> {
-    const receipt = await waitForReceipt(network, txHash, timeoutMs);
-    if (!receipt) return { txHash, status: 'signed' };
+  /** Waits of this process for a journaled transaction (by id), told of each version re-priced meanwhile. */
+  const versionWaits = new Map<string, Set<(hash: Hex) => void>>();
+
+  /**
+   * The first final receipt of any version of the journaled transaction `id` (one nonce: at most one
+   * can be mined): `hashes`, and those this process re-prices while it waits. `replaced` when every
+   * one had its nonce taken, undefined otherwise.
+   */
+  function waitForAny(network: NetworkName, id: string, hashes: readonly Hex[], timeoutMs = receiptTimeoutMs): Promise<TransactionReceipt | 'replaced' | undefined> {
+    const deadline = Date.now() + timeoutMs;
+    let watch: ((hash: Hex) => void) | undefined;
+    return new Promise<TransactionReceipt | 'replaced' | undefined>((resolve) => {
+      let left = 0;
+      let replaced = false;
+      watch = (hash: Hex) => {
+        left++;
+        void waitForReceipt(network, hash, Math.max(1, deadline - Date.now())).then((outcome) => {
+          if (outcome && outcome !== 'replaced') resolve(outcome);
+          if (outcome === 'replaced') replaced = true;
+          if (--left === 0) resolve(replaced ? 'replaced' : undefined);
+        });
+      };
+      const listeners = versionWaits.get(id) ?? new Set();
+      versionWaits.set(id, listeners.add(watch));
+      for (const hash of hashes) watch(hash);
+    }).finally(() => {
+      const listeners = versionWaits.get(id);
+      if (watch) listeners?.delete(watch);
+      if (listeners?.size === 0) versionWaits.delete(id);
+    });
+  }
+
+  /**
+   * The final receipt (per `CONFIRMATIONS`) of whichever version of the journaled transaction `id`
+   * the chain has mined, if any: the version is found by its receipt, then waited for like any other.
+   */
+  async function minedVersion(network: NetworkName, id: string, timeoutMs = receiptTimeoutMs): Promise<TransactionReceipt | 'replaced' | undefined> {
+    for (const hash of await journal.hashesOf(id)) {
+      const receipt = await chains[network].client.getTransactionReceipt({ hash: hash as Hex }).catch(() => undefined);
+      if (receipt) return waitForReceipt(network, hash as Hex, timeoutMs);
+    }
+    return undefined;
+  }
+
+  /**
+   * Waits for the journaled transaction `id` (any of its versions `hashes`) and records the outcome.
+   * The answered hash is the version mined: after a re-pricing, not necessarily the one first sent.
+   */
+  async function finish(network: NetworkName, id: string, hashes: readonly Hex[], timeoutMs?: number): Promise<RelayResult> {
+    let receipt = await waitForAny(network, id, hashes, timeoutMs);
+    // Its nonce was taken, or no receipt came: a version re-priced elsewhere (another instance) may hold it.
+    if (receipt === 'replaced') receipt = (await minedVersion(network, id, timeoutMs)) ?? 'replaced';
+    else if (!receipt) {
+      const mined = await minedVersion(network, id, timeoutMs);
+      receipt = mined === 'replaced' ? undefined : mined;
+    }
+    if (!receipt) return { txHash: ((await journal.hashesOf(id))[0] ?? hashes[0]) as Hex, status: 'signed' };
     if (receipt === 'replaced') {
       // Nothing of it executed: its settlement items are settled by the chain (cancelled or expired).
+      logger.error({ network, txHash: hashes[0] }, 'another transaction took this transaction\'s nonce: it can never be mined');
       await journal.markReplaced(id, clock());
-      return { txHash, status: 'failed' };
+      return { txHash: hashes[0] as Hex, status: 'failed' };
     }
     const status = receipt.status === 'success' ? 'confirmed' : 'failed';
-    await journal.markMined(id, status, Number(receipt.blockNumber), clock());
-    return { txHash, status, receipt };
+    await journal.markMined(id, status, Number(receipt.blockNumber), clock(), receipt.transactionHash);
+    return { txHash: receipt.transactionHash, status, receipt };
   }
 
   async function broadcast(network: NetworkName, rawTx: Hex): Promise<void> {
@@ -258,7 +322,7 @@ export function createRelayer(deps: RelayerDeps): Relayer {
     );
     if (journaled === 'released') throw new Error('a transaction without authorizations cannot be released');
     await broadcast(network, journaled.rawTx as Hex);
-    return finish(network, journaled.id, journaled.txHash as Hex);
+    return finish(network, journaled.id, [journaled.txHash as Hex]);
   }
 
   /** The lanes usable on a network: on a node we do not run, only those with gas money (the first always). */
@@ -388,7 +452,7 @@ export function createRelayer(deps: RelayerDeps): Relayer {
     await broadcast(network, journaled.rawTx as Hex);
     failpoint('relay.after-broadcast');
     prepared();
-    const result = await finish(network, journaled.id, journaled.txHash as Hex);
+    const result = await finish(network, journaled.id, [journaled.txHash as Hex]);
     const executed = result.receipt ? executedItems(result.receipt) : new Set<string>();
     for (const pending of batch) {
       if (!included.has(pending.item.nonce)) continue;
@@ -401,8 +465,18 @@ export function createRelayer(deps: RelayerDeps): Relayer {
   async function finishUnmined(network: NetworkName, address: Address, stale?: { before: number; waitMs: number }): Promise<{ pending: number; finished: number }> {
     const pending = (await journal.listUnmined(network, address))
       .filter((tx) => stale === undefined || tx.createdAt < stale.before);
+    const account = deps.lanes.find((lane) => lane.address === address);
+    if (stale && account) {
+      await repriceStale({
+        journal, chain: chains[network], account, ...repricing, now: clock, logger,
+        onRepriced: (tx) => {
+          deps.onReprice?.(network);
+          for (const watch of versionWaits.get(tx.id) ?? []) watch(tx.txHash as Hex);
+        },
+      }, pending);
+    }
     for (const tx of pending) await broadcast(network, tx.rawTx as Hex);
-    const results = await Promise.all(pending.map((tx) => finish(network, tx.id, tx.txHash as Hex, stale?.waitMs)));
+    const results = await Promise.all(pending.map((tx) => finish(network, tx.id, [tx.txHash, ...tx.supersededHashes] as Hex[], stale?.waitMs)));
     return { pending: pending.length, finished: results.filter((r) => r.status !== 'signed').length };
   }
 

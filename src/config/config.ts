@@ -66,6 +66,8 @@ export const envSchema = z.object({
   SETTLEMENT_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(10_000).default(3).describe('transfers accepted within this many milliseconds of a batch\'s first one share its settlement transaction (docs/performance.md)'),
   SETTLEMENT_BATCH_MAX_ITEMS: z.coerce.number().int().min(1).max(150).default(100).describe('transfers in one settlement transaction at most; a full batch is sent at once'),
   RELAYER_LANES: z.coerce.number().int().min(1).max(32).default(4).describe('relayer accounts settlement batches are spread over, each with its own nonce sequence (the first is the platform account; the others are derived from it and need gas on an external node)'),
+  REPRICE_AFTER_SECONDS: z.coerce.number().positive().max(86400).default(30).describe('a relayed transaction still unmined this long after it was signed is signed again with its nonce and higher fees (one whose fee cap is below the base fee is re-priced at the first stale sweep)'),
+  MAX_FEE_PER_GAS_GWEI: z.coerce.number().positive().max(1_000_000).default(500).describe('the highest fee cap (maxFeePerGas, gwei) a re-priced transaction gets; one capped is logged as a warning'),
   CONFIRMATIONS: z.coerce.number().int().min(1).max(1000).default(1).describe('blocks a transaction\'s block counts as, itself included, before it is final (a payment reaches `END_PAY` then); 1: as soon as it is mined. Keep `RECEIPT_TIMEOUT_SECONDS` above this many block times'),
   CONFIRMATIONS_ETHEREUM: z.coerce.number().int().min(1).max(1000).optional().describe('`CONFIRMATIONS` for ethereum only'),
   CONFIRMATIONS_OPTIMISM: z.coerce.number().int().min(1).max(1000).optional().describe('`CONFIRMATIONS` for optimism only'),
@@ -137,6 +139,8 @@ export interface Config {
   readonly settlementBatch: { readonly windowMs: number; readonly maxItems: number };
   /** Relayer accounts (lanes) settlement batches are spread over. */
   readonly relayerLanes: number;
+  /** Re-pricing of stale relayed transactions: after how long unmined (seconds), and the fee cap's ceiling (gwei). */
+  readonly repricing: { readonly afterSeconds: number; readonly maxFeePerGasGwei: number };
   /** Per network: blocks a transaction's block counts as, itself included, before its receipt is final (1: once mined). */
   readonly confirmations: Readonly<Record<NetworkName, number>>;
   /** The deadline of a graceful shutdown (SIGTERM/SIGINT), in seconds. */
@@ -269,6 +273,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chainPollMs: e.CHAIN_POLL_MS,
     settlementBatch: { windowMs: e.SETTLEMENT_BATCH_WINDOW_MS, maxItems: e.SETTLEMENT_BATCH_MAX_ITEMS },
     relayerLanes: e.RELAYER_LANES,
+    repricing: Object.freeze({ afterSeconds: e.REPRICE_AFTER_SECONDS, maxFeePerGasGwei: e.MAX_FEE_PER_GAS_GWEI }),
     confirmations: Object.freeze({
       ethereum: e.CONFIRMATIONS_ETHEREUM ?? e.CONFIRMATIONS,
       optimism: e.CONFIRMATIONS_OPTIMISM ?? e.CONFIRMATIONS,

@@ -67,6 +67,10 @@ export function createMetrics() {
       name: 'vixpay_settlement_batch_size', help: 'Transfers carried by each settlement transaction journaled, by network',
       labelNames: ['network'] as const, buckets: [1, 2, 5, 10, 20, 50, 100, 150], registers: [registry],
     }),
+    relayerRepriced: new Counter({
+      name: 'vixpay_relayer_repriced_transactions_total', help: 'Relayed transactions signed again with their nonce and higher fees (fee cap below the base fee, or unmined too long), by network',
+      labelNames: ['network'] as const, registers: [registry],
+    }),
     journalBacklog: new Gauge({
       name: 'vixpay_relayer_journal_backlog', help: 'Journaled relayer transactions not yet known to be mined, by network',
       labelNames: ['network'] as const, registers: [registry],

@@ -56,10 +56,47 @@ export function createChainJournal(db: Db, newId: () => string): ChainJournal {
       });
     },
 
-    async markMined(id, status, blockNumber, now) {
-      await db.updateTable('chain_txs')
-        .set({ status, block_number: blockNumber, updated_at: now, error: status === 'failed' ? 'reverted' : null })
-        .where('id', '=', id).execute();
+    async markMined(id, status, blockNumber, now, txHash) {
+      await db.transaction().execute(async (trx) => {
+        const row = txHash === undefined ? undefined
+          : await trx.selectFrom('chain_txs').select(['tx_hash', 'raw_tx']).where('id', '=', id).executeTakeFirst();
+        const version = row && row.tx_hash !== txHash ? await trx.selectFrom('chain_tx_versions').select('raw_tx')
+          .where('tx_hash', '=', txHash as string).where('chain_tx_id', '=', id).executeTakeFirst() : undefined;
+        if (row && version) {
+          // An earlier version was mined, not the re-priced one: the row names what the chain holds.
+          await trx.deleteFrom('chain_tx_versions').where('tx_hash', '=', txHash as string).execute();
+          await trx.insertInto('chain_tx_versions').values({ tx_hash: row.tx_hash, chain_tx_id: id, raw_tx: row.raw_tx, created_at: now }).execute();
+          await trx.updateTable('chain_txs').set({ tx_hash: txHash as string, raw_tx: version.raw_tx }).where('id', '=', id).execute();
+          await trx.updateTable('authorizations').set({ tx_hash: txHash as string }).where('tx_hash', '=', row.tx_hash).execute();
+        }
+        await trx.updateTable('chain_txs')
+          .set({ status, block_number: blockNumber, updated_at: now, error: status === 'failed' ? 'reverted' : null })
+          .where('id', '=', id).execute();
+      });
+    },
+
+    async replace(id, previousTxHash, next, now) {
+      return db.transaction().execute(async (trx) => {
+        const row = await trx.selectFrom('chain_txs').select('raw_tx')
+          .where('id', '=', id).where('tx_hash', '=', previousTxHash).where('status', '=', 'signed').executeTakeFirst();
+        if (!row) return false;
+        // Conditional on the hash, so two instances re-pricing one transaction at once journal one version.
+        const updated = await trx.updateTable('chain_txs').set({ tx_hash: next.txHash, raw_tx: next.rawTx, updated_at: now })
+          .where('id', '=', id).where('tx_hash', '=', previousTxHash).where('status', '=', 'signed').executeTakeFirst();
+        if (Number(updated.numUpdatedRows) !== 1) return false;
+        await trx.insertInto('chain_tx_versions').values({ tx_hash: previousTxHash, chain_tx_id: id, raw_tx: row.raw_tx, created_at: now }).execute();
+        await trx.updateTable('authorizations').set({ tx_hash: next.txHash })
+          .where('tx_hash', '=', previousTxHash).where('status', '=', 'submitted').execute();
+        return true;
+      });
+    },
+
+    async hashesOf(id) {
+      const [row, versions] = await Promise.all([
+        db.selectFrom('chain_txs').select('tx_hash').where('id', '=', id).executeTakeFirst(),
+        db.selectFrom('chain_tx_versions').select('tx_hash').where('chain_tx_id', '=', id).orderBy('created_at', 'desc').execute(),
+      ]);
+      return [...(row ? [row.tx_hash] : []), ...versions.map((v) => v.tx_hash)];
     },
 
     async markReplaced(id, now) {
@@ -68,10 +105,15 @@ export function createChainJournal(db: Db, newId: () => string): ChainJournal {
     },
 
     async listUnmined(network, relayer) {
-      const rows = await db.selectFrom('chain_txs').select(['id', 'tx_hash', 'raw_tx', 'nonce', 'created_at'])
+      const rows = await db.selectFrom('chain_txs').select(['id', 'tx_hash', 'raw_tx', 'nonce', 'created_at', 'updated_at'])
         .where('network', '=', network).where('relayer', '=', relayer).where('status', '=', 'signed')
         .orderBy('nonce').execute();
-      return rows.map((r) => ({ id: r.id, txHash: r.tx_hash, rawTx: r.raw_tx, nonce: Number(r.nonce), createdAt: Number(r.created_at) }));
+      const versions = rows.length === 0 ? [] : await db.selectFrom('chain_tx_versions').select(['chain_tx_id', 'tx_hash'])
+        .where('chain_tx_id', 'in', rows.map((r) => r.id)).orderBy('created_at', 'desc').execute();
+      return rows.map((r) => ({
+        id: r.id, txHash: r.tx_hash, rawTx: r.raw_tx, nonce: Number(r.nonce), createdAt: Number(r.created_at), signedAt: Number(r.updated_at),
+        supersededHashes: versions.filter((v) => v.chain_tx_id === r.id).map((v) => v.tx_hash),
+      }));
     },
 
     async reopenFrom(network, relayer, chainNonce, now) {

@@ -7,6 +7,7 @@ export interface Database {
   temp_keys: TempKeysTable;
   relayer_nonces: RelayerNoncesTable;
   chain_txs: ChainTxsTable;
+  chain_tx_versions: ChainTxVersionsTable;
   authorizations: AuthorizationsTable;
   deployments: DeploymentsTable;
   tokens: TokensTable;
@@ -76,6 +77,14 @@ export interface ChainTxsTable {
   error: string | null;
   created_at: number;
   updated_at: number;
+}
+
+/** Migration 0012: the signed versions a re-priced transaction superseded (any may still be mined). */
+export interface ChainTxVersionsTable {
+  tx_hash: string;
+  chain_tx_id: string;
+  raw_tx: string;
+  created_at: number;
 }
 
 /** Where an EIP-3009 authorization stands: `reserved` and `submitted` hold the account's funds. */

@@ -33,7 +33,8 @@ export interface RelayedTransactionRecord {
 export interface TransferStatusRepository {
   /**
    * The transfers carried by `txHash` (the hash their authorizations record, or any journaled send of
-   * one): several when they shared a settlement batch; those from `fromAddress` only, when given.
+   * one, or a version a re-pricing superseded): several when they shared a settlement batch; those
+   * from `fromAddress` only, when given.
    */
   findByTransaction(network: string, txHash: string, fromAddress?: string): Promise<TransferStatusRecord[]>;
   findByReference(network: string, reference: string): Promise<TransferStatusRecord | undefined>;
@@ -53,7 +54,12 @@ export function createTransferStatusRepository(db: Db): TransferStatusRepository
   const findByReference = async (network: string, reference: string) =>
     toRecord(await select().where('a.network', '=', network).where('a.reference', '=', reference).executeTakeFirst());
   return {
-    async findByTransaction(network, txHash, fromAddress) {
+    async findByTransaction(network, asked, fromAddress) {
+      // A re-priced transaction's superseded version (migration 0012) stands for the version mined,
+      // which its authorizations name: the answer carries that hash.
+      const superseded = await db.selectFrom('chain_tx_versions as v').innerJoin('chain_txs as c', 'c.id', 'v.chain_tx_id')
+        .select('c.tx_hash').where('v.tx_hash', '=', asked).where('c.network', '=', network).executeTakeFirst();
+      const txHash = superseded?.tx_hash ?? asked;
       let query = select().where('a.network', '=', network).where('a.tx_hash', '=', txHash);
       if (fromAddress !== undefined) query = query.where(sql<string>`lower(a.from_address)`, '=', fromAddress.toLowerCase());
       const direct = await query.orderBy('a.created_at').execute();

@@ -9,6 +9,7 @@ import * as idempotency from './0007-idempotency.ts';
 import * as fleet from './0011-fleet.ts';
 import * as webhooks from './0009-webhooks.ts';
 import * as receiptsConsole from './0010-receipts-console.ts';
+import * as chainTxVersions from './0012-chain-tx-versions.ts';
 
 /** Every migration, in order. Each domain adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '0009-webhooks': webhooks,
   '0010-receipts-console': receiptsConsole,
   '0011-fleet': fleet,
+  '0012-chain-tx-versions': chainTxVersions,
 };
