@@ -24,7 +24,10 @@ export async function settleStalePayment(
     const number = await nextApprovalNumber(deps);
     const done = { transferTransactionId: outcome.txHash, approvalNo: number.number, approvalDate: number.date };
     const approval = await approvalOf(deps, { ...payment, ...done, status: 'approved' });
-    await deps.payments.markApproved(payment.id, done, deps.clock(), paymentApprovedEvent(payment.tid, approval));
+    if (!(await deps.payments.markApproved(payment.id, done, deps.clock(), paymentApprovedEvent(payment.tid, approval)))) {
+      // Settled meanwhile (another POS retry of the tran_no, on another instance): its approval is the one.
+      return (await deps.payments.findByTranNo(payment.tid, payment.tranNo))?.status === 'approved' ? 'approved' : 'pending';
+    }
     deps.logger.warn({ paymentId: payment.id, tid: payment.tid, tranNo: payment.tranNo }, 'stale payment approved from its executed transfer');
     return 'approved';
   }

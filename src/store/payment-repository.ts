@@ -60,8 +60,12 @@ export interface PaymentRepository {
    */
   claimTranNo(payment: NewPayment, now: number): Promise<{ claimed: true } | { claimed: false; existing: PaymentRecord }>;
   recordQuote(id: string, quote: PaymentQuote, now: number): Promise<void>;
-  /** `event` (a store webhook) is written in the same transaction as the change. */
-  markApproved(id: string, approval: { transferTransactionId: string; approvalNo: string; approvalDate: string }, now: number, event?: NewWebhookEvent): Promise<void>;
+  /**
+   * Only a pending payment is approved: false, nothing written, when it was approved (or failed)
+   * already, e.g. by a POS retry on another instance settling it at the same time. `event` (a store
+   * webhook) is written in the same transaction as the change.
+   */
+  markApproved(id: string, approval: { transferTransactionId: string; approvalNo: string; approvalDate: string }, now: number, event?: NewWebhookEvent): Promise<boolean>;
   /** Only a pending payment fails; an approved one stays approved. `event` is written only when it failed now. */
   markFailed(id: string, failureCode: string, now: number, event?: NewWebhookEvent): Promise<void>;
   findByTranNo(tid: string, tranNo: string): Promise<PaymentRecord | undefined>;
@@ -131,10 +135,10 @@ export function createPaymentRepository(db: Db): PaymentRepository {
       }).where('id', '=', id).execute();
     },
     async markApproved(id, approval, now, event) {
-      await withWebhookEvent(db, event, now, async (trx) => updated(await trx.updateTable('payments').set({
+      return withWebhookEvent(db, event, now, async (trx) => updated(await trx.updateTable('payments').set({
         status: 'approved', transfer_transaction_id: approval.transferTransactionId, approval_no: approval.approvalNo,
         approval_date: approval.approvalDate, updated_at: now,
-      }).where('id', '=', id).executeTakeFirst()));
+      }).where('id', '=', id).where('status', '=', 'pending').executeTakeFirst()));
     },
     async markFailed(id, failureCode, now, event) {
       await withWebhookEvent(db, event, now, async (trx) => updated(await trx.updateTable('payments').set({ status: 'failed', failure_code: failureCode, updated_at: now })

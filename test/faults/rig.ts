@@ -238,7 +238,7 @@ export async function assertInvariants(rig: Pick<FaultRig, 'operator'>, options:
     if (record.status === 'expired') assert.equal(state, false, `authorization ${record.reference} recorded expired was never used`);
   }
 
-  const payments = await db.selectFrom('payments').select(['tran_no', 'status', 'transfer_transaction_id', 'token_amount', 'refunded_amount']).execute();
+  const payments = await db.selectFrom('payments').select(['tid', 'tran_no', 'status', 'transfer_transaction_id', 'token_amount', 'refunded_amount']).execute();
   for (const payment of payments) {
     if (payment.status === 'approved') assert.ok(usedTxs.has(String(payment.transfer_transaction_id).toLowerCase()), `approved payment ${payment.tran_no} names a transfer on chain`);
     assert.ok(BigInt(payment.refunded_amount) <= BigInt(payment.token_amount ?? '0'), `payment ${payment.tran_no}: refunds never exceed what was paid`);
@@ -259,7 +259,10 @@ export async function assertInvariants(rig: Pick<FaultRig, 'operator'>, options:
   const eventsOf = (type: string, field: string, value: string | null) => events
     .filter((e) => e.type === type && String((JSON.parse(e.data) as Record<string, string>)[field]).toLowerCase() === String(value).toLowerCase()).length;
   for (const payment of payments.filter((x) => x.status === 'approved')) {
-    assert.equal(eventsOf('payment.approved', 'transfer_transaction_id', payment.transfer_transaction_id), 1, `approved payment ${payment.tran_no} has its payment.approved event`);
+    // Payments settled in one batch share its transaction: each approval's event is its tid and tran_no's.
+    const approvals = events.filter((e) => e.type === 'payment.approved').map((e) => JSON.parse(e.data) as Record<string, string>)
+      .filter((d) => d.tid === payment.tid && d.tran_no === payment.tran_no && String(d.transfer_transaction_id).toLowerCase() === String(payment.transfer_transaction_id).toLowerCase());
+    assert.equal(approvals.length, 1, `approved payment ${payment.tran_no} has its payment.approved event`);
   }
   for (const c of cancellations.filter((x) => x.status === 'done')) {
     assert.equal(eventsOf('payment.canceled', 'transfer_transaction_id', c.transfer_transaction_id), 1, `completed cancellation ${c.id} has its payment.canceled event`);
