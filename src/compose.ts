@@ -64,6 +64,9 @@ import { createRedisPairingDesk } from './pairing/redis-pairing-desk.ts';
 import { createPaymentService, type PaymentService } from './payments/payment-service.ts';
 import type { PaymentDeps } from './payments/payment-deps.ts';
 import { createRewardService, type RewardService } from './rewards/reward-service.ts';
+import type { RewardDeps } from './rewards/reward-deps.ts';
+import { settleStaleRewards } from './rewards/settle-stale-reward.ts';
+import { settleStaleCancellations } from './payments/cancel-payment.ts';
 import { createReceiptService, type ReceiptService } from './receipts/receipt-service.ts';
 import { knownNetwork, signingIdentityOf } from './receipts/receipt-issuer.ts';
 import { createReceiptRepository } from './store/receipt-repository.ts';
@@ -382,11 +385,20 @@ export async function composePayments(
     defaultCurrency: config.defaultCurrency,
     pairingWindowMs: config.paymentPairingWindowSeconds * 1000,
     idleTimeoutMs,
+    staleOperationMs: config.staleOperationSeconds * 1000,
   };
-  const rewards = createRewardService({
+  const rewardDeps: RewardDeps = {
     rewards: createRewardRepository(core.store.db), merchants: deps.merchants, settlementTokens: deps.settlementTokens, idempotency: deps.idempotency,
     wallet: core.wallet, desk, clock: deps.clock, logger: deps.logger, network: deps.network, timeZone: deps.timeZone,
     defaultCurrency: deps.defaultCurrency, pairingWindowMs: deps.pairingWindowMs, rewardLifetimeMs: config.rewardLifetimeDays * 24 * 3600 * 1000,
-  });
-  return { payments: createPaymentService(deps), rewards, desk, close: async () => { await redisDesk?.close(); } };
+    staleOperationMs: deps.staleOperationMs,
+  };
+  // Refunds, reward claims and reward cancellations an instance left mid-run end as the chain says,
+  // whether or not the POS retries them.
+  const staleSweep = runPeriodically(() => settleStaleCancellations(deps).then(() => settleStaleRewards(rewardDeps))
+    .catch((err: unknown) => core.logger.warn({ err }, 'sweep of interrupted operations failed')), config.sweepIntervalSeconds * 1000);
+  return {
+    payments: createPaymentService(deps), rewards: createRewardService(rewardDeps), desk,
+    close: async () => { await staleSweep.stop(); await redisDesk?.close(); },
+  };
 }

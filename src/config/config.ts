@@ -101,7 +101,8 @@ export const envSchema = z.object({
   HTTP_CONNECTION_TIMEOUT_SECONDS: z.coerce.number().positive().max(86400).default(180).describe('an HTTP socket without traffic is closed (keep it above `RECEIPT_TIMEOUT_SECONDS`)'),
   HTTP_MIN_BODY_BYTES_PER_SECOND: z.coerce.number().int().min(0).default(1024).describe('a request body slower than this over a window is cut off with 408 (`0` turns it off)'),
   HTTP_BODY_RATE_WINDOW_SECONDS: z.coerce.number().positive().max(3600).default(10).describe('the window of `HTTP_MIN_BODY_BYTES_PER_SECOND`'),
-  SWEEP_INTERVAL_SECONDS: z.coerce.number().positive().max(86400).default(60).describe('how often expired temp keys, idempotency keys and website-login requests are deleted'),
+  SWEEP_INTERVAL_SECONDS: z.coerce.number().positive().max(86400).default(60).describe('how often expired temp keys, idempotency keys and website-login requests are deleted, and interrupted operations settled'),
+  STALE_OPERATION_SECONDS: z.coerce.number().int().min(5).max(86400).default(300).describe('a refund, reward claim or reward cancellation untouched this long was interrupted (its instance stopped): its POS retry and the sweep settle it from the chain'),
   TEMP_KEY_USED_GRACE_SECONDS: z.coerce.number().min(0).max(86400 * 30).default(3600).describe('how long a used temp key is kept'),
   // Store webhooks (docs/webhooks.md).
   WEBHOOK_POLL_SECONDS: z.coerce.number().positive().max(3600).default(1).describe('how often an instance looks for webhook deliveries that are due'),
@@ -195,6 +196,7 @@ export interface Config {
   readonly httpBodyRateWindowSeconds: number;
   /** How often expired temp keys, idempotency keys and website-login requests are deleted. */
   readonly sweepIntervalSeconds: number;
+  readonly staleOperationSeconds: number;
   /** A used temp key is kept this long after its use (then "unknown" instead of "already used"). */
   readonly tempKeyUsedGraceSeconds: number;
   /** Store webhooks: poll interval, retry backoff (initial and largest wait), one attempt's timeout; seconds. */
@@ -308,6 +310,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpMinBodyBytesPerSecond: e.HTTP_MIN_BODY_BYTES_PER_SECOND,
     httpBodyRateWindowSeconds: e.HTTP_BODY_RATE_WINDOW_SECONDS,
     sweepIntervalSeconds: e.SWEEP_INTERVAL_SECONDS,
+    staleOperationSeconds: e.STALE_OPERATION_SECONDS,
     tempKeyUsedGraceSeconds: e.TEMP_KEY_USED_GRACE_SECONDS,
     webhooks: Object.freeze({
       pollSeconds: e.WEBHOOK_POLL_SECONDS, retryInitialSeconds: e.WEBHOOK_RETRY_INITIAL_SECONDS,

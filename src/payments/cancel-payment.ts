@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { formatTokenAmount, parseTokenAmount } from '../shared/amount.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
+import type { PaymentRecord } from '../store/payment-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';
 import { nextApprovalNumber } from './approval-number.ts';
 import { resolveSettlementToken } from './settlement-token.ts';
-import { oncePerTranNo } from './once-per-tran-no.ts';
+import { oncePerTranNo, type StaleAttempt } from './once-per-tran-no.ts';
 import { paymentCanceledEvent } from '../webhooks/webhook-events.ts';
 import { failpoint } from '../shared/failpoints.ts';
 
@@ -36,15 +37,24 @@ export interface PaymentCancellation {
   approvalDate: string;
 }
 
-type CancelPaymentDeps = Pick<PaymentDeps, 'payments' | 'merchants' | 'wallet' | 'settlementTokens' | 'network' | 'clock' | 'timeZone' | 'idempotency'>;
+type CancelPaymentDeps = Pick<PaymentDeps, 'payments' | 'merchants' | 'wallet' | 'settlementTokens' | 'network' | 'clock' | 'timeZone' | 'idempotency' | 'staleOperationMs'>;
+
+/** The reference of a cancellation's refund transfer: it derives the transfer's authorization nonce. */
+export const refundTransferReference = (cancellationId: string) => `payment-cancel:${cancellationId}`;
 
 /**
  * CancelPayment: with a `tranNo`, a retry after a lost reply answers the first cancellation again
- * and refunds nothing more; the same tran_no with other parameters is refused.
+ * and refunds nothing more; the same tran_no with other parameters is refused. A retry of one
+ * interrupted mid-run (its instance stopped) answers it as its refund ended on chain, or runs it
+ * again if nothing moved (settleStaleCancellation).
  */
 export async function cancelPayment(deps: CancelPaymentDeps, store: StoreRecord, request: CancelPaymentRequest): Promise<PaymentCancellation> {
   const { tranNo, ...parameters } = request;
-  return oncePerTranNo(deps, { tid: store.tid, call: 'cancelPayment', tranNo, request: { ...parameters } }, () => refundPayment(deps, store, parameters));
+  const cancellationId = randomUUID();
+  return oncePerTranNo(deps, {
+    tid: store.tid, call: 'cancelPayment', tranNo, request: { ...parameters },
+    reference: cancellationId, settleStale: (interrupted) => settleStaleCancellation(deps, interrupted),
+  }, () => refundPayment(deps, store, parameters, cancellationId));
 }
 
 /**
@@ -53,7 +63,7 @@ export async function cancelPayment(deps: CancelPaymentDeps, store: StoreRecord,
  * reserved by compare-and-set before the transfer and released if the transfer fails). Once
  * everything is refunded a further cancellation is `payment.already_canceled`.
  */
-async function refundPayment(deps: CancelPaymentDeps, store: StoreRecord, request: CancelPaymentRequest): Promise<PaymentCancellation> {
+async function refundPayment(deps: CancelPaymentDeps, store: StoreRecord, request: CancelPaymentRequest, cancellationId: string): Promise<PaymentCancellation> {
   if (request.tid !== store.tid) throw new DomainError('request.unauthorized', 'tid is not the store of this API key', { details: 'tid' });
   if (!request.transferTransactionId) throw new DomainError('request.invalid', 'transfer_transaction_id is required', { details: 'transfer_transaction_id' });
   // Several payments can share one transfer transaction (a settlement batch): the store's payment
@@ -89,8 +99,10 @@ async function refundPayment(deps: CancelPaymentDeps, store: StoreRecord, reques
     throw new DomainError('request.invalid', 'contract_address is not the token of this payment', { details: 'contract_address' });
   }
 
-  // Reserve the refund: compare-and-set on the refunded total, retried when another cancellation won.
-  let units = 0n;
+  // Reserve the refund with its pending cancellation: compare-and-set on the refunded total, retried
+  // when another cancellation won.
+  let units: bigint;
+  let exchangeAmount: string;
   for (let attempt = 0; ; attempt++) {
     const paid = BigInt(payment.tokenAmount);
     const refunded = BigInt(payment.refundedAmount);
@@ -99,45 +111,79 @@ async function refundPayment(deps: CancelPaymentDeps, store: StoreRecord, reques
     if (units > paid - refunded) {
       throw new DomainError('payment.bad_cancel_amount', `token_amount exceeds what is left to refund (${formatTokenAmount(paid - refunded, token.decimals)})`);
     }
-    if (await deps.payments.setRefunded(payment.id, payment.refundedAmount, (refunded + units).toString(), deps.clock())) break;
+    exchangeAmount = units === paid ? payment.exchangeAmount : (request.exchangeAmount ?? '');
+    const cancellation = { id: cancellationId, tokenAmount: units.toString(), exchangeAmount: exchangeAmount || null };
+    if (await deps.payments.reserveRefund(payment.id, payment.refundedAmount, (refunded + units).toString(), cancellation, deps.clock())) break;
     if (attempt > 20) throw new DomainError('internal', 'could not reserve the refund');
     payment = await load();
   }
   failpoint('cancel.after-reserve');
-  const release = async () => {
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const current = await load();
-      const next = (BigInt(current.refundedAmount) - units).toString();
-      if (await deps.payments.setRefunded(current.id, current.refundedAmount, next, deps.clock())) return;
-    }
-  };
-
-  const cancellationId = randomUUID();
-  const full = units === BigInt(payment.tokenAmount);
-  const exchangeAmount = full ? payment.exchangeAmount : (request.exchangeAmount ?? '');
-  await deps.payments.insertCancellation({ id: cancellationId, paymentId: payment.id, tokenAmount: units.toString(), exchangeAmount: exchangeAmount || null }, deps.clock());
   const tokenAmount = formatTokenAmount(units, token.decimals);
   failpoint('cancel.before-transfer');
   const refund = await deps.wallet.transferFromCustody(deps.network, {
     fromAddress: store.settlementAddress, toAddress: payment.userAddress, amount: tokenAmount,
-    contractAddress: token.contractAddress, reference: `payment-cancel:${cancellationId}`,
+    contractAddress: token.contractAddress, reference: refundTransferReference(cancellationId),
   });
   if (refund.status !== 'settled') {
     // Only a refund that moved nothing frees its amount; one the chain has not settled yet stays
     // reserved (and the cancellation pending), so a second cancellation cannot refund it again.
-    if (refund.status === 'refused') {
-      await deps.payments.failCancellation(cancellationId, deps.clock());
-      await release();
-    }
+    if (refund.status === 'refused') await deps.payments.failCancellation(cancellationId, deps.clock());
     throw refund.error;
   }
   failpoint('cancel.after-transfer');
+  return completeRefund(deps, payment, { id: cancellationId, tokenAmount: units.toString(), exchangeAmount }, token, refund.transactionId);
+}
+
+/** Numbers a refund that moved and records it (the store's webhook in the same transaction). */
+async function completeRefund(deps: CancelPaymentDeps, payment: PaymentRecord & { userAddress: string },
+  cancellation: { id: string; tokenAmount: string; exchangeAmount: string }, token: { contractAddress: string; tokenSymbol: string; decimals: number }, refundTx: string): Promise<PaymentCancellation> {
   const number = await nextApprovalNumber(deps);
-  const cancellation: PaymentCancellation = {
-    contractAddress: token.contractAddress, tokenSymbol: token.tokenSymbol, userAddress: payment.userAddress, tokenAmount, exchangeAmount,
-    transferTransactionId: refund.transactionId, approvalNo: number.number, approvalDate: number.date,
+  const answer: PaymentCancellation = {
+    contractAddress: token.contractAddress, tokenSymbol: token.tokenSymbol, userAddress: payment.userAddress,
+    tokenAmount: formatTokenAmount(BigInt(cancellation.tokenAmount), token.decimals), exchangeAmount: cancellation.exchangeAmount,
+    transferTransactionId: refundTx, approvalNo: number.number, approvalDate: number.date,
   };
-  await deps.payments.completeCancellation(cancellationId, { transferTransactionId: refund.transactionId, cancelNo: number.number, cancelDate: number.date }, deps.clock(),
-    paymentCanceledEvent({ tid: payment.tid, tranNo: payment.tranNo, transferTransactionId: request.transferTransactionId }, cancellation));
-  return cancellation;
+  const recorded = await deps.payments.completeCancellation(cancellation.id, { transferTransactionId: refundTx, cancelNo: number.number, cancelDate: number.date }, deps.clock(),
+    paymentCanceledEvent({ tid: payment.tid, tranNo: payment.tranNo, transferTransactionId: payment.transferTransactionId ?? '' }, answer));
+  if (recorded) return answer;
+  // Settled meanwhile by another instance's sweep or retry: its numbers are the cancellation's.
+  const stored = await deps.payments.findCancellation(cancellation.id);
+  return { ...answer, approvalNo: stored?.cancelNo ?? answer.approvalNo, approvalDate: stored?.cancelDate ?? answer.approvalDate };
+}
+
+/**
+ * A cancellation interrupted mid-run (its instance stopped) and stale: its refund's authorization
+ * decides. Used on chain: the cancellation completes (numbered now) and is answered. Never signed,
+ * cancelled or expired: it fails, its amount is refundable again, and the call may run again. Still
+ * able to execute: pending. Run by the POS's retry of its tran_no and by the periodic sweep.
+ */
+export async function settleStaleCancellation(deps: CancelPaymentDeps, cancellationId: string): Promise<StaleAttempt<PaymentCancellation>> {
+  const cancellation = await deps.payments.findCancellation(cancellationId);
+  if (!cancellation || cancellation.status === 'failed') return 'rerun';
+  const payment = await deps.payments.findPayment(cancellation.paymentId);
+  if (!payment?.userAddress || !payment.contractAddress) return 'pending';
+  const token = await deps.wallet.getTokenInfo(deps.network, { contractAddress: payment.contractAddress });
+  const paid = { ...payment, userAddress: payment.userAddress };
+  const settled = { id: cancellation.id, tokenAmount: cancellation.tokenAmount, exchangeAmount: cancellation.exchangeAmount ?? '' };
+  if (cancellation.status === 'done') {
+    return { outcome: {
+      contractAddress: token.contractAddress, tokenSymbol: token.tokenSymbol, userAddress: payment.userAddress,
+      tokenAmount: formatTokenAmount(BigInt(cancellation.tokenAmount), token.decimals), exchangeAmount: settled.exchangeAmount,
+      transferTransactionId: cancellation.transferTransactionId ?? '', approvalNo: cancellation.cancelNo ?? '', approvalDate: cancellation.cancelDate ?? '',
+    } };
+  }
+  const refund = await deps.wallet.transferOutcome(deps.network, refundTransferReference(cancellation.id));
+  if (refund.status === 'open') return 'pending';
+  if (refund.status === 'used') return { outcome: await completeRefund(deps, paid, settled, token, refund.txHash) };
+  if (!(await deps.payments.failCancellation(cancellation.id, deps.clock()))) return settleStaleCancellation(deps, cancellationId);
+  return 'rerun';
+}
+
+/** Settles every cancellation left pending by an interrupted run (the periodic sweep); answers how many ended. */
+export async function settleStaleCancellations(deps: CancelPaymentDeps): Promise<number> {
+  let ended = 0;
+  for (const cancellation of await deps.payments.listStaleCancellations(deps.clock() - deps.staleOperationMs)) {
+    if ((await settleStaleCancellation(deps, cancellation.id)) !== 'pending') ended++;
+  }
+  return ended;
 }

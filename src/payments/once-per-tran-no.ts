@@ -6,10 +6,24 @@ import type { IdempotencyRepository } from '../store/idempotency-repository.ts';
 export interface TranNoDeps {
   idempotency: IdempotencyRepository;
   clock: Clock;
+  /**
+   * An operation untouched this long was interrupted (its instance stopped), STALE_OPERATION_SECONDS:
+   * far beyond what a live run takes between writing its record and signing its transfer. Its
+   * transfer, if it signed one, is then settled from the chain; one still able to execute (within
+   * AUTHORIZATION_TTL_SECONDS) keeps it pending.
+   */
+  staleOperationMs: number;
 }
 
+/**
+ * What an interrupted attempt's record and the chain say of it: its outcome (answered, and kept for
+ * the tran_no), `rerun` when nothing moved and nothing signed for it can move anything (the call runs
+ * again), `pending` while a transfer of it may still execute.
+ */
+export type StaleAttempt<T> = { outcome: T } | 'rerun' | 'pending';
+
 /** A POS unary call under its `common.tran_no`. */
-export interface PosCallKey {
+export interface PosCallKey<T = unknown> {
   tid: string;
   call: 'cancelPayment' | 'issueReward' | 'cancelReward';
   /** Empty or absent: the call is not keyed (it runs every time). */
@@ -18,14 +32,17 @@ export interface PosCallKey {
   request: Readonly<Record<string, string | undefined>>;
   /**
    * Whether a call interrupted mid-run (an instance stopped) may run again after `staleAfterMs`:
-   * true only for calls that move no tokens (IssueReward). Others answer 13 until settled.
+   * true only for calls that move no tokens (IssueReward). Others answer 13 until `settleStale` settles them.
    */
   rerunWhenStale?: boolean;
+  /** This attempt's record (a cancellation's id, a reward's id), kept with the tran_no for `settleStale`. */
+  reference?: string;
+  /** For a call that moves tokens: settles an attempt of it interrupted mid-run, once stale, by its `reference`. */
+  settleStale?: (reference: string) => Promise<StaleAttempt<T>>;
 }
 
 /** How long a tran_no answers with its first outcome. */
 export const posTranNoTtlMs = 30 * 24 * 3600_000;
-const staleAfterMs = 5 * 60_000;
 const sweepEveryMs = 60_000;
 const lastSweep = new WeakMap<IdempotencyRepository, number>();
 
@@ -36,7 +53,7 @@ const lastSweep = new WeakMap<IdempotencyRepository, number>();
  * with other parameters is `request.invalid` (11); while the first call runs, or when its transfer
  * is not settled on chain, `payment.in_progress` (13): it never runs twice.
  */
-export async function oncePerTranNo<T>(deps: TranNoDeps, key: PosCallKey, run: () => Promise<T>): Promise<T> {
+export async function oncePerTranNo<T>(deps: TranNoDeps, key: PosCallKey<T>, run: () => Promise<T>): Promise<T> {
   const tranNo = key.tranNo ?? '';
   if (tranNo === '') return run();
   if (tranNo.length > 128) throw new DomainError('request.invalid', 'tran_no is at most 128 characters', { details: 'tran_no' });
@@ -47,17 +64,23 @@ export async function oncePerTranNo<T>(deps: TranNoDeps, key: PosCallKey, run: (
   }
   const scope = `pos:${key.tid}:${key.call}`;
   const fingerprint = sha256Hex(JSON.stringify(Object.entries(key.request).map(([name, value]) => [name, value ?? '']).sort()));
-  const claim = await deps.idempotency.claim({ scope, key: tranNo, fingerprint, reference: null, createdAt: now, expiresAt: now + posTranNoTtlMs });
+  const reference = key.reference ?? null;
+  const claim = await deps.idempotency.claim({ scope, key: tranNo, fingerprint, reference, createdAt: now, expiresAt: now + posTranNoTtlMs });
   if (!claim.claimed) {
     const { existing } = claim;
     if (existing.fingerprint !== fingerprint) {
       throw new DomainError('request.invalid', `tran_no ${tranNo} was already used for another ${key.call} request`, { details: 'tran_no' });
     }
     if (existing.state === 'done') return JSON.parse(existing.outcome ?? 'null') as T;
-    const stale = now - existing.updatedAt > staleAfterMs;
-    if (!(stale && key.rerunWhenStale && (await deps.idempotency.retake(scope, tranNo, existing.updatedAt, '', now)))) {
-      throw new DomainError('payment.in_progress', `tran_no ${tranNo} is being processed`, { details: 'tran_no' });
+    const inProgress = new DomainError('payment.in_progress', `tran_no ${tranNo} is being processed`, { details: 'tran_no' });
+    if (now - existing.updatedAt <= deps.staleOperationMs) throw inProgress;
+    // Interrupted: its own record and the chain say how it ended.
+    const settled = key.settleStale && existing.reference ? await key.settleStale(existing.reference) : key.rerunWhenStale ? 'rerun' : 'pending';
+    if (typeof settled === 'object') {
+      await deps.idempotency.record(scope, tranNo, 'done', JSON.stringify(settled.outcome), deps.clock());
+      return settled.outcome;
     }
+    if (settled === 'pending' || !(await deps.idempotency.retake(scope, tranNo, existing.updatedAt, reference ?? '', now))) throw inProgress;
   }
   let result: T;
   try {

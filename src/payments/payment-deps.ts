@@ -26,4 +26,6 @@ export interface PaymentDeps {
   defaultCurrency: string;
   pairingWindowMs: number;
   idleTimeoutMs: number;
+  /** STALE_OPERATION_SECONDS: see TranNoDeps. */
+  staleOperationMs: number;
 }

@@ -8,6 +8,8 @@ import type { RewardDeps } from './reward-deps.ts';
 import { oncePerTranNo } from '../payments/once-per-tran-no.ts';
 import { rewardCanceledEvent } from '../webhooks/webhook-events.ts';
 import { failpoint } from '../shared/failpoints.ts';
+import { findSettledReward } from './claim-reward.ts';
+import { cancelTransferPrefix, settleStaleRewardCancel, type RewardCancellation } from './settle-stale-reward.ts';
 
 export interface CancelRewardRequest {
   rewardId: string;
@@ -17,31 +19,26 @@ export interface CancelRewardRequest {
   tranNo?: string;
 }
 
-/** CancelReward's response fields. transferTransactionId is empty when nothing had to move back. */
-export interface RewardCancellation {
-  contractAddress: string;
-  tokenSymbol: string;
-  userAddress: string;
-  tokenAmount: string;
-  transferTransactionId: string;
-  approvalNo: string;
-  approvalDate: string;
-}
+export type { RewardCancellation };
 
 /**
  * Voids an unclaimed reward (nothing moves), or moves a claimed one back from the user's account to
- * the store's. A second cancellation is `reward.already_canceled`.
+ * the store's. A second cancellation is `reward.already_canceled`. A retry of one interrupted mid-run
+ * answers it as its give-back ended on chain, or runs again if nothing moved.
  */
 export async function cancelReward(deps: RewardDeps, store: StoreRecord, request: CancelRewardRequest): Promise<RewardCancellation> {
   const { tranNo, ...parameters } = request;
-  return oncePerTranNo(deps, { tid: store.tid, call: 'cancelReward', tranNo, request: { ...parameters } }, () => cancelOnce(deps, store, parameters));
+  return oncePerTranNo(deps, {
+    tid: store.tid, call: 'cancelReward', tranNo, request: { ...parameters },
+    reference: parameters.rewardId, settleStale: (rewardId) => settleStaleRewardCancel(deps, rewardId),
+  }, () => cancelOnce(deps, store, parameters));
 }
 
 async function cancelOnce(deps: RewardDeps, store: StoreRecord, request: CancelRewardRequest): Promise<RewardCancellation> {
-  const reward = request.rewardId ? await deps.rewards.findReward(request.rewardId) : undefined;
+  const reward = request.rewardId ? await findSettledReward(deps, request.rewardId) : undefined;
   if (!reward || reward.tid !== store.tid) throw new DomainError('reward.not_issued', 'no such reward of this store');
-  if (reward.status === 'canceled' || reward.status === 'canceling') throw new DomainError('reward.already_canceled', 'the reward was already canceled');
-  if (reward.status === 'claiming') throw new DomainError('payment.in_progress', 'the reward is being claimed right now');
+  if (reward.status === 'canceled') throw new DomainError('reward.already_canceled', 'the reward was already canceled');
+  if (reward.status === 'claiming' || reward.status === 'canceling') throw new DomainError('payment.in_progress', `the reward is being ${reward.status === 'claiming' ? 'claimed' : 'canceled'} right now`);
   // Only a settlement token moves back (a voided, unclaimed reward moves nothing, but is checked alike).
   const token = await resolveSettlementToken(deps, deps.network, { contractAddress: reward.contractAddress });
   if (request.tokenAmount) {
@@ -64,7 +61,7 @@ async function cancelOnce(deps: RewardDeps, store: StoreRecord, request: CancelR
   const userAddress = reward.userAddress ?? '';
   const giveBack = await deps.wallet.transferFromCustody(deps.network, {
     fromAddress: userAddress, toAddress: reward.settlementAddress, amount: tokenAmount,
-    contractAddress: reward.contractAddress, reference: `reward-cancel:${reward.id}:${randomUUID()}`,
+    contractAddress: reward.contractAddress, reference: `${cancelTransferPrefix(reward.id)}${randomUUID()}`,
   });
   if (giveBack.status !== 'settled') {
     if (giveBack.status === 'refused') await deps.rewards.transition(reward.id, 'canceling', 'claimed', {}, deps.clock());

@@ -10,6 +10,7 @@ import { resolveSettlementToken, type SettlementToken } from '../payments/settle
 import type { RewardDeps } from './reward-deps.ts';
 import { rewardClaimedEvent } from '../webhooks/webhook-events.ts';
 import { failpoint } from '../shared/failpoints.ts';
+import { claimOf, claimTransferPrefix, settleStaleReward } from './settle-stale-reward.ts';
 
 export interface ClaimRewardParameters {
   rewardId: string;
@@ -24,6 +25,12 @@ export interface ClaimRewardParameters {
   tid?: string;
   /** contractAddress as the request states it (outside SPEC's fields); must be the reward's token when present. */
   contractAddress?: string;
+}
+
+/** A reward as it stands, an operation on it interrupted mid-run settled first (settle-stale-reward.ts). */
+export async function findSettledReward(deps: RewardDeps, rewardId: string): Promise<RewardRecord | undefined> {
+  const reward = await deps.rewards.findReward(rewardId);
+  return reward && settleStaleReward(deps, reward);
 }
 
 /** Throws the SPEC's reward code for a reward that cannot be claimed now. */
@@ -54,7 +61,7 @@ async function rewardToken(deps: RewardDeps, reward: RewardRecord, namedContract
  */
 export async function claimReward(deps: RewardDeps, params: ClaimRewardParameters): Promise<RewardClaim> {
   if (!params.rewardId) throw new DomainError('reward.not_issued', 'reward_id is required');
-  const reward = await deps.rewards.findReward(params.rewardId);
+  const reward = await findSettledReward(deps, params.rewardId);
   assertClaimable(reward, deps.clock(), params.tid);
   if (params.userAddress && params.userAddress.toLowerCase() !== params.account.toLowerCase()) {
     throw new DomainError('request.invalid', 'userAddress is not the app user\'s account', { details: 'userAddress' });
@@ -74,10 +81,9 @@ export async function claimReward(deps: RewardDeps, params: ClaimRewardParameter
     throw new DomainError('reward.already_rewarded', 'the reward was claimed at the same time');
   }
   failpoint('reward-claim.after-claiming');
-  const tokenAmount = formatTokenAmount(units, token.decimals);
   const payout = await deps.wallet.transferFromCustody(deps.network, {
-    fromAddress: reward.settlementAddress, toAddress: params.account, amount: tokenAmount,
-    contractAddress: reward.contractAddress, reference: `reward:${reward.id}:${randomUUID()}`,
+    fromAddress: reward.settlementAddress, toAddress: params.account, amount: formatTokenAmount(units, token.decimals),
+    contractAddress: reward.contractAddress, reference: `${claimTransferPrefix(reward.id)}${randomUUID()}`,
   });
   if (payout.status !== 'settled') {
     // Put back to issued only when nothing moved; an unsettled payout keeps the reward claiming.
@@ -87,11 +93,7 @@ export async function claimReward(deps: RewardDeps, params: ClaimRewardParameter
   const { transactionId } = payout;
   failpoint('reward-claim.after-transfer');
   const now = deps.clock();
-  const claim: RewardClaim = {
-    rewardId: reward.id, contractAddress: reward.contractAddress, tokenSymbol: reward.tokenSymbol, userAddress: params.account, tokenAmount,
-    transferTransactionId: transactionId, exchangeDateIndex: reward.exchangeDateIndex, exchangeRate: reward.exchangeRate,
-    exchangeAmount: reward.exchangeAmount, exchangeCurrency: reward.exchangeCurrency,
-  };
+  const claim = claimOf(reward, token, params.account, transactionId);
   await deps.rewards.transition(reward.id, 'claiming', 'claimed', { claimTransactionId: transactionId, claimedAt: now }, now, rewardClaimedEvent(reward.tid, claim));
   return claim;
 }
@@ -114,7 +116,7 @@ export async function claimRewardAtPos(deps: RewardDeps, store: StoreRecord, req
   let app: PairedApp | undefined;
   try {
     // Refuse a reward that cannot be claimed before making the app wait for it.
-    const reward = await deps.rewards.findReward(request.rewardId);
+    const reward = await findSettledReward(deps, request.rewardId);
     assertClaimable(reward, deps.clock(), store.tid);
     await rewardToken(deps, reward, request.contractAddress);
     app = await deps.desk.takeApp(request.userUuid, deps.pairingWindowMs, pos.signal);

@@ -57,6 +57,11 @@ export interface AuthorizationRepository {
   find(nonce: string): Promise<AuthorizationRecord | undefined>;
   /** Open authorizations of a network whose validity ended before `validBefore` (Unix seconds). */
   listOpenExpired(network: string, before: number): Promise<AuthorizationRecord[]>;
+  /**
+   * The newest authorization of a network whose reference starts with `prefix`: the latest attempt
+   * of an operation that signs a new one per attempt (a reward claim, `reward:<id>:<attempt>`).
+   */
+  findLatestByReferencePrefix(network: string, prefix: string): Promise<AuthorizationRecord | undefined>;
 }
 
 export type ReserveOutcome = 'reserved' | 'temp_key_used' | 'insufficient' | 'duplicate';
@@ -154,6 +159,13 @@ export function createAuthorizationRepository(db: Db, locking: AccountLocking = 
         .where('network', '=', network).where('status', 'in', openAuthorizationStatuses).where('valid_before', '<', before)
         .orderBy('created_at').execute();
       return rows.map(toRecord);
+    },
+    async findLatestByReferencePrefix(network, prefix) {
+      // A range, not LIKE: the (network, reference) index answers it on both databases.
+      const row = await db.selectFrom('authorizations').selectAll()
+        .where('network', '=', network).where('reference', '>=', prefix).where('reference', '<', `${prefix}\u{10FFFF}`)
+        .orderBy('created_at', 'desc').orderBy('nonce').limit(1).executeTakeFirst();
+      return row && toRecord(row);
     },
   };
 }

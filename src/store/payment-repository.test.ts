@@ -68,10 +68,23 @@ for (const factory of storeFactories) {
       assert.deepEqual(await payments.findApprovedByTransferTransaction('T2', '0xT'), [], 'another store finds nothing');
     });
 
-    test('the refunded total is compare-and-set', async () => {
+    test('a refund reservation is compare-and-set with its cancellation; a failed one gives its amount back once', async () => {
       await payments.claimTranNo(payment('r', 'N2'), 1);
-      const results = await Promise.all([payments.setRefunded('r', '0', '5', 2), payments.setRefunded('r', '0', '7', 2)]);
+      const results = await Promise.all([
+        payments.reserveRefund('r', '0', '5', { id: 'c5', tokenAmount: '5', exchangeAmount: null }, 2),
+        payments.reserveRefund('r', '0', '7', { id: 'c7', tokenAmount: '7', exchangeAmount: null }, 2),
+      ]);
       assert.deepEqual(results.filter(Boolean).length, 1);
+      const [won, lost] = results[0] ? ['c5', 'c7'] : ['c7', 'c5'];
+      assert.equal(await payments.findCancellation(lost), undefined, 'the losing reservation wrote no cancellation');
+      assert.equal((await payments.findCancellation(won))?.status, 'pending');
+      assert.equal(await payments.reserveRefund('r', (await payments.findPayment('r'))!.refundedAmount, '10', { id: 'c3', tokenAmount: (10 - Number(won.slice(1))).toString(), exchangeAmount: null }, 3), true);
+      assert.deepEqual((await payments.listStaleCancellations(3)).map((c) => c.id), [won], 'pending and untouched since before 3');
+      assert.equal(await payments.failCancellation(won, 4), true);
+      assert.equal(await payments.failCancellation(won, 5), false, 'a cancellation fails once');
+      assert.equal((await payments.findPayment('r'))?.refundedAmount, (10 - Number(won.slice(1))).toString(), 'its amount is refundable again, once');
+      assert.equal(await payments.completeCancellation(won, { transferTransactionId: '0xT', cancelNo: 'C1', cancelDate: 'd' }, 6), false, 'a failed cancellation never completes');
+      assert.equal(await payments.completeCancellation('c3', { transferTransactionId: '0xT', cancelNo: 'C1', cancelDate: 'd' }, 6), true);
     });
 
     test('a reward is issued once per tid and reason; a claim transition happens once', async () => {

@@ -1,5 +1,5 @@
 import type { Db } from './db.ts';
-import type { PaymentCancellationsTable, PaymentsTable, PaymentStatus } from './schema.ts';
+import type { PaymentCancellationsTable, PaymentCancellationStatus, PaymentsTable, PaymentStatus } from './schema.ts';
 import { withWebhookEvent, type NewWebhookEvent } from './webhook-repository.ts';
 
 export interface PaymentRecord {
@@ -45,11 +45,13 @@ export interface PaymentQuote {
 export interface CancellationRecord {
   id: string;
   paymentId: string;
+  status: PaymentCancellationStatus;
   tokenAmount: string;
   exchangeAmount: string | null;
   transferTransactionId: string | null;
   cancelNo: string | null;
   cancelDate: string | null;
+  updatedAt: number;
 }
 
 /** Payments and their cancellations. (tid, tran_no) is unique: the idempotency key of a POS. */
@@ -74,11 +76,20 @@ export interface PaymentRepository {
    * shared one settlement batch.
    */
   findApprovedByTransferTransaction(tid: string, transferTransactionId: string): Promise<PaymentRecord[]>;
-  /** Compare-and-set of the refunded total: false when another cancellation changed it first. */
-  setRefunded(id: string, expected: string, next: string, now: number): Promise<boolean>;
-  insertCancellation(cancellation: { id: string; paymentId: string; tokenAmount: string; exchangeAmount: string | null }, now: number): Promise<void>;
-  completeCancellation(id: string, done: { transferTransactionId: string; cancelNo: string; cancelDate: string }, now: number, event?: NewWebhookEvent): Promise<void>;
-  failCancellation(id: string, now: number): Promise<void>;
+  /**
+   * Reserves a refund: compare-and-set of the payment's refunded total from `expected` to `next` and
+   * the pending cancellation that holds the difference, in one transaction (a crash leaves both or
+   * neither); false, nothing written, when another cancellation changed the total first.
+   */
+  reserveRefund(paymentId: string, expected: string, next: string, cancellation: { id: string; tokenAmount: string; exchangeAmount: string | null }, now: number): Promise<boolean>;
+  /** Ends a pending cancellation as done; false when it was no longer pending. */
+  completeCancellation(id: string, done: { transferTransactionId: string; cancelNo: string; cancelDate: string }, now: number, event?: NewWebhookEvent): Promise<boolean>;
+  /** Ends a pending cancellation as failed and gives its amount back to the payment's refundable total, in one transaction; false when it was no longer pending. */
+  failCancellation(id: string, now: number): Promise<boolean>;
+  findCancellation(id: string): Promise<CancellationRecord | undefined>;
+  /** Cancellations still pending that nothing has touched since `before` (their run was interrupted). */
+  listStaleCancellations(before: number): Promise<CancellationRecord[]>;
+  findPayment(id: string): Promise<PaymentRecord | undefined>;
   listCancellations(paymentId: string): Promise<CancellationRecord[]>;
 }
 
@@ -92,8 +103,8 @@ const toPayment = (row: PaymentsTable): PaymentRecord => ({
 });
 
 const toCancellation = (row: PaymentCancellationsTable): CancellationRecord => ({
-  id: row.id, paymentId: row.payment_id, tokenAmount: row.token_amount, exchangeAmount: row.exchange_amount,
-  transferTransactionId: row.transfer_transaction_id, cancelNo: row.cancel_no, cancelDate: row.cancel_date,
+  id: row.id, paymentId: row.payment_id, status: row.status, tokenAmount: row.token_amount, exchangeAmount: row.exchange_amount,
+  transferTransactionId: row.transfer_transaction_id, cancelNo: row.cancel_no, cancelDate: row.cancel_date, updatedAt: Number(row.updated_at),
 });
 
 const updated = (result: { numUpdatedRows: bigint }) => Number(result.numUpdatedRows) === 1;
@@ -151,23 +162,48 @@ export function createPaymentRepository(db: Db): PaymentRepository {
         .orderBy('created_at').orderBy('id').execute();
       return rows.map(toPayment);
     },
-    async setRefunded(id, expected, next, now) {
-      return updated(await db.updateTable('payments').set({ refunded_amount: next, updated_at: now })
-        .where('id', '=', id).where('refunded_amount', '=', expected).executeTakeFirst());
-    },
-    async insertCancellation(c, now) {
-      await db.insertInto('payment_cancellations').values({
-        id: c.id, payment_id: c.paymentId, status: 'pending', token_amount: c.tokenAmount, exchange_amount: c.exchangeAmount,
-        transfer_transaction_id: null, cancel_no: null, cancel_date: null, created_at: now, updated_at: now,
-      }).execute();
+    async reserveRefund(paymentId, expected, next, c, now) {
+      return db.transaction().execute(async (trx) => {
+        if (!updated(await trx.updateTable('payments').set({ refunded_amount: next, updated_at: now })
+          .where('id', '=', paymentId).where('refunded_amount', '=', expected).executeTakeFirst())) return false;
+        await trx.insertInto('payment_cancellations').values({
+          id: c.id, payment_id: paymentId, status: 'pending', token_amount: c.tokenAmount, exchange_amount: c.exchangeAmount,
+          transfer_transaction_id: null, cancel_no: null, cancel_date: null, created_at: now, updated_at: now,
+        }).execute();
+        return true;
+      });
     },
     async completeCancellation(id, done, now, event) {
-      await withWebhookEvent(db, event, now, async (trx) => updated(await trx.updateTable('payment_cancellations').set({
+      return withWebhookEvent(db, event, now, async (trx) => updated(await trx.updateTable('payment_cancellations').set({
         status: 'done', transfer_transaction_id: done.transferTransactionId, cancel_no: done.cancelNo, cancel_date: done.cancelDate, updated_at: now,
-      }).where('id', '=', id).executeTakeFirst()));
+      }).where('id', '=', id).where('status', '=', 'pending').executeTakeFirst()));
     },
     async failCancellation(id, now) {
-      await db.updateTable('payment_cancellations').set({ status: 'failed', updated_at: now }).where('id', '=', id).execute();
+      return db.transaction().execute(async (trx) => {
+        const row = await trx.updateTable('payment_cancellations').set({ status: 'failed', updated_at: now })
+          .where('id', '=', id).where('status', '=', 'pending').returning(['payment_id', 'token_amount']).executeTakeFirst();
+        if (!row) return false;
+        // A no-op update takes the payment row's write lock first (PostgreSQL; SQLite's is the
+        // database's): no other reservation changes the total between the read and the write.
+        await trx.updateTable('payments').set((eb) => ({ refunded_amount: eb.ref('refunded_amount') })).where('id', '=', row.payment_id).execute();
+        const payment = await trx.selectFrom('payments').select('refunded_amount').where('id', '=', row.payment_id).executeTakeFirstOrThrow();
+        await trx.updateTable('payments').set({ refunded_amount: (BigInt(payment.refunded_amount) - BigInt(row.token_amount)).toString(), updated_at: now })
+          .where('id', '=', row.payment_id).execute();
+        return true;
+      });
+    },
+    async findCancellation(id) {
+      const row = await db.selectFrom('payment_cancellations').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toCancellation(row);
+    },
+    async listStaleCancellations(before) {
+      const rows = await db.selectFrom('payment_cancellations').selectAll()
+        .where('status', '=', 'pending').where('updated_at', '<', before).orderBy('created_at').limit(100).execute();
+      return rows.map(toCancellation);
+    },
+    async findPayment(id) {
+      const row = await db.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toPayment(row);
     },
     async listCancellations(paymentId) {
       const rows = await db.selectFrom('payment_cancellations').selectAll()

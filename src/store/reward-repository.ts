@@ -42,6 +42,8 @@ export interface RewardRepository {
   findReward(id: string): Promise<RewardRecord | undefined>;
   /** Moves the reward from `from` to `to` with `changes`; false when its status was not `from`. `event` only with a move, in its transaction. */
   transition(id: string, from: RewardStatus, to: RewardStatus, changes: RewardChanges, now: number, event?: NewWebhookEvent): Promise<boolean>;
+  /** Rewards mid-claim or mid-cancellation that nothing has touched since `before` (their run was interrupted). */
+  listStale(before: number): Promise<RewardRecord[]>;
 }
 
 const toRecord = (row: Selectable<RewardsTable>): RewardRecord => ({
@@ -88,6 +90,11 @@ export function createRewardRepository(db: Db): RewardRepository {
     async transition(id, from, to, changes, now, event) {
       return withWebhookEvent(db, event, now, async (trx) => Number((await trx.updateTable('rewards').set({ ...changedColumns(changes), status: to, updated_at: now })
         .where('id', '=', id).where('status', '=', from).executeTakeFirst()).numUpdatedRows) === 1);
+    },
+    async listStale(before) {
+      const rows = await db.selectFrom('rewards').selectAll()
+        .where('status', 'in', ['claiming', 'canceling']).where('updated_at', '<', before).orderBy('updated_at').limit(100).execute();
+      return rows.map(toRecord);
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { Hex } from 'viem';
 import type { NetworkName } from '../shared/networks.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { createAddress } from './create-address.ts';
@@ -31,6 +32,11 @@ export function createWalletService(deps: WalletDeps) {
     transferFromCustody: (network: NetworkName, params: TransferFromCustodyParameters) => outcomeOf(transferFromCustody(deps, network, params)),
     /** How the transfer of an operation (by its reference) ended, settling it on chain if it can. */
     transferOutcome: (network: NetworkName, reference: string) => resolveAuthorization(deps, network, authorizationNonce(network, reference)),
+    /** The same for the latest attempt of an operation whose references are `<prefix><attempt>`; `void` when it signed none. */
+    latestTransferOutcome: async (network: NetworkName, prefix: string) => {
+      const latest = await deps.authorizations.findLatestByReferencePrefix(network, prefix);
+      return latest ? resolveAuthorization(deps, network, latest.nonce as Hex) : { status: 'void' as const };
+    },
     sweepExpiredAuthorizations: (network: NetworkName) => sweepExpiredAuthorizations(deps, network),
   };
 }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { getAddress } from 'viem';
 import { rpcOver } from '../support/server-process.ts';
 import { openSession, unary } from '../support/payments.ts';
@@ -226,7 +227,7 @@ describe('payment cancellation', () => {
     ['cancel.after-transfer', true],
   ];
   for (const [name, refunded] of cases) {
-    test(`kill -9 at ${name}: refunded ${refunded ? 'once' : 'nothing'}; a retry of its tran_no never refunds again`, async () => {
+    test(`kill -9 at ${name}: refunded ${refunded ? 'once' : 'nothing'}; retries of its tran_no answer 13 until it is stale, then its outcome: refunded exactly once`, async () => {
       const user = await rigUser(rig, 100);
       const paid = await payment(user, `F${randomUUID().slice(0, 8)}`);
       assert.equal(paid.common.res_code, '00', JSON.stringify(paid.common));
@@ -238,12 +239,50 @@ describe('payment cancellation', () => {
       };
       await crashAt(name, cancel);
       assert.equal(await balanceRaw(rig, user.address), refunded ? units(100) : units(95));
-      const retry = await cancel();
-      assert.equal(retry.common.res_code, '13', `the cut-off cancellation answers in progress, never twice: ${JSON.stringify(retry.common)}`);
-      assert.equal(await balanceRaw(rig, user.address), refunded ? units(100) : units(95), 'the retry refunded nothing more');
+      const settled = await retriedUntilSettled(cancel, async () => {
+        assert.equal(await balanceRaw(rig, user.address), refunded ? units(100) : units(95), 'no retry in progress refunded anything more');
+      });
+      assert.equal(settled.common.res_code, '00', `the interrupted cancellation ends: ${JSON.stringify(settled.common)}`);
+      assert.equal(settled.content.token_amount, '5');
+      assert.match(settled.content.transfer_transaction_id, /^0x[0-9a-f]{64}$/);
+      assert.equal(await balanceRaw(rig, user.address), units(100), 'refunded exactly once');
+      const again = await cancel();
+      assert.equal(again.common.res_code, '00');
+      assert.deepEqual(again.content, settled.content, 'its tran_no answers the same cancellation again');
+      assert.equal(await balanceRaw(rig, user.address), units(100), 'the last retry refunded nothing more');
       await assertInvariants(rig);
     });
   }
+
+  test('kill -9 at cancel.after-transfer and nobody retries: the sweep completes the cancellation, and its tran_no answers it later', async () => {
+    const user = await rigUser(rig, 100);
+    const paid = await payment(user, `F${randomUUID().slice(0, 8)}`);
+    assert.equal(paid.common.res_code, '00', JSON.stringify(paid.common));
+    const cancelTranNo = `C${randomUUID().slice(0, 8)}`;
+    const cancel = () => {
+      const client = grpcClient(rig);
+      return unary(client, 'CancelPayment', store.apiKey, { tid: store.tid, transfer_transaction_id: paid.content.transfer_transaction_id, tran_no: cancelTranNo })
+        .finally(() => client.close());
+    };
+    await crashAt('cancel.after-transfer', cancel);
+    const { db } = rig.operator.store;
+    const cancellation = () => db.selectFrom('payment_cancellations as c').innerJoin('payments as p', 'p.id', 'c.payment_id')
+      .select(['c.status', 'c.transfer_transaction_id', 'c.cancel_no']).where('p.transfer_transaction_id', '=', paid.content.transfer_transaction_id)
+      .where('p.user_address', '=', user.address).executeTakeFirstOrThrow();
+    assert.equal((await cancellation()).status, 'pending', 'the crash left it pending');
+    const deadline = Date.now() + 30_000;
+    while ((await cancellation()).status === 'pending') {
+      assert.ok(Date.now() < deadline, 'the sweep settled the cancellation within 30 s');
+      await sleep(500);
+    }
+    const done = await cancellation();
+    assert.equal(done.status, 'done');
+    assert.equal(await balanceRaw(rig, user.address), units(100), 'refunded exactly once');
+    const later = await cancel();
+    assert.equal(later.common.res_code, '00', JSON.stringify(later.common));
+    assert.deepEqual([later.content.transfer_transaction_id, later.content.approval_no], [done.transfer_transaction_id, done.cancel_no], 'the tran_no answers the swept cancellation');
+    await assertInvariants(rig);
+  });
 });
 
 describe('reward claim and cancellation', () => {
@@ -263,6 +302,8 @@ describe('reward claim and cancellation', () => {
     app.send({ state: 'START_REWARD', reward_id: reward.reward_id, token_amount: reward.token_amount, token_symbol: 'VIXP', user_address: user.address });
     return nextOrEnd(app, 60_000).finally(() => client.close());
   };
+  const rewardStatus = async (rewardId: string) =>
+    (await rig.operator.store.db.selectFrom('rewards').select('status').where('id', '=', rewardId).executeTakeFirstOrThrow()).status;
   const cancelReward = (rewardId: string, tranNo: string) => {
     const client = grpcClient(rig);
     return unary(client, 'CancelReward', store.apiKey, { reward_id: rewardId, tran_no: tranNo }).finally(() => client.close());
@@ -270,22 +311,29 @@ describe('reward claim and cancellation', () => {
 
   const claims: Array<[FailpointName, boolean]> = [['reward-claim.after-claiming', false], ['reward-claim.after-transfer', true]];
   for (const [name, paid] of claims) {
-    test(`kill -9 at ${name}: paid ${paid ? 'once' : 'nothing'}; a second claim never pays again`, async () => {
+    test(`kill -9 at ${name}: paid ${paid ? 'once' : 'nothing'}; claims again are 05 until it is stale, then it is claimed exactly once`, async () => {
       await rig.operator.wallet.mint('ethereum', { to: store.settlementAddress, amount: '10' });
       const user = await rigUser(rig, 0);
       const reward = await issue();
       await crashAt(name, () => claim(user, reward));
       assert.equal(await balanceRaw(rig, user.address), paid ? units(2) : 0n);
-      const again = await claim(user, reward);
-      assert.notEqual(again.common.res_code, '00', `a claim cut off by a crash is not paid again: ${JSON.stringify(again.common)}`);
-      assert.equal(await balanceRaw(rig, user.address), paid ? units(2) : 0n, 'the second claim paid nothing');
+      // Until the interrupted claim is settled a claim is 05; then an unpaid reward is claimable again.
+      const settled = await retriedUntilSettled(() => claim(user, reward), async (answer) => {
+        assert.equal(answer.common.res_code, '05', `a claim while the cut-off one is unsettled: ${JSON.stringify(answer.common)}`);
+        assert.equal(await balanceRaw(rig, user.address), paid ? units(2) : 0n, 'nothing more was paid meanwhile');
+      }, async (answer) => answer.common.res_code !== '05' || (await rewardStatus(reward.reward_id)) === 'claimed');
+      if (!paid) assert.equal(settled.common.res_code, '00', `the unpaid reward is claimed once it is settled: ${JSON.stringify(settled.common)}`);
+      assert.equal(await balanceRaw(rig, user.address), units(2), 'paid exactly once');
+      assert.equal(await rewardStatus(reward.reward_id), 'claimed', 'the record says claimed');
+      assert.equal((await claim(user, reward)).common.res_code, '05', 'a claimed reward is 05');
+      assert.equal(await balanceRaw(rig, user.address), units(2), 'the last claim paid nothing');
       await assertInvariants(rig);
     });
   }
 
   const cancels: Array<[FailpointName, boolean]> = [['reward-cancel.after-canceling', false], ['reward-cancel.after-transfer', true]];
   for (const [name, movedBack] of cancels) {
-    test(`kill -9 at ${name}: moved back ${movedBack ? 'once' : 'nothing'}; a retry of its tran_no never moves it again`, async () => {
+    test(`kill -9 at ${name}: moved back ${movedBack ? 'once' : 'nothing'}; retries of its tran_no answer 13 until it is stale, then its outcome: moved back exactly once`, async () => {
       await rig.operator.wallet.mint('ethereum', { to: store.settlementAddress, amount: '10' });
       const user = await rigUser(rig, 0);
       const reward = await issue();
@@ -293,13 +341,36 @@ describe('reward claim and cancellation', () => {
       const tranNo = `R${randomUUID().slice(0, 8)}`;
       await crashAt(name, () => cancelReward(reward.reward_id, tranNo));
       assert.equal(await balanceRaw(rig, user.address), movedBack ? 0n : units(2));
-      const retry = await cancelReward(reward.reward_id, tranNo);
-      assert.equal(retry.common.res_code, '13', `the cut-off cancellation answers in progress: ${JSON.stringify(retry.common)}`);
-      assert.equal(await balanceRaw(rig, user.address), movedBack ? 0n : units(2), 'the retry moved nothing');
+      const settled = await retriedUntilSettled(() => cancelReward(reward.reward_id, tranNo), async () => {
+        assert.equal(await balanceRaw(rig, user.address), movedBack ? 0n : units(2), 'no retry in progress moved anything');
+      });
+      assert.equal(settled.common.res_code, '00', `the interrupted cancellation ends: ${JSON.stringify(settled.common)}`);
+      assert.match(settled.content.transfer_transaction_id, /^0x[0-9a-f]{64}$/);
+      assert.equal(await balanceRaw(rig, user.address), 0n, 'moved back exactly once');
+      const again = await cancelReward(reward.reward_id, tranNo);
+      assert.deepEqual([again.common.res_code, again.content], ['00', settled.content], 'its tran_no answers the same cancellation again');
+      assert.equal(await balanceRaw(rig, user.address), 0n);
       await assertInvariants(rig);
     });
   }
 });
+
+/**
+ * Retries `call` (an interrupted operation's retry) until its answer is not 13 (in progress) or, with
+ * `settledWhen`, until that says so; `meanwhile` checks each unsettled answer. The rig's operations
+ * count as interrupted after STALE_OPERATION_SECONDS (5 s) and signed transfers expire after 10 s.
+ */
+async function retriedUntilSettled(call: () => Promise<any>, meanwhile: (answer: any) => Promise<void>,
+  settledWhen: (answer: any) => boolean | Promise<boolean> = (answer) => answer.common.res_code !== '13'): Promise<any> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const answer = await call();
+    if (await settledWhen(answer)) return answer;
+    await meanwhile(answer);
+    assert.ok(Date.now() < deadline, `still unsettled after 60 s: ${JSON.stringify(answer.common)}`);
+    await sleep(1_000);
+  }
+}
 
 /**
  * kill -9 of the chain node (the payment network's anvil) at a failpoint armed `crash-chain`, the

@@ -46,9 +46,10 @@ export async function startFaultRig(extraEnv: Record<string, string> = {}): Prom
   const postgres = testStore() === 'postgres' ? await freshPostgresSchema('vixpay_faults') : undefined;
   const grpcPort = await freePort();
   // Short windows, so that what a crash leaves open settles within a test: an authorization expires
-  // 10 s after it is signed, a receipt is waited for 10 s.
+  // 10 s after it is signed, a receipt is waited for 10 s, an operation untouched for 5 s was interrupted and
+  // the sweeps run every 2 s.
   const env = {
-    DATA_DIR: dataDir, CHAIN_POLL_MS: '50', RECEIPT_TIMEOUT_SECONDS: '10', AUTHORIZATION_TTL_SECONDS: '10',
+    DATA_DIR: dataDir, CHAIN_POLL_MS: '50', RECEIPT_TIMEOUT_SECONDS: '10', AUTHORIZATION_TTL_SECONDS: '10', STALE_OPERATION_SECONDS: '5', SWEEP_INTERVAL_SECONDS: '2',
     GRPC_PORT: String(grpcPort), GRPC_HOST: '127.0.0.1', PAYMENT_PAIRING_WINDOW_SECONDS: '10', PAYMENT_IDLE_TIMEOUT_SECONDS: '20',
     ...(postgres && { DATABASE_URL: postgres.databaseUrl }),
     ...extraEnv,

@@ -10,6 +10,7 @@ import * as fleet from './0011-fleet.ts';
 import * as webhooks from './0009-webhooks.ts';
 import * as receiptsConsole from './0010-receipts-console.ts';
 import * as chainTxVersions from './0012-chain-tx-versions.ts';
+import * as staleOperations from './0013-stale-operations.ts';
 
 /** Every migration, in order. Each domain adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0010-receipts-console': receiptsConsole,
   '0011-fleet': fleet,
   '0012-chain-tx-versions': chainTxVersions,
+  '0013-stale-operations': staleOperations,
 };
