@@ -152,13 +152,17 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
     if (result.status !== 'settled') throw result.error;
     failpoint('payment.after-transfer');
     const approvalNumber = await nextApprovalNumber(deps);
-    const approval: PaymentApproval = {
+    let approval: PaymentApproval = {
       tranNo: request.tranNo, contractAddress: quote.contractAddress, tokenSymbol: quote.tokenSymbol, userAddress: app.userAddress,
       tokenAmount: quote.tokenAmount, transferTransactionId: result.transactionId, approvalNo: approvalNumber.number, approvalDate: approvalNumber.date,
       exchangeDateIndex: quote.exchangeDateIndex, exchangeRate: quote.exchangeRate, exchangeAmount: quote.exchangeAmount, exchangeCurrency: quote.exchangeCurrency,
     };
-    await deps.payments.markApproved(id, { transferTransactionId: result.transactionId, approvalNo: approvalNumber.number, approvalDate: approvalNumber.date }, deps.clock(),
-      paymentApprovedEvent(store.tid, approval));
+    if (!(await deps.payments.markApproved(id, { transferTransactionId: result.transactionId, approvalNo: approvalNumber.number, approvalDate: approvalNumber.date }, deps.clock(),
+      paymentApprovedEvent(store.tid, approval)))) {
+      // Settled meanwhile by a POS retry that took this run for dead: the recorded approval is the one.
+      const recorded = await deps.payments.findByTranNo(store.tid, request.tranNo);
+      if (recorded?.status === 'approved') approval = await approvalOf(deps, recorded);
+    }
     failpoint('payment.after-approve');
     pos.send({ type: 'end_pay', approval });
     app.send({ type: 'end_pay', approval });
