@@ -221,6 +221,19 @@ describe('payment', () => {
 });
 
 describe('payment cancellation', () => {
+  /** A user's approved payment of 5 (of 100), and its CancelPayment under one new tran_no. */
+  const paidWithCancel = async () => {
+    const user = await rigUser(rig, 100);
+    const paid = await payment(user, `F${randomUUID().slice(0, 8)}`);
+    assert.equal(paid.common.res_code, '00', JSON.stringify(paid.common));
+    const cancelTranNo = `C${randomUUID().slice(0, 8)}`;
+    const cancel = () => {
+      const client = grpcClient(rig);
+      return unary(client, 'CancelPayment', store.apiKey, { tid: store.tid, transfer_transaction_id: paid.content.transfer_transaction_id, tran_no: cancelTranNo })
+        .finally(() => client.close());
+    };
+    return { user, paid, cancel };
+  };
   const cases: Array<[FailpointName, boolean]> = [
     ['cancel.after-reserve', false],
     ['cancel.before-transfer', false],
@@ -228,15 +241,7 @@ describe('payment cancellation', () => {
   ];
   for (const [name, refunded] of cases) {
     test(`kill -9 at ${name}: refunded ${refunded ? 'once' : 'nothing'}; retries of its tran_no answer 13 until it is stale, then its outcome: refunded exactly once`, async () => {
-      const user = await rigUser(rig, 100);
-      const paid = await payment(user, `F${randomUUID().slice(0, 8)}`);
-      assert.equal(paid.common.res_code, '00', JSON.stringify(paid.common));
-      const cancelTranNo = `C${randomUUID().slice(0, 8)}`;
-      const cancel = () => {
-        const client = grpcClient(rig);
-        return unary(client, 'CancelPayment', store.apiKey, { tid: store.tid, transfer_transaction_id: paid.content.transfer_transaction_id, tran_no: cancelTranNo })
-          .finally(() => client.close());
-      };
+      const { user, cancel } = await paidWithCancel();
       await crashAt(name, cancel);
       assert.equal(await balanceRaw(rig, user.address), refunded ? units(100) : units(95));
       const settled = await retriedUntilSettled(cancel, async () => {
@@ -255,15 +260,7 @@ describe('payment cancellation', () => {
   }
 
   test('kill -9 at cancel.after-transfer and nobody retries: the sweep completes the cancellation, and its tran_no answers it later', async () => {
-    const user = await rigUser(rig, 100);
-    const paid = await payment(user, `F${randomUUID().slice(0, 8)}`);
-    assert.equal(paid.common.res_code, '00', JSON.stringify(paid.common));
-    const cancelTranNo = `C${randomUUID().slice(0, 8)}`;
-    const cancel = () => {
-      const client = grpcClient(rig);
-      return unary(client, 'CancelPayment', store.apiKey, { tid: store.tid, transfer_transaction_id: paid.content.transfer_transaction_id, tran_no: cancelTranNo })
-        .finally(() => client.close());
-    };
+    const { user, paid, cancel } = await paidWithCancel();
     await crashAt('cancel.after-transfer', cancel);
     const { db } = rig.operator.store;
     const cancellation = () => db.selectFrom('payment_cancellations as c').innerJoin('payments as p', 'p.id', 'c.payment_id')
