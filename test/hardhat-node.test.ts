@@ -14,8 +14,9 @@ import { freePort } from './support/server-process.ts';
 import { waitFor } from './support/wait-for.ts';
 import { startTestPlatform } from './support/platform.ts';
 import {
-  balanceOf, newUser, openSession, startPay, startPaymentTest, transferFor, unary, type PaymentTest, type TestUser,
+  balanceOf, newUser, openSession, startPaymentTest, unary, type PaymentTest, type TestUser,
 } from './support/payments.ts';
+import { scriptedPayment } from './support/scripted-payments.ts';
 
 // The platform against a second EVM implementation: Hardhat's node (EDR), started as a user starts it
 // (`npx hardhat node`, with the tiny config of test/support), the payment network reached by RPC URL,
@@ -106,20 +107,7 @@ describe('the platform on a Hardhat node (EDR) by RPC URL', { skip }, () => {
   });
 
   /** A whole payment, app first. */
-  async function pay(user: TestUser, amount: string) {
-    const uuid = randomUUID();
-    const tran = `HH${uuid.slice(0, 8)}`;
-    const app = openSession(p.client, 'DoPayment', user.token);
-    const pos = openSession(p.client, 'StartPayment', store.apiKey);
-    app.send({ state: 'START_PAY', user_uuid: uuid });
-    pos.send(startPay(p, store.tid, tran, user, uuid, amount));
-    const appRequest = await app.next();
-    await pos.next();
-    app.send(await transferFor(p, user, appRequest));
-    const appEnd = await app.next();
-    const posEnd = await pos.next();
-    return { appEnd, posEnd, appStatus: await app.closed, posStatus: await pos.closed };
-  }
+  const pay = (user: TestUser, amount: string) => scriptedPayment(p, store, user, amount, `HH${randomUUID().slice(0, 8)}`);
 
   test('a payment, then its refund (CancelPayment): tokens move on the Hardhat chain and back', async () => {
     const user = await newUser(p, '30');

@@ -8,8 +8,13 @@ export interface TestStore {
   apiKey: string;
 }
 
-/** A whole approved payment over gRPC, app first, as an app and a POS make it; answers the POS's END_PAY. */
-export async function approvedPayment(p: PaymentTest, store: TestStore, user: TestUser, exchangeAmount: string, tranNo = `TR${randomUUID().slice(0, 8)}`) {
+/**
+ * A whole payment over gRPC, app first, as an app and a POS make it: the app's TRANSFER is signed for
+ * what `signedFor` makes of the app's REQUEST_TRANSFER (as it came, by default). Answers both sides'
+ * last message and stream status.
+ */
+export async function scriptedPayment(p: PaymentTest, store: Pick<TestStore, 'tid' | 'apiKey'>, user: TestUser, exchangeAmount: string, tranNo: string,
+  signedFor: (request: any) => any = (request) => request) {
   const uuid = randomUUID();
   const app = openSession(p.client, 'DoPayment', user.token);
   const pos = openSession(p.client, 'StartPayment', store.apiKey);
@@ -17,10 +22,16 @@ export async function approvedPayment(p: PaymentTest, store: TestStore, user: Te
   pos.send(startPay(p, store.tid, tranNo, user, uuid, exchangeAmount));
   const appRequest = await app.next();
   await pos.next();
-  app.send(await transferFor(p, user, appRequest));
-  await app.next();
-  const end = await pos.next();
-  await Promise.all([app.closed, pos.closed]);
+  app.send(await transferFor(p, user, signedFor(appRequest)));
+  const appEnd = await app.next();
+  const posEnd = await pos.next();
+  const [appStatus, posStatus] = await Promise.all([app.closed, pos.closed]);
+  return { appEnd, posEnd, appStatus, posStatus };
+}
+
+/** A whole approved payment over gRPC, app first; answers the POS's END_PAY. */
+export async function approvedPayment(p: PaymentTest, store: TestStore, user: TestUser, exchangeAmount: string, tranNo = `TR${randomUUID().slice(0, 8)}`) {
+  const { posEnd: end } = await scriptedPayment(p, store, user, exchangeAmount, tranNo);
   if (end.common.res_code !== '00') throw new Error(`payment ${tranNo}: ${end.common.res_code} ${end.common.res_message}`);
   return { tranNo, end: end.content as Record<string, string> };
 }
@@ -31,17 +42,8 @@ export async function approvedPayment(p: PaymentTest, store: TestStore, user: Te
  */
 export async function failedPayment(p: PaymentTest, store: TestStore, user: TestUser, exchangeAmount: string) {
   const tranNo = `TF${randomUUID().slice(0, 8)}`;
-  const uuid = randomUUID();
-  const app = openSession(p.client, 'DoPayment', user.token);
-  const pos = openSession(p.client, 'StartPayment', store.apiKey);
-  app.send({ state: 'START_PAY', user_uuid: uuid });
-  pos.send(startPay(p, store.tid, tranNo, user, uuid, exchangeAmount));
-  const appRequest = await app.next();
-  await pos.next();
-  app.send(await transferFor(p, user, { content: { ...appRequest.content, token_amount: '0.000001' } }));
-  await app.next();
-  const end = await pos.next();
-  await Promise.all([app.closed, pos.closed]);
+  const { posEnd: end } = await scriptedPayment(p, store, user, exchangeAmount, tranNo,
+    (request) => ({ content: { ...request.content, token_amount: '0.000001' } }));
   return { tranNo, resCode: end.common.res_code as string };
 }
 
