@@ -6,6 +6,8 @@ import path from 'node:path';
 import { createPublicClient, encodeDeployData, encodeFunctionData, http, type Address, type Hex, type PublicClient } from 'viem';
 import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
 import { startAnvil, type AnvilProcess } from '../src/chain/anvil-process.ts';
+import { startChainCheckpoints } from '../src/chain/chain-checkpoint.ts';
+import { loadConfig } from '../src/config/config.ts';
 import { vixpTokenAbi, vixpTokenBytecode } from '../src/gen/contracts/vixp-token.ts';
 
 /** anvil's ten unlocked development accounts (its default mnemonic); the first deploys and owns VIXP. */
@@ -20,25 +22,32 @@ export interface BareChain {
   batchClient: PublicClient;
   token: Address;
   chainId: number;
-  /** The state file anvil dumps to, with the platform's settings. */
+  /** The state file checkpointed, with the platform's settings. */
   statePath?: string;
+  /** Checkpoints taken so far (with the platform's settings), and their durations. */
+  checkpoints?: Array<{ block: number; bytes: number; ms: number }>;
   stop(): Promise<void>;
 }
 
 /**
- * A fresh anvil with VIXP deployed. `platformSettings` starts it as the platform's chain supervisor
- * does (src/chain/chain-supervisor.ts): a state file dumped every second (`--state-interval 1`).
+ * A fresh anvil with VIXP deployed. `platformSettings` runs it as the platform's chain supervisor
+ * does (src/chain/chain-supervisor.ts): its state checkpointed into a file (src/chain/chain-checkpoint.ts)
+ * every `CHAIN_CHECKPOINT_SECONDS` of the default configuration at least, and at most 2% of the time.
  */
 export async function startBareChain(options: { platformSettings?: boolean } = {}): Promise<BareChain> {
   const chainId = 31337;
   const stateDir = options.platformSettings ? mkdtempSync(path.join(tmpdir(), 'vixpay-bench-chain-')) : undefined;
-  const anvil = await startAnvil({
-    chainId,
-    ...(stateDir && { statePath: path.join(stateDir, 'state.json'), stateIntervalSeconds: 1 }),
+  const anvil = await startAnvil({ chainId });
+  const statePath = stateDir && path.join(stateDir, 'state.json');
+  const taken: NonNullable<BareChain['checkpoints']> = [];
+  const checkpoints = statePath === undefined ? undefined : startChainCheckpoints({
+    url: anvil.url, statePath, minIntervalMs: loadConfig({}).chainCheckpointSeconds * 1000,
+    onCheckpoint: (c) => taken.push({ ...c, ms: Math.round(c.ms) }),
   });
   const client = createPublicClient({ transport: http(anvil.url) }) as PublicClient;
   const batchClient = createPublicClient({ transport: http(anvil.url, { batch: { batchSize: 1000 } }) }) as PublicClient;
   const stop = async () => {
+    await checkpoints?.stop();
     await anvil.stop();
     if (stateDir) rmSync(stateDir, { recursive: true, force: true });
   };
@@ -46,7 +55,7 @@ export async function startBareChain(options: { platformSettings?: boolean } = {
     const hash = await send(client, owner, undefined, encodeDeployData({ abi: vixpTokenAbi, bytecode: vixpTokenBytecode, args: ['VIXP', 'VIXP', owner, 0n] }));
     const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
     if (!receipt.contractAddress) throw new Error('VIXP deployment failed');
-    return { anvil, client, batchClient, token: receipt.contractAddress, chainId, ...(stateDir && { statePath: path.join(stateDir, 'state.json') }), stop };
+    return { anvil, client, batchClient, token: receipt.contractAddress, chainId, ...(statePath && { statePath, checkpoints: taken }), stop };
   } catch (error) {
     await stop();
     throw error;

@@ -2,7 +2,8 @@
 // same run on this machine, each the median of several runs with its min and max. Bounded in count
 // and time, loopback only. Writes bench/results/<date>.json and its chart (bench/chart.ts).
 // `-- --only=<section>,...` runs only those sections (and the bare-anvil baseline when token-api or
-// payments is among them) and writes bench/results/[quick-]partial-<date>.json instead.
+// payments is among them) and writes bench/results/[quick-]partial-<date>.json instead; `requests`
+// is the request rates alone (token-api includes them).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -19,6 +20,7 @@ import { measureRequestRate, requestProbes } from './request-rate.ts';
 import { fundedSenders, summariseLevel, transferBurst, type TransferBurst } from './token-transfers.ts';
 import { benchIpfsUpload } from './ipfs-upload.ts';
 import { measureSettlementHistory } from './settlement-history.ts';
+import { measureStorageGrowth } from './storage-growth.ts';
 import { measureIdleStreams } from './idle-streams.ts';
 
 const quick = process.argv.includes('--quick');
@@ -31,7 +33,7 @@ const plan = quick
     runs: 3, levels: [1, 10, 100, 200], windowMs: 6_000, maxTotal: 3_000, requestWindowMs: 3_000, burst: 200, historyTarget: 50_000, historyBudgetMs: 120_000, chunk: 500,
     settlement: { burstBatches: 20, chunkBatches: 25, holders: 500 }, idleSteps: [1_000, 5_000, 10_000],
   };
-const sections = ['token-api', 'payments', 'chain-history', 'settlement-history', 'idle-streams'] as const;
+const sections = ['token-api', 'requests', 'payments', 'chain-history', 'settlement-history', 'storage-growth', 'idle-streams'] as const;
 type Section = typeof sections[number];
 const onlyArgument = process.argv.find((arg) => arg.startsWith('--only='));
 const only = onlyArgument?.slice('--only='.length).split(',').filter(Boolean);
@@ -73,7 +75,26 @@ if (runs('token-api') || runs('payments')) {
 }
 
 // 2. Token API transfers, then request rates, on one platform; the load from a process of its own.
+// `requests` alone: the request rates without the transfers (a fresh platform, no funding).
+async function requestRates(platform: Awaited<ReturnType<typeof startBenchPlatform>>, load: Awaited<ReturnType<typeof startLoadClient>>) {
+  const measured = [];
+  for (const probe of await requestProbes(platform)) {
+    measured.push(await measureRequestRate(platform, load, probe, { runs: plan.runs, concurrency: 32, windowMs: plan.requestWindowMs, maxTotal: 100_000 }));
+    log(`${probe.name}: ${format(measured.at(-1)!.platform, '/s')} vs bare Fastify ${format(measured.at(-1)!.bareFastify, '/s')}`);
+  }
+  return measured;
+}
 let tokenTransfers, requests;
+if (!runs('token-api') && runs('requests')) {
+  const load = await startLoadClient();
+  const requestPlatform = await startBenchPlatform();
+  try {
+    requests = await requestRates(requestPlatform, load);
+  } finally {
+    await requestPlatform.stop();
+    await load.stop();
+  }
+}
 if (runs('token-api')) {
   const load = await startLoadClient();
   const tokenPlatform = await startBenchPlatform();
@@ -92,11 +113,7 @@ if (runs('token-api')) {
       const summary = summariseLevel(level, bursts.get(level)!);
       return { ...summary, vsBareAnvil: ratio(summary.transfersPerSecond, anvilErc20!) };
     });
-    requests = [];
-    for (const probe of await requestProbes(tokenPlatform)) {
-      requests.push(await measureRequestRate(tokenPlatform, load, probe, { runs: plan.runs, concurrency: 32, windowMs: plan.requestWindowMs, maxTotal: 100_000 }));
-      log(`${probe.name}: ${format(requests.at(-1)!.platform, '/s')} vs bare Fastify ${format(requests.at(-1)!.bareFastify, '/s')}`);
-    }
+    requests = await requestRates(tokenPlatform, load);
   } finally {
     await tokenPlatform.stop();
     await load.stop();
@@ -151,6 +168,15 @@ if (runs('settlement-history')) {
   settlementBatches = { ...platform, bareAnvil: bare, platformVsBareAfter: ratio(platform.after, bare.after) };
 }
 
+// 5b. What bounds the rate after 50,000 settled transfers: anvil's cost of a block grows with the
+// state's storage slots (one per used authorization), measured without any history.
+let storageGrowth;
+if (runs('storage-growth')) {
+  log(`storage growth: the baseline burst on a bare anvil, fresh and with ${plan.historyTarget} more storage slots`);
+  storageGrowth = await measureStorageGrowth({ slots: plan.historyTarget, burst: plan.burst, probes: plan.runs });
+  log(`  ${format(storageGrowth.after, '/s')} vs fresh ${format(storageGrowth.fresh, '/s')} (${storageGrowth.afterVsFresh}x)`);
+}
+
 // 6. Memory of idle authenticated DoPayment streams, beside bare HTTP/2 streams.
 let idleStreams;
 if (runs('idle-streams')) {
@@ -167,10 +193,11 @@ const results = {
   ...(tokenTransfers && { tokenTransfers: { windowMs: plan.windowMs, levels: tokenTransfers } }),
   ...(payments && { payments: { windowMs: plan.windowMs, levels: payments } }),
   ...(requests && { requests: { concurrency: 32, windowMs: plan.requestWindowMs, probes: requests } }),
-  ...((platformSettings || settlementBatches) && {
+  ...((platformSettings || settlementBatches || storageGrowth) && {
     chainHistory: {
       ...(platformSettings && bareAnvil && { ...history, platformSettings, bareAnvil, platformVsBareAfter: ratio(platformSettings.after, bareAnvil.after) }),
       ...(settlementBatches && { settlementBatches }),
+      ...(storageGrowth && { storageGrowth }),
     },
   }),
   ...(idleStreams && { idleStreams }),
@@ -197,6 +224,7 @@ if (settlementBatches) {
     row(`chain after ${h.transfers} batched (${name})`, format(h.after, '/s'), `fresh ${format(h.fresh, '/s')}`, `${h.afterVsFresh}x`);
   }
 }
+if (storageGrowth) row(`chain with ${storageGrowth.slots} more storage slots`, format(storageGrowth.after, '/s'), `fresh ${format(storageGrowth.fresh, '/s')}`, `${storageGrowth.afterVsFresh}x`);
 if (idleStreams) {
   for (const [i, step] of idleStreams.platform.steps.entries()) {
     const bare = idleStreams.bareHttp2.steps[i]!;

@@ -1,7 +1,8 @@
 // The chain's transfer rate as its history grows, with transfers settled as the platform settles them:
 // EIP-3009 authorizations signed beforehand by many holders, executed up to 100 at a time by one
-// `VixpSettlement.settle` transaction (contracts/VixpSettlement.sol), on an anvil started with the
-// platform's settings (state file, `--state-interval 1`), then on a bare anvil to the same count. A
+// `VixpSettlement.settle` transaction (contracts/VixpSettlement.sol), on an anvil run with the
+// platform's settings (its state checkpointed as src/chain/chain-checkpoint.ts does), then on a bare
+// anvil to the same count. A
 // burst on the fresh chain, a fill to the target number of transfers in chunks (the curve), and the
 // same burst again.
 import { randomBytes } from 'node:crypto';
@@ -29,7 +30,7 @@ export interface SettlementPoint {
 }
 
 export interface SettlementHistory {
-  /** With the platform's settings (state file dumped every second), or a bare anvil. */
+  /** With the platform's settings (state checkpoints), or a bare anvil. */
   platformSettings: boolean;
   batchItems: number;
   holders: number;
@@ -43,8 +44,10 @@ export interface SettlementHistory {
   blocks: number;
   /** Blocks mined by hand because anvil's automine left sent batches in its pool (see receiptsOf). */
   blocksMinedByHand: number;
-  /** The size of anvil's state file (what it rewrites every second) before the second burst. */
+  /** The size of the checkpointed state file before the second burst (the last checkpoint's). */
   stateFileMiB?: number;
+  /** Checkpoints taken during the run (platform settings), and the longest one's duration. */
+  checkpoints?: { count: number; maxMs: number };
   reachedTarget: boolean;
   /** Seconds the fill took (signing included). */
   seconds: number;
@@ -126,6 +129,7 @@ export async function measureSettlementHistory(options: {
       platformSettings: options.platformSettings, batchItems, holders: options.holders, burst: options.burstBatches * batchItems, chunk, target: options.target,
       ...reached, reachedTarget: reached.transfers + chunk > options.target, seconds, blocksMinedByHand: stalls.count,
       ...(stateFileMiB !== undefined && { stateFileMiB }),
+      ...(chain.checkpoints && { checkpoints: { count: chain.checkpoints.length, maxMs: Math.max(0, ...chain.checkpoints.map((c) => c.ms)) } }),
       fresh, after, afterVsFresh: ratio(after, fresh), curve,
     };
   } finally {

@@ -38,6 +38,10 @@ const checks: Check[] = [
     files: ['test/faults/crash-at-failpoints.test.ts'], pattern: 'settlement batch',
   },
   {
+    mutation: 'rebuild-at-current-time', breaks: 'a crashed chain node\'s lost blocks are mined again in their order and at their times',
+    files: ['test/faults/chain-node-crash.test.ts'], pattern: 'rebuilt from the journal',
+  },
+  {
     mutation: 'drop-outbox-write', breaks: 'the webhook outbox is written with the state change it reports',
     files: ['test/faults/crash-at-failpoints.test.ts'], pattern: 'payment.after-approve',
   },

@@ -205,7 +205,9 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     const fleet = createFleetRepository(store.db);
     await checkFleet(fleet, { master_key: masterKeyFingerprint(masterKey) }, clock());
     const fleetId = await claimFleetId(fleet, clock());
-    const supervisor = await startChains({ dataDir: config.dataDir, rpcUrls: config.rpcUrls, logger, mode: options.chainMode ?? 'own' });
+    const supervisor = await startChains({
+      dataDir: config.dataDir, rpcUrls: config.rpcUrls, logger, mode: options.chainMode ?? 'own', checkpointIntervalMs: config.chainCheckpointSeconds * 1000,
+    });
     stopChains = () => supervisor.stop();
     // A `crash-chain` failpoint (test only) kills the payment network's anvil, when we run it.
     onChainNodeCrash(() => {

@@ -76,7 +76,7 @@ async function vixpay(...args: string[]): Promise<any> {
 describe('many instances on one PostgreSQL and one Redis', { skip: skipRedis }, () => {
   before(async () => {
     chainDir = tempDir();
-    chains = await startChains({ dataDir: chainDir, rpcUrls: {}, logger: createLogger('silent'), mode: 'own' });
+    chains = await startChains({ dataDir: chainDir, rpcUrls: {}, logger: createLogger('silent'), mode: 'own', checkpointIntervalMs: 60_000 });
     kubo = createServer((request, response) => {
       response.setHeader('content-type', 'application/json');
       if (request.url?.startsWith('/api/v0/id')) response.end(JSON.stringify({ ID: '12D3KooWRBy97UB99e3J6hiPesre1MZeuNQvfan4gBziswrRJsNK' }));

@@ -1,15 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 
 export interface AnvilOptions {
   chainId: number;
   /** 0 picks a free port. Anvil always binds to loopback only. */
   port?: number;
-  /** File that anvil loads at start and dumps to on exit and every `stateIntervalSeconds`. */
-  statePath?: string;
-  stateIntervalSeconds?: number;
+  /**
+   * anvil's state file, loaded at start when it exists. anvil never writes it itself: the process
+   * that runs it takes checkpoints (src/chain/chain-checkpoint.ts).
+   */
+  loadStatePath?: string;
   /** Where anvil's output goes: kept out of our logs unless asked for. */
   onOutput?: (line: string) => void;
 }
@@ -17,7 +20,7 @@ export interface AnvilOptions {
 export interface AnvilProcess {
   url: string;
   pid: number;
-  /** SIGTERM, then wait for anvil to dump its state and exit. */
+  /** SIGTERM, then wait for anvil to exit. */
   stop(): Promise<void>;
   /** Resolves when the process exits for any reason. */
   exited: Promise<number | null>;
@@ -34,9 +37,7 @@ export function anvilBinaryPath(): string {
 /** Starts one anvil process and resolves once it listens. */
 export async function startAnvil(options: AnvilOptions): Promise<AnvilProcess> {
   const args = ['--host', '127.0.0.1', '--port', String(options.port ?? 0), '--chain-id', String(options.chainId)];
-  if (options.statePath) {
-    args.push('--state', options.statePath, '--state-interval', String(options.stateIntervalSeconds ?? 2));
-  }
+  if (options.loadStatePath && existsSync(options.loadStatePath)) args.push('--load-state', options.loadStatePath);
   const child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = once(child, 'exit').then(([code]) => code as number | null);
   const url = await waitForListening(child, options.onOutput);

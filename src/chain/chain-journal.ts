@@ -43,6 +43,25 @@ export interface UnminedTransaction {
   supersededHashes: string[];
 }
 
+/** Where a transaction was mined. */
+export interface MinedPosition {
+  blockNumber: number;
+  /** The block's timestamp in seconds, where the node's receipt tells it (anvil's does). */
+  blockTimestamp?: number | undefined;
+  /** Its index in the block. */
+  txIndex?: number | undefined;
+}
+
+/** A transaction recorded mined whose block the node no longer has (a managed anvil's crash). */
+export interface LostTransaction extends MinedPosition {
+  id: string;
+  relayer: string;
+  nonce: number;
+  txHash: string;
+  rawTx: string;
+  status: Exclude<ChainTxStatus, 'signed'>;
+}
+
 /**
  * The relayer's records: its nonce per network, the journal of every signed transaction (written
  * before it is broadcast), and the platform's contract deployments.
@@ -63,7 +82,7 @@ export interface ChainJournal {
    * re-priced transaction's earlier version): the row then holds that version's hash and bytes, and
    * its authorizations that hash.
    */
-  markMined(id: string, status: Exclude<ChainTxStatus, 'signed'>, blockNumber: number, now: number, txHash?: string): Promise<void>;
+  markMined(id: string, status: Exclude<ChainTxStatus, 'signed'>, position: MinedPosition, now: number, txHash?: string): Promise<void>;
   /**
    * Journals a re-priced version of an unmined transaction (same nonce, higher fees) before it is
    * broadcast: the row holds the new bytes (what recovery sends), the superseded version is kept,
@@ -77,6 +96,11 @@ export interface ChainJournal {
   markReplaced(id: string, now: number): Promise<void>;
   /** Journaled transactions of a relayer not known to be mined, in nonce order. */
   listUnmined(network: string, relayer: string): Promise<UnminedTransaction[]>;
+  /**
+   * The transactions recorded mined at or above each lane's nonce on chain (the node lost their
+   * blocks), in the order they were mined: block, then index in the block.
+   */
+  listLost(network: string, chainNonces: ReadonlyMap<string, number>): Promise<LostTransaction[]>;
   /** Marks unmined again every transaction at or above the chain's nonce (the node lost them); answers how many. */
   reopenFrom(network: string, relayer: string, chainNonce: number, now: number): Promise<number>;
   /** The latest confirmed deployment transaction journaled under `reference`. */

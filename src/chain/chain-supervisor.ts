@@ -2,8 +2,9 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../shared/logger.ts';
-import { stripLongHex } from '../shared/redact.ts';
+import { errorSummary, stripLongHex } from '../shared/redact.ts';
 import { startAnvil } from './anvil-process.ts';
+import { startChainCheckpoints, type ChainCheckpoints } from './chain-checkpoint.ts';
 import { anvilChainIds, networkNames, type NetworkName } from '../shared/networks.ts';
 
 export interface ChainEndpoint {
@@ -30,6 +31,8 @@ export interface ChainSupervisorOptions {
    * server): a running anvil is used and left running; one started here is stopped at the end.
    */
   mode?: 'own' | 'attach';
+  /** The least time between two checkpoints of a managed anvil's state (chain-checkpoint.ts). */
+  checkpointIntervalMs: number;
 }
 
 interface ManagedChain {
@@ -41,8 +44,8 @@ interface ManagedChain {
 
 /**
  * Gives every network an endpoint: the configured RPC URL, or an anvil bound to loopback with
- * its state persisted in `dataDir/chains/<network>/state.json` (dumped every second and at
- * exit) and reloaded on the next start.
+ * its state checkpointed into `dataDir/chains/<network>/state.json` (atomically: rarely, while blocks
+ * are mined, and at a clean stop) and reloaded on the next start.
  */
 export async function startChains(options: ChainSupervisorOptions): Promise<ChainSupervisor> {
   const started: ManagedChain[] = [];
@@ -78,28 +81,41 @@ async function runManagedAnvil(network: NetworkName, options: ChainSupervisorOpt
   const urlFile = chainFile(options.dataDir, network, 'anvil.url');
   mkdirSync(path.dirname(pidFile), { recursive: true, mode: 0o700 });
 
+  const statePath = chainFile(options.dataDir, network, 'state.json');
+  const checkpointsOf = (url: string): ChainCheckpoints => startChainCheckpoints({
+    url, statePath, minIntervalMs: options.checkpointIntervalMs,
+    onCheckpoint: (c) => log.debug({ block: c.block, bytes: c.bytes, ms: Math.round(c.ms) }, 'chain state checkpointed'),
+    onError: (err) => log.warn({ reason: errorSummary(err) }, 'chain state checkpoint failed'),
+  });
+
   const running = runningAnvil(pidFile, urlFile);
   if (running) {
     const own = (options.mode ?? 'own') === 'own';
     log.info({ pid: running.pid, url: running.url }, own ? 'adopting the anvil left running by an earlier process' : 'using the running anvil');
+    if (!own) return { network, url: running.url, pid: running.pid, stop: async () => {} };
+    const checkpoints = checkpointsOf(running.url);
     return {
       network, url: running.url, pid: running.pid,
-      stop: own ? () => stopPid(running.pid, [pidFile, urlFile]) : async () => {},
+      stop: async () => {
+        await checkpoints.stop();
+        await stopPid(running.pid, [pidFile, urlFile]);
+      },
     };
   }
   const anvil = await startAnvil({
     chainId: anvilChainIds[network],
-    statePath: chainFile(options.dataDir, network, 'state.json'),
-    stateIntervalSeconds: 1,
+    loadStatePath: statePath,
     // The node prints revert data and, at some levels, calldata: long hex never reaches a log line.
     onOutput: (line) => log.trace(stripLongHex(line)),
   });
   writeFileSync(pidFile, String(anvil.pid), { mode: 0o600 });
   writeFileSync(urlFile, anvil.url, { mode: 0o600 });
   log.info({ url: anvil.url }, 'anvil started');
+  const checkpoints = checkpointsOf(anvil.url);
   return {
     network, url: anvil.url, pid: anvil.pid,
     stop: async () => {
+      await checkpoints.stop();
       await anvil.stop();
       rmSync(pidFile, { force: true });
       rmSync(urlFile, { force: true });

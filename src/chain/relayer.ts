@@ -1,6 +1,7 @@
 import { encodeFunctionData, keccak256, parseEventLogs, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
 import type { ChainJournal, ChainTxStatus, JournalIntent, SignTransaction } from './chain-journal.ts';
 import { repriceStale } from './reprice-stale.ts';
+import { positionOf, rebuildLostBlocks } from './rebuild-lost-blocks.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
 import { DomainError } from '../shared/errors.ts';
@@ -268,7 +269,7 @@ export function createRelayer(deps: RelayerDeps): Relayer {
       return { txHash: hashes[0] as Hex, status: 'failed' };
     }
     const status = receipt.status === 'success' ? 'confirmed' : 'failed';
-    await journal.markMined(id, status, Number(receipt.blockNumber), clock(), receipt.transactionHash);
+    await journal.markMined(id, status, positionOf(receipt), clock(), receipt.transactionHash);
     return { txHash: receipt.transactionHash, status, receipt };
   }
 
@@ -496,7 +497,11 @@ export function createRelayer(deps: RelayerDeps): Relayer {
 
     async recover(network) {
       if (mutated('skip-journal-replay')) return 0;
-      let finishedAll = 0;
+      // A node we run that crashed lost the blocks since its last checkpoint: they are mined again
+      // first, in their order and at their times, so the transfers in them execute as they did.
+      let finishedAll = chains[network].managed && !mutated('rebuild-at-current-time')
+        ? await rebuildLostBlocks(network, { journal, client: chains[network].client, lanes: deps.lanes.map((lane) => lane.address), clock, logger })
+        : 0;
       for (const { address } of deps.lanes) {
         // A node that lost blocks (an anvil killed between two state dumps, a reorg) no longer holds
         // transactions we recorded as mined: every journaled one at or above the lane's nonce on

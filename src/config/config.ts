@@ -62,6 +62,7 @@ export const envSchema = z.object({
   RECEIPT_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(60).describe('how long a relayed transaction is waited for before its authorization is cancelled or left to the sweep'),
   JSONRPC_BATCH_LIMIT: z.coerce.number().int().min(1).max(1000).default(50).describe('requests in one JSON-RPC batch'),
   HTTP_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024).describe('largest JSON body'),
+  CHAIN_CHECKPOINT_SECONDS: z.coerce.number().positive().max(86400).default(60).describe('the least time between two checkpoints of an embedded anvil\'s state into DATA_DIR/chains/<network>/state.json (more when a checkpoint takes long: they use at most 2% of the time; none while no block is mined; one more at a clean stop). Blocks a crash of the node loses are rebuilt from the relayer\'s journal at the next start'),
   CHAIN_POLL_MS: z.coerce.number().int().min(10).default(50).describe('how often a chain client asks its node for the head while waiting for receipts'),
   SETTLEMENT_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(10_000).default(3).describe('transfers accepted within this many milliseconds of a batch\'s first one share its settlement transaction (docs/performance.md)'),
   SETTLEMENT_BATCH_MAX_ITEMS: z.coerce.number().int().min(1).max(150).default(100).describe('transfers in one settlement transaction at most; a full batch is sent at once'),
@@ -136,6 +137,8 @@ export interface Config {
   readonly jsonRpcBatchLimit: number;
   readonly httpBodyLimitBytes: number;
   readonly chainPollMs: number;
+  /** The least time between two checkpoints of an embedded anvil's state. */
+  readonly chainCheckpointSeconds: number;
   /** Settlement batching: the window after a batch's first transfer, and its largest size. */
   readonly settlementBatch: { readonly windowMs: number; readonly maxItems: number };
   /** Relayer accounts (lanes) settlement batches are spread over. */
@@ -273,6 +276,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jsonRpcBatchLimit: e.JSONRPC_BATCH_LIMIT,
     httpBodyLimitBytes: e.HTTP_BODY_LIMIT_BYTES,
     chainPollMs: e.CHAIN_POLL_MS,
+    chainCheckpointSeconds: e.CHAIN_CHECKPOINT_SECONDS,
     settlementBatch: { windowMs: e.SETTLEMENT_BATCH_WINDOW_MS, maxItems: e.SETTLEMENT_BATCH_MAX_ITEMS },
     relayerLanes: e.RELAYER_LANES,
     repricing: Object.freeze({ afterSeconds: e.REPRICE_AFTER_SECONDS, maxFeePerGasGwei: e.MAX_FEE_PER_GAS_GWEI }),

@@ -46,6 +46,8 @@ export const mutationNames = [
   'skip-authorization-cancellation',
   /** The relayer does not finish journaled transactions (at start, nor its periodic rebroadcast): a crash loses them. */
   'skip-journal-replay',
+  /** Blocks a crashed managed chain node lost are not mined again in order at their times: their transactions are only sent again, now. */
+  'rebuild-at-current-time',
   /** A state change is kept without the webhook event that reports it (the outbox write is dropped). */
   'drop-outbox-write',
 ] as const;

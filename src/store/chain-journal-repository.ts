@@ -56,7 +56,7 @@ export function createChainJournal(db: Db, newId: () => string): ChainJournal {
       });
     },
 
-    async markMined(id, status, blockNumber, now, txHash) {
+    async markMined(id, status, position, now, txHash) {
       await db.transaction().execute(async (trx) => {
         const row = txHash === undefined ? undefined
           : await trx.selectFrom('chain_txs').select(['tx_hash', 'raw_tx']).where('id', '=', id).executeTakeFirst();
@@ -70,7 +70,10 @@ export function createChainJournal(db: Db, newId: () => string): ChainJournal {
           await trx.updateTable('authorizations').set({ tx_hash: txHash as string }).where('tx_hash', '=', row.tx_hash).execute();
         }
         await trx.updateTable('chain_txs')
-          .set({ status, block_number: blockNumber, updated_at: now, error: status === 'failed' ? 'reverted' : null })
+          .set({
+            status, block_number: position.blockNumber, block_timestamp: position.blockTimestamp ?? null, tx_index: position.txIndex ?? null,
+            updated_at: now, error: status === 'failed' ? 'reverted' : null,
+          })
           .where('id', '=', id).execute();
       });
     },
@@ -114,6 +117,22 @@ export function createChainJournal(db: Db, newId: () => string): ChainJournal {
         id: r.id, txHash: r.tx_hash, rawTx: r.raw_tx, nonce: Number(r.nonce), createdAt: Number(r.created_at), signedAt: Number(r.updated_at),
         supersededHashes: versions.filter((v) => v.chain_tx_id === r.id).map((v) => v.tx_hash),
       }));
+    },
+
+    async listLost(network, chainNonces) {
+      if (chainNonces.size === 0) return [];
+      const rows = await db.selectFrom('chain_txs')
+        .select(['id', 'relayer', 'nonce', 'tx_hash', 'raw_tx', 'status', 'block_number', 'block_timestamp', 'tx_index'])
+        .where('network', '=', network).where('status', '!=', 'signed').where('block_number', 'is not', null)
+        .where((eb) => eb.or([...chainNonces].map(([relayer, nonce]) => eb.and([eb('relayer', '=', relayer), eb('nonce', '>=', nonce)]))))
+        .execute();
+      return rows.map((r) => ({
+        id: r.id, relayer: r.relayer, nonce: Number(r.nonce), txHash: r.tx_hash, rawTx: r.raw_tx,
+        status: r.status as 'confirmed' | 'failed', blockNumber: Number(r.block_number),
+        blockTimestamp: r.block_timestamp === null ? undefined : Number(r.block_timestamp),
+        txIndex: r.tx_index === null ? undefined : Number(r.tx_index),
+      })).sort((a, b) => a.blockNumber - b.blockNumber || (a.txIndex ?? 0) - (b.txIndex ?? 0)
+        || (a.relayer === b.relayer ? a.nonce - b.nonce : 0));
     },
 
     async reopenFrom(network, relayer, chainNonce, now) {

@@ -74,6 +74,9 @@ export interface ChainTxsTable {
   amount: string | null;
   status: ChainTxStatus;
   block_number: number | null;
+  /** Migration 0014: the block's timestamp (seconds) and the transaction's index in it, once mined. */
+  block_timestamp: number | null;
+  tx_index: number | null;
   error: string | null;
   created_at: number;
   updated_at: number;

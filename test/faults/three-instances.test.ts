@@ -106,7 +106,7 @@ const survivorsOf = (uses: number[]) => uses.map((i) => (i === B ? (uses.include
 
 describe('three instances, kill -9 of one mid-burst', { skip: skipRedis }, () => {
   before(async () => {
-    chains = await startChains({ dataDir: tempDir(), rpcUrls: {}, logger: createLogger('silent'), mode: 'own' });
+    chains = await startChains({ dataDir: tempDir(), rpcUrls: {}, logger: createLogger('silent'), mode: 'own', checkpointIntervalMs: 60_000 });
     kubo = createServer((request, response) => {
       response.setHeader('content-type', 'application/json');
       if (request.url?.startsWith('/api/v0/id')) response.end(JSON.stringify({ ID: '12D3KooWRBy97UB99e3J6hiPesre1MZeuNQvfan4gBziswrRJsNK' }));

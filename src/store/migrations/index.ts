@@ -11,6 +11,7 @@ import * as webhooks from './0009-webhooks.ts';
 import * as receiptsConsole from './0010-receipts-console.ts';
 import * as chainTxVersions from './0012-chain-tx-versions.ts';
 import * as staleOperations from './0013-stale-operations.ts';
+import * as chainTxPositions from './0014-chain-tx-positions.ts';
 
 /** Every migration, in order. Each domain adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '0011-fleet': fleet,
   '0012-chain-tx-versions': chainTxVersions,
   '0013-stale-operations': staleOperations,
+  '0014-chain-tx-positions': chainTxPositions,
 };
