@@ -91,7 +91,7 @@ export function renderChart(results: any): string {
       { label: 'bare Fastify', value: r.bareFastify, baseline: true },
     ])),
     history?.platformSettings && linePanel('Chain transfer rate as history grows', 'transfers/s', 'transactions on the chain', [
-      ['platform settings (--state-interval 1)', history.platformSettings, '#c0392b'],
+      ['platform settings', history.platformSettings, '#c0392b'],
       ['bare anvil', history.bareAnvil, '#3b6ea5'],
     ].map(([label, h, colour]: any) => ({ label, colour, points: h.curve.map((p: any) => [p.transactions, p.perSecond]) }))),
     settlement && linePanel(`Settlement batches of ${settlement.batchItems}: rate as history grows (${settlement.afterVsFresh}x)`, 'transfers/s', 'transfers on the chain', [
@@ -99,6 +99,10 @@ export function renderChart(results: any): string {
       ...(settlement.bareAnvil ? [{ label: 'fill, bare anvil', colour: '#888', points: settlement.bareAnvil.curve.map((p: any) => [p.transfers, p.perSecond]) }] : []),
       { label: `fresh burst ${settlement.fresh.median}/s`, colour: '#27ae60', points: level(settlement.fresh.median, settlement.transfers) },
       { label: `after ${settlement.transfers}: ${settlement.after.median}/s`, colour: '#c0392b', points: level(settlement.after.median, settlement.transfers) },
+    ]),
+    history?.storageGrowth && barPanel(`Bare anvil, ${history.storageGrowth.slots} more storage slots and no history (${history.storageGrowth.afterVsFresh}x)`, 'transfers/s', [
+      { label: 'with the slots', value: history.storageGrowth.after },
+      { label: 'fresh', value: history.storageGrowth.fresh, baseline: true },
     ]),
     idle && linePanel(`Idle DoPayment streams: server memory (target ${idle.target.maxRssMB} MB at ${idle.target.streams})`, 'MiB', 'idle streams', [
       { label: 'platform RSS', colour: '#c0392b', points: [[0, idle.platform.rssBeforeMiB], ...idle.platform.steps.map((p: any) => [p.streams, p.rssMiB])] },
