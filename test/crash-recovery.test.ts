@@ -378,16 +378,17 @@ test('stopping and starting again keeps accounts, balances and contracts', async
   assert.equal(temp.resultCode, '200', 'the account is still in custody');
 });
 
-// The chain node itself killed: anvil comes back from its last state dump (written every second), so
-// blocks mined after it are gone although the journal recorded them mined (and the API answered 200).
-// Recovery sends every journaled transaction at or above the relayer's nonce on chain again, in order.
+// The chain node itself killed: anvil comes back from its last checkpoint (src/chain/chain-checkpoint.ts),
+// so blocks mined after it are gone although the journal recorded them mined (and the API answered 200).
+// Recovery mines them again from the journal in their order and at their times, then sends every other
+// journaled transaction at or above the relayer's nonce on chain again, in order.
 test('kill -9 of the ethereum anvil during a burst, then a restart', async (t) => {
   const { senders, recipients, requests, totalBefore } = await burst();
   const chain = ethereumAnvil();
   const statePath = path.join(dataDir, 'chains', 'ethereum', 'state.json');
   // Mining paused, so the kill finds what it is about whatever the machine's pace: transfers journaled
   // and never mined, and one settlement transaction mined and recorded confirmed after the node's last
-  // state dump, whose block the restarted node will not have. (Waiting for that moment in a free-running
+  // checkpoint, whose block the restarted node will not have. (Waiting for that moment in a free-running
   // burst missed it whenever the burst finished between two looks.)
   await chainRpc(chain.url, 'evm_setAutomine', [false]);
   let killed = false;

@@ -1,4 +1,4 @@
-import { createPublicClient, defineChain, http, type PublicClient } from 'viem';
+import { createPublicClient, defineChain, http, webSocket, type PublicClient } from 'viem';
 import { DomainError } from '../shared/errors.ts';
 import type { ChainEndpoint } from './chain-supervisor.ts';
 import { createReceiptWatcher, type ReceiptWatcher } from './receipt-watcher.ts';
@@ -39,8 +39,29 @@ export async function createChainClients(
       // Calls made in one tick (the balance reads, block numbers and receipts of concurrent transfers)
       // go to the node as one JSON-RPC batch: one HTTP round trip instead of one each.
       const client = createPublicClient({ chain, transport: http(endpoint.url, { retryCount: 2, batch: { wait: 0 } }), pollingInterval });
-      return [network, { network, chainId, managed: endpoint.managed, url: endpoint.url, client, receipts: createReceiptWatcher(client, pollingInterval, { confirmations: confirmations[network] ?? 1 }) }];
+      const receipts = createReceiptWatcher(client, pollingInterval, {
+        confirmations: confirmations[network] ?? 1,
+        ...(endpoint.managed && { heads: newHeadsOf(endpoint.url.replace(/^http/, 'ws')) }),
+      });
+      return [network, { network, chainId, managed: endpoint.managed, url: endpoint.url, client, receipts }];
     }),
   );
   return Object.freeze(Object.fromEntries(entries) as Record<NetworkName, ChainClient>);
+}
+
+/**
+ * The node's new heads over WebSocket (`eth_subscribe` `newHeads`; anvil serves it on its HTTP port):
+ * a receipt is looked for as soon as its block is mined, not at the next poll. A dropped socket is
+ * reconnected by viem; meanwhile the watcher's polling goes on.
+ */
+function newHeadsOf(wsUrl: string): (onHead: () => void) => () => void {
+  return (onHead) => {
+    const transport = webSocket(wsUrl, { keepAlive: false, reconnect: { attempts: 1_000_000, delay: 1_000 }, retryCount: 0 });
+    const heads = createPublicClient({ transport });
+    const unwatch = heads.watchBlockNumber({ onBlockNumber: onHead, onError: () => undefined });
+    return () => {
+      unwatch();
+      void heads.transport.getRpcClient().then((socket) => socket.close(), () => undefined);
+    };
+  };
 }

@@ -39,7 +39,11 @@ export async function rebuildLostBlocks(network: string, deps: RebuildDeps): Pro
   const { client, journal, logger } = deps;
   const chainNonces = new Map(await Promise.all(deps.lanes.map(async (address) =>
     [address as string, await client.getTransactionCount({ address, blockTag: 'latest' })] as const)));
-  const lost = await journal.listLost(network, chainNonces);
+  // Recorded mined at or above the nonce read a moment ago, and without a receipt now: lost (one mined
+  // and recorded meanwhile by a server beside this process has its receipt).
+  const candidates = await journal.listLost(network, chainNonces);
+  const receipts = await Promise.all(candidates.map((tx) => client.getTransactionReceipt({ hash: tx.txHash as Hex }).then(() => true, () => false)));
+  const lost = candidates.filter((_, i) => !receipts[i]);
   if (lost.length === 0) return 0;
   logger.error({ network, lost: lost.length, fromBlock: lost[0]?.blockNumber },
     'the chain node lost blocks recorded mined; mining their transactions again from the journal, in order and at their original times');

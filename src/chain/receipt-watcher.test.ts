@@ -59,3 +59,30 @@ test('a transaction mined before its wait is found; an unknown one times out', a
   await assert.rejects(watcher.wait(`0x${'ab'.repeat(32)}`, 200), /no receipt/);
   watcher.close();
 });
+
+test('with the node\'s new heads pushed over WebSocket, a receipt is found as its block is mined, not at the next poll', async () => {
+  const { client, calls } = countingClient();
+  let announce: (() => void) | undefined;
+  // A 60 s poll: only the pushed head can make the wait end within the test.
+  const watcher = createReceiptWatcher(client, 60_000, { heads: (onHead) => { announce = onHead; return () => { announce = undefined; }; } });
+  const testClient = createPublicClient({ chain: foundry, transport: http(anvil.url) });
+  const wallet = createWalletClient({ account: sender, chain: foundry, transport: http(anvil.url) });
+  await testClient.request({ method: 'evm_setAutomine' as never, params: [false] as never });
+  try {
+    const hash = await wallet.sendTransaction({ to: sender.address, value: 1n, nonce: await testClient.getTransactionCount({ address: sender.address, blockTag: 'pending' }) });
+    const waited = watcher.wait(hash, 30_000);
+    // The first look (at once) finds it pending; the next poll is a minute away.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const before = calls.get('eth_blockNumber') ?? 0;
+    await testClient.request({ method: 'evm_mine' as never, params: [] as never });
+    const started = performance.now();
+    announce?.();
+    assert.equal((await waited).transactionHash, hash);
+    assert.ok(performance.now() - started < 5_000, 'found right after the head was announced');
+    assert.ok((calls.get('eth_blockNumber') ?? 0) > before, 'the announced head started a poll');
+  } finally {
+    await testClient.request({ method: 'evm_setAutomine' as never, params: [true] as never });
+    watcher.close();
+  }
+  assert.equal(announce, undefined, 'closing the watcher unsubscribes from new heads');
+});

@@ -42,6 +42,11 @@ export interface ReceiptWatcher {
 export interface ReceiptWatcherOptions {
   /** Blocks a receipt's block counts as, itself included, before it is final. Default 1: as soon as it is mined. */
   confirmations?: number;
+  /**
+   * New heads pushed by the node (a WebSocket `newHeads` subscription): each one starts a poll at
+   * once instead of at the next interval. Called with the listener; answers how to unsubscribe.
+   */
+  heads?: (onHead: () => void) => () => void;
 }
 
 interface Waiter {
@@ -62,7 +67,8 @@ interface Waiting {
 
 /**
  * One watcher per network instead of one poller per transaction: while anything is waited for, it
- * asks the node for the head every `pollMs`. A transaction new to it is looked up once after that
+ * asks the node for the head every `pollMs`, and at once when the node announces a new head
+ * (`options.heads`). A transaction new to it is looked up once after that
  * read (found if mined at or before the head); from then on each new block's receipts are fetched
  * once (`eth_getBlockReceipts`, or per waiter where a node lacks it) and each waiter gets its own.
  * With `confirmations` N above 1, a mined receipt is held until the head is N-1 blocks past its
@@ -78,6 +84,8 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
   let scanned: bigint | undefined;
   let timer: NodeJS.Timeout | undefined;
   let polling = false;
+  /** A head was announced while a poll was running: poll again as soon as it ends. */
+  let headMissed = false;
   let blockReceipts = true;
 
   const finish = (hash: Hex, outcome: { receipt: TransactionReceipt } | { error: Error }) => {
@@ -198,8 +206,20 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
       // The node did not answer this time: the next poll tries again, each wait keeps its own deadline.
     }
     polling = false;
-    if (waiters.size > 0) timer = setTimeout(() => void poll(), pollMs);
+    if (waiters.size > 0) timer = setTimeout(() => void poll(), headMissed ? 0 : pollMs);
+    headMissed = false;
   }
+
+  /** A new block: poll now (or right after the poll in flight), when anything is waited for. */
+  const unsubscribe = options.heads?.(() => {
+    if (waiters.size === 0) return;
+    if (polling) {
+      headMissed = true;
+      return;
+    }
+    clearTimeout(timer);
+    timer = setTimeout(() => void poll(), 0);
+  });
 
   return {
     wait(hash, timeoutMs) {
@@ -221,6 +241,7 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
       });
     },
     close() {
+      unsubscribe?.();
       if (timer) clearTimeout(timer);
       timer = undefined;
       for (const hash of [...waiters.keys()]) {
