@@ -4,6 +4,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { specTransfer, type Sender } from './spec-transfer.ts';
+import { paymentBurst, type PaymentBurst, type PaymentPair, type PaymentTarget } from './payments.ts';
 
 export interface TransfersJob {
   kind: 'transfers';
@@ -27,6 +28,17 @@ export interface RequestsJob {
   maxTotal: number;
   windowMs: number;
 }
+
+export interface PaymentsJob {
+  kind: 'payments';
+  target: PaymentTarget;
+  /** One POS/app pair per concurrent client. */
+  pairs: PaymentPair[];
+  maxTotal: number;
+  windowMs: number;
+}
+
+type Job = TransfersJob | RequestsJob | PaymentsJob;
 
 export interface LoadResult {
   completed: number;
@@ -62,7 +74,10 @@ async function closedLoop(concurrency: number, maxTotal: number, windowMs: numbe
   return result;
 }
 
-export async function runJob(job: TransfersJob | RequestsJob): Promise<LoadResult> {
+export async function runJob(job: TransfersJob | RequestsJob): Promise<LoadResult>;
+export async function runJob(job: PaymentsJob): Promise<PaymentBurst>;
+export async function runJob(job: Job): Promise<LoadResult | PaymentBurst> {
+  if (job.kind === 'payments') return paymentBurst(job.target, job.pairs, job);
   if (job.kind === 'transfers') {
     const transferLatenciesMs: number[] = [];
     const result = await closedLoop(job.senders.length, job.maxTotal, job.windowMs, async (client) => {
@@ -82,6 +97,7 @@ export async function runJob(job: TransfersJob | RequestsJob): Promise<LoadResul
 /** A forked load client; `run` sends it one job at a time. */
 export interface LoadClient {
   run(job: TransfersJob | RequestsJob): Promise<LoadResult>;
+  run(job: PaymentsJob): Promise<PaymentBurst>;
   stop(): Promise<void>;
 }
 
@@ -89,9 +105,9 @@ export async function startLoadClient(): Promise<LoadClient> {
   const child: ChildProcess = fork(new URL(import.meta.url), ['--load-client'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   await once(child, 'message');
   return {
-    async run(job) {
+    async run(job: Job) {
       child.send(job);
-      const [message] = (await once(child, 'message')) as [{ result?: LoadResult; error?: string }];
+      const [message] = (await once(child, 'message')) as [{ result?: never; error?: string }];
       if (message.error) throw new Error(`load client: ${message.error}`);
       return message.result!;
     },
@@ -104,8 +120,8 @@ export async function startLoadClient(): Promise<LoadClient> {
 }
 
 if (process.argv.includes('--load-client') && process.send) {
-  process.on('message', (job: TransfersJob | RequestsJob) => {
-    runJob(job).then(
+  process.on('message', (job: Job) => {
+    runJob(job as never).then(
       (result) => process.send!({ result }),
       (error: unknown) => process.send!({ error: String(error) }),
     );

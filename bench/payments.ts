@@ -1,6 +1,7 @@
 // gRPC payments at several numbers of POS/app pairs, on the payment server as the tests run it: each
 // pair is a store's POS (StartPayment) and a user's app (DoPayment) running whole payments one after
 // the other; the app signs its TRANSFER over the token API. Latency is TRANSFER to END_PAY at the POS.
+// The pairs run in the load client's process (bench/load-client.ts), so the server keeps its thread.
 import { randomUUID } from 'node:crypto';
 import type * as grpc from '@grpc/grpc-js';
 import { openSession, paymentsClient } from '../test/support/payments.ts';
@@ -24,7 +25,14 @@ export interface PaymentLevel {
   firstError?: string;
 }
 
-interface PaymentBurst { perSecond: number; p50: number; p99: number; completed: number; failed: number; firstError?: string }
+export interface PaymentBurst { perSecond: number; p50: number; p99: number; completed: number; failed: number; firstError?: string }
+
+/** Where the pairs pay: the server's HTTP base URL (token API), its gRPC port, the token paid with. */
+export interface PaymentTarget { baseUrl: string; grpcPort: number; contractAddress: string }
+
+export const paymentTargetOf = (bench: BenchPlatform): PaymentTarget => ({
+  baseUrl: bench.baseUrl, grpcPort: bench.grpcPort!, contractAddress: bench.platform.contracts[bench.platform.config.paymentNetwork].vixpToken,
+});
 
 /** `count` users (wallet, JWT, VIXP) and as many stores, and the rate notice payments are quoted at. */
 export async function paymentPairs(bench: BenchPlatform, count: number): Promise<PaymentPair[]> {
@@ -47,7 +55,7 @@ export async function paymentPairs(bench: BenchPlatform, count: number): Promise
 
 let tranNo = 0;
 /** One whole payment; answers the TRANSFER to END_PAY latency. */
-async function pay(bench: BenchPlatform, client: Record<string, any>, pair: PaymentPair): Promise<number> {
+async function pay(target: PaymentTarget, client: Record<string, any>, pair: PaymentPair): Promise<number> {
   const userUuid = randomUUID();
   const app = openSession(client, 'DoPayment', pair.user.token);
   const pos = openSession(client, 'StartPayment', pair.store.apiKey);
@@ -55,14 +63,14 @@ async function pay(bench: BenchPlatform, client: Record<string, any>, pair: Paym
     app.send({ state: 'START_PAY', user_uuid: userUuid });
     pos.send({
       state: 'START_PAY', tid: pair.store.tid, tran_no: `BENCH${++tranNo}`, exchange_amount: '1000', user_uuid: userUuid,
-      contract_address: bench.platform.contracts[bench.platform.config.paymentNetwork].vixpToken, token_symbol: 'VIXP',
+      contract_address: target.contractAddress, token_symbol: 'VIXP',
       user_address: pair.user.address, expiration_time: String(Math.floor(Date.now() / 1000) + 300),
     });
     const request = await app.next(60_000);
     await pos.next(60_000);
     const { content } = request;
     if (!content?.settlement_address) throw new Error(`no REQUEST_TRANSFER: ${JSON.stringify(request.common ?? request)}`);
-    const signed = await signTransfer(bench.baseUrl, pair.user, content.settlement_address, content.token_amount);
+    const signed = await signTransfer(target.baseUrl, pair.user, content.settlement_address, content.token_amount);
     const begin = performance.now();
     app.send({ state: 'TRANSFER', tran_no: content.tran_no, transfer_key: signed.tempKey, hash_key: signed.hashKey, transfer_signature: signed.signature, transfer_comment: content.transfer_comment });
     const end = await pos.next(60_000);
@@ -77,9 +85,9 @@ async function pay(bench: BenchPlatform, client: Record<string, any>, pair: Paym
 }
 
 /** One burst: every pair pays in a closed loop for `windowMs` or until `maxTotal` payments started. */
-export async function paymentBurst(bench: BenchPlatform, pairs: PaymentPair[], window: { windowMs: number; maxTotal: number }): Promise<PaymentBurst> {
+export async function paymentBurst(target: PaymentTarget, pairs: PaymentPair[], window: { windowMs: number; maxTotal: number }): Promise<PaymentBurst> {
   // A connection per POS/app pair, as terminals and phones have: the server caps streams per connection.
-  const clients = pairs.map(() => paymentsClient(bench.grpcPort!, { ownConnection: true }) as grpc.Client & Record<string, any>);
+  const clients = pairs.map(() => paymentsClient(target.grpcPort, { ownConnection: true }) as grpc.Client & Record<string, any>);
   const latencies: number[] = [];
   let started = 0;
   let failed = 0;
@@ -90,7 +98,7 @@ export async function paymentBurst(bench: BenchPlatform, pairs: PaymentPair[], w
       while (started < window.maxTotal && performance.now() - begin < window.windowMs) {
         started++;
         try {
-          latencies.push(await pay(bench, clients[i]!, pair));
+          latencies.push(await pay(target, clients[i]!, pair));
         } catch (error) {
           failed++;
           firstError ??= (error as Error).message;

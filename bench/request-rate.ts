@@ -37,7 +37,9 @@ export async function measureRequestRate(bench: BenchPlatform, load: LoadClient,
   await bare.listen({ port: 0, host: '127.0.0.1' });
   const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}${probe.path}`;
   try {
-    const job = (target: string) => load.run({ kind: 'requests', url: target, body: probe.body, ...options }).then((r) => {
+    // Every answer must be as long as the sample (a temp key differs only in its random hex), so an
+    // error answered 200 (a JSON-RPC error) is counted as failed, not as a fast request.
+    const job = (target: string) => load.run({ kind: 'requests', url: target, body: probe.body, expectedBytes: bytes.length, ...options }).then((r) => {
       if (r.failed > 0) throw new Error(`${probe.name} at ${target}: ${r.failed} failed (${r.firstError})`);
       return r.completed / (r.elapsedMs / 1000);
     });

@@ -15,7 +15,7 @@ import { measureChainHistory } from './chain-history.ts';
 import { writeChart } from './chart.ts';
 import { startLoadClient } from './load-client.ts';
 import { format, ratio, repeat, spread } from './measure.ts';
-import { paymentBurst, paymentPairs, summarisePayments } from './payments.ts';
+import { paymentPairs, paymentTargetOf, summarisePayments, type PaymentBurst } from './payments.ts';
 import { measureRequestRate, requestProbes } from './request-rate.ts';
 import { fundedSenders, summariseLevel, transferBurst, type TransferBurst } from './token-transfers.ts';
 import { benchIpfsUpload } from './ipfs-upload.ts';
@@ -124,13 +124,15 @@ if (runs('token-api')) {
 let payments;
 if (runs('payments')) {
   const paymentPlatform = await startBenchPlatform({ grpc: true });
+  const load = await startLoadClient();
   try {
     log(`payments: ${maxLevel} users and stores`);
     const pairs = await paymentPairs(paymentPlatform, maxLevel);
-    const bursts = new Map<number, Awaited<ReturnType<typeof paymentBurst>>[]>(plan.levels.map((level) => [level, []]));
+    const target = paymentTargetOf(paymentPlatform);
+    const bursts = new Map<number, PaymentBurst[]>(plan.levels.map((level) => [level, []]));
     for (let run = 0; run < plan.runs; run++) {
       for (const level of plan.levels) {
-        const burst = await paymentBurst(paymentPlatform, pairs.slice(0, level), plan);
+        const burst = await load.run({ kind: 'payments', target, pairs: pairs.slice(0, level), windowMs: plan.windowMs, maxTotal: plan.maxTotal });
         bursts.get(level)!.push(burst);
         log(`payments run ${run + 1}, ${level} pairs: ${burst.perSecond.toFixed(1)}/s p50 ${burst.p50.toFixed(0)} ms p99 ${burst.p99.toFixed(0)} ms, ${burst.completed} ok ${burst.failed} failed`);
       }
@@ -140,6 +142,7 @@ if (runs('payments')) {
       return { ...summary, vsBareAnvil: ratio(summary.paymentsPerSecond, anvilErc20!) };
     });
   } finally {
+    await load.stop();
     await paymentPlatform.stop();
   }
 }

@@ -32,6 +32,7 @@ import { createRewardRepository } from './store/reward-repository.ts';
 import { createIdempotencyRepository } from './store/idempotency-repository.ts';
 import { startChains } from './chain/chain-supervisor.ts';
 import { createChainClients, type ChainClients } from './chain/chain-clients.ts';
+import { createBlockReader, type BlockReader } from './chain/get-block.ts';
 import { createRelayer, type Relayer } from './chain/relayer.ts';
 import { fundRelayerOnManagedChains, loadRelayerLanes } from './chain/platform-account.ts';
 import { ensurePlatformContracts, vixpDecimals, vixpName, vixpSymbol, type PlatformContractsByNetwork } from './chain/platform-contracts.ts';
@@ -124,6 +125,8 @@ export interface Platform extends PaymentPart {
   store: Store;
   vault: KeyVault;
   chains: ChainClients;
+  /** `getBlock` with the blocks that can no longer change kept in memory. */
+  blocks: BlockReader;
   relayer: Relayer;
   contracts: PlatformContractsByNetwork;
   wallet: WalletService;
@@ -296,7 +299,7 @@ export async function composePlatform(config: Config, logger: Logger, options: C
 
     logger.info({ relayer: relayer.address, lanes: relayer.lanes, contracts }, 'platform ready');
     return {
-      config, logger, clock, store, vault, chains, relayer, contracts, wallet, identity, did, ipfs, receipts, metrics, readiness,
+      config, logger, clock, store, vault, chains, blocks: createBlockReader(chains, { confirmations: config.confirmations }), relayer, contracts, wallet, identity, did, ipfs, receipts, metrics, readiness,
       payments: paymentPart.payments, rewards: paymentPart.rewards, desk: paymentPart.desk, stop,
     };
   } catch (error) {

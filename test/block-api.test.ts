@@ -50,3 +50,32 @@ test('an unknown block is 404, a malformed one 400 or -32602, on the network of 
   const opChain = await t.platform.chains.optimism.client.getBlock();
   assert.equal(op.hash, opChain.hash);
 });
+
+test('an old block is answered from memory once it has CONFIRMATIONS blocks on top; the head and tags ask the node', async () => {
+  const client = t.platform.chains.ethereum.client;
+  const getBlock = client.getBlock.bind(client);
+  let asked = 0;
+  client.getBlock = (async (args?: Parameters<typeof getBlock>[0]) => { asked++; return getBlock(args); }) as typeof client.getBlock;
+  try {
+    await client.request({ method: 'evm_mine' } as never);
+    await client.request({ method: 'evm_mine' } as never);
+    const first = await call(t.app, '/block', 'getBlock', [1]);
+    const again = await call(t.app, '/block', 'getBlock', ['0x1']);
+    const byHash = await call(t.app, '/block', 'getBlock', [first.resultData.hash]);
+    const [batched] = (await rpc(t.app, '/block', [{ jsonrpc: '2.0', id: 7, method: 'getBlock', params: [1] }])).body;
+    assert.equal(asked, 1, 'block 1 fetched once');
+    assert.deepEqual(again, first);
+    assert.deepEqual(byHash, first);
+    assert.deepEqual(batched, { jsonrpc: '2.0', id: 7, result: first });
+    assert.equal(first.resultData.number, 1);
+
+    const head = (await call(t.app, '/block', 'getBlock', [])).resultData.number;
+    await call(t.app, '/block', 'getBlock', [head]);
+    await call(t.app, '/block', 'getBlock', [head]);
+    await call(t.app, '/block', 'getBlock', ['earliest']);
+    await call(t.app, '/block', 'getBlock', ['earliest']);
+    assert.equal(asked, 1 + 5, 'the head (no block on top yet) and tags every time');
+  } finally {
+    client.getBlock = getBlock;
+  }
+});

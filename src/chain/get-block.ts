@@ -42,16 +42,93 @@ export function parseBlockSelector(params: GetBlockParameters): BlockSelector {
   throw new DomainError('request.invalid', 'block must be a number, a 0x hex number, a block tag such as "latest", or a block hash');
 }
 
+/** One block from the node, uncached. */
 export async function getBlock(chains: ChainClients, network: NetworkName, params: GetBlockParameters): Promise<BlockRecord> {
-  const selector = parseBlockSelector(params);
-  let block: Block;
+  return toBlockRecord(await fetchBlock(chains, network, parseBlockSelector(params)));
+}
+
+async function fetchBlock(chains: ChainClients, network: NetworkName, selector: BlockSelector): Promise<Block> {
   try {
-    block = await chains[network].client.getBlock({ ...selector, includeTransactions: false });
+    return await chains[network].client.getBlock({ ...selector, includeTransactions: false });
   } catch (cause) {
     if (cause instanceof BlockNotFoundError) throw new DomainError('block.not_found', 'no such block', { cause });
     throw new DomainError('chain.unavailable', `network ${network} did not answer`, { cause });
   }
-  return toBlockRecord(block);
+}
+
+/** `getBlock` with the blocks that can no longer change kept in memory (see createBlockReader). */
+export type BlockReader = (network: NetworkName, params: GetBlockParameters) => Promise<BlockRecord>;
+
+export interface BlockReaderOptions {
+  /** Per network: the `CONFIRMATIONS` setting. A block with that many blocks on top is kept. */
+  confirmations: Readonly<Record<NetworkName, number>>;
+  /** Blocks kept per network, the least recently asked dropped first. */
+  maxBlocks?: number;
+}
+
+/**
+ * `getBlock` that answers an old block from memory. A block asked by number or hash is fetched
+ * together with the head (one batched round trip); once it has `confirmations` blocks on top (one
+ * more than a receipt needs to be final, docs/operations.md) it can no longer change, and its record
+ * (frozen) is kept under its number and its hash. Tags (`latest`, `safe`, …) always ask the node.
+ * Concurrent asks for the same block share one fetch.
+ *
+ * @example
+ * const read = createBlockReader(chains, { confirmations: config.confirmations });
+ * const block = await read('ethereum', [1]);
+ */
+export function createBlockReader(chains: ChainClients, options: BlockReaderOptions): BlockReader {
+  const maxBlocks = options.maxBlocks ?? 256;
+  const kept = new Map<NetworkName, Map<string, BlockRecord>>();
+  const fetching = new Map<string, Promise<BlockRecord>>();
+
+  const keep = (network: NetworkName, record: BlockRecord) => {
+    let blocks = kept.get(network);
+    if (!blocks) kept.set(network, blocks = new Map());
+    for (const key of [`n:${record.number}`, `h:${record.hash.toLowerCase()}`]) {
+      blocks.delete(key);
+      blocks.set(key, record);
+    }
+    // Two keys per block.
+    while (blocks.size > maxBlocks * 2) blocks.delete(blocks.keys().next().value as string);
+  };
+
+  const fetchAndKeep = async (network: NetworkName, selector: BlockSelector): Promise<BlockRecord> => {
+    const client = chains[network].client;
+    // A head read earlier (viem caches it for its polling interval) is lower: it never lets a block in too soon.
+    const [block, head] = await Promise.all([fetchBlock(chains, network, selector), client.getBlockNumber().catch(() => undefined)]);
+    const record = toBlockRecord(block);
+    if (head !== undefined && block.number !== null && head - block.number >= BigInt(options.confirmations[network])) {
+      keep(network, deepFreeze(record));
+    }
+    return record;
+  };
+
+  return async (network, params) => {
+    const selector = parseBlockSelector(params);
+    if ('blockTag' in selector) return toBlockRecord(await fetchBlock(chains, network, selector));
+    const key = 'blockNumber' in selector ? `n:${selector.blockNumber}` : `h:${selector.blockHash.toLowerCase()}`;
+    const blocks = kept.get(network);
+    const hit = blocks?.get(key);
+    if (hit) {
+      blocks!.delete(key);
+      blocks!.set(key, hit);
+      return hit;
+    }
+    const fetchKey = `${network}/${key}`;
+    let pending = fetching.get(fetchKey);
+    if (!pending) {
+      pending = fetchAndKeep(network, selector).finally(() => fetching.delete(fetchKey));
+      fetching.set(fetchKey, pending);
+    }
+    return pending;
+  };
+}
+
+function deepFreeze(record: BlockRecord): BlockRecord {
+  Object.freeze(record.uncles);
+  Object.freeze(record.transactions);
+  return Object.freeze(record);
 }
 
 export function toBlockRecord(block: Block): BlockRecord {

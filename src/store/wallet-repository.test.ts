@@ -36,6 +36,16 @@ for (const factory of storeFactories) {
       assert.equal(await consume('missing', 0), false);
     });
 
+    test('a temp key for an account is stored in one statement; none for an address without an account', async () => {
+      const account = { address: '0x0000000000000000000000000000000000000A12', privateKeyEnc: 'v1:a', secretKeyEnc: 'v1:b' };
+      await repo.insertAccount(account, 1);
+      assert.equal(await repo.insertTempKeyForAccount({ keyHash: 'k3', address: account.address, keyType: 'createToken', expiresAt: 1_700_000_000_000 }, 7), true);
+      assert.deepEqual(await repo.findTempKey('k3'), { keyHash: 'k3', address: account.address, keyType: 'createToken', expiresAt: 1_700_000_000_000, usedAt: null });
+      assert.equal(await repo.consumeTempKey('k3', 8), true);
+      assert.equal(await repo.insertTempKeyForAccount({ keyHash: 'k4', address: '0x0000000000000000000000000000000000000B0C', keyType: 'transfer', expiresAt: 1_000 }, 0), false);
+      assert.equal(await repo.findTempKey('k4'), undefined);
+    });
+
     test('relayer nonces are handed out without gaps or repeats under concurrency, each with its journal row', async () => {
       const journal = createChainJournal(store.db, randomUUID);
       await journal.syncNonce('ethereum', '0xR', 7);

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from './db.ts';
 import type { TokensTable } from './schema.ts';
 
@@ -22,6 +23,11 @@ export interface WalletRepository {
   insertAccount(account: StoredAccount, now: number): Promise<boolean>;
   findAccount(address: string): Promise<StoredAccount | undefined>;
   insertTempKey(record: TempKeyRecord, now: number): Promise<void>;
+  /**
+   * Stores an unused temp key only if its address has an account: one statement (one write and one
+   * wait for it to be on disk) instead of a lookup and an insert. False when there is no such account.
+   */
+  insertTempKeyForAccount(record: Omit<TempKeyRecord, 'usedAt'>, now: number): Promise<boolean>;
   findTempKey(keyHash: string): Promise<TempKeyRecord | undefined>;
   /** Marks the key used if it still is unused and unexpired; false when it was not. */
   consumeTempKey(keyHash: string, now: number): Promise<boolean>;
@@ -53,6 +59,16 @@ export function createWalletRepository(db: Db): WalletRepository {
         key_hash: record.keyHash, address: record.address, key_type: record.keyType,
         expires_at: record.expiresAt, used_at: null, created_at: now,
       }).execute();
+    },
+    async insertTempKeyForAccount(record, now) {
+      // SQL text rather than the query builder: net_getTempKey's one statement, and building it was
+      // the builder's largest cost per request. Typed parameters: PostgreSQL would take an untyped
+      // one in a select list as text.
+      const result = await sql`
+        insert into temp_keys (key_hash, address, key_type, expires_at, used_at, created_at)
+        select cast(${record.keyHash} as text), address, cast(${record.keyType} as text), cast(${record.expiresAt} as bigint), null, cast(${now} as bigint)
+        from accounts where address = ${record.address}`.execute(db);
+      return Number(result.numAffectedRows ?? 0n) === 1;
     },
     async findTempKey(keyHash) {
       const row = await db.selectFrom('temp_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();

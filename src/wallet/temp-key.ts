@@ -23,11 +23,13 @@ export async function issueTempKey(
   params: IssueTempKeyParameters,
 ): Promise<{ tempKey: string; expiresAt: number }> {
   const address = parseAddress(params.address, 'address');
-  if (!(await deps.repo.findAccount(address))) throw new DomainError('wallet.unknown_address', 'no wallet account with this address');
   const tempKey = randomBytes(32).toString('hex');
   const now = deps.clock();
   const expiresAt = now + deps.tempKeyTtlMs;
-  await deps.repo.insertTempKey({ keyHash: sha256Hex(tempKey), address, keyType: params.keyType, expiresAt, usedAt: null }, now);
+  // The account check and the insert are one statement: a lookup first would wait for the disk too.
+  if (!(await deps.repo.insertTempKeyForAccount({ keyHash: sha256Hex(tempKey), address, keyType: params.keyType, expiresAt }, now))) {
+    throw new DomainError('wallet.unknown_address', 'no wallet account with this address');
+  }
   return { tempKey, expiresAt };
 }
 

@@ -90,7 +90,7 @@ export async function buildHttpApp(platform: Platform): Promise<FastifyInstance>
   await app.register(consoleRoutes, { prefix: '/console', ...consoleDeps(platform) });
 
   const token = withRpcMetrics({ ...tokenMethods(platform.wallet), ...transferStatusMethods({ transfers }) }, platform.metrics);
-  const block = withRpcMetrics(blockMethods(platform.chains), platform.metrics);
+  const block = withRpcMetrics(blockMethods(platform.blocks), platform.metrics);
   const batchLimit = config.jsonRpcBatchLimit;
   const chainApi = createDispatcher({ methods: { ...token, ...block }, batchLimit });
   await app.register(jsonRpcRoutes, {

@@ -27,14 +27,17 @@ export const requestIdOptions = {
  */
 export function installObservability(app: FastifyInstance, deps: { metrics: Metrics; readiness: Readiness }): void {
   const { metrics, readiness } = deps;
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback hooks, not async ones: they run on every request, and need no promise.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     // The route's template (`/v1/ict/pay/:transactionId`), never the URL: bounded label values.
     const labels = { route: request.routeOptions.url ?? 'unmatched', method: request.method, status: String(reply.statusCode) };
     metrics.httpRequests.inc(labels);
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
 
   // Polled like /healthz: only errors are logged.

@@ -1,7 +1,7 @@
 import { isDomainError } from '../../shared/errors.ts';
 import { stringifyJson } from '../../shared/json.ts';
 import { protocolError, resultCodeByCode, type ProtocolError } from './protocol-errors.ts';
-import type { RpcContext, RpcMethods } from './rpc-method.ts';
+import { JsonText, type RpcContext, type RpcMethods } from './rpc-method.ts';
 
 type RpcId = string | number | null;
 
@@ -91,20 +91,30 @@ export function createDispatcher(options: DispatcherOptions) {
         if (payload.length > batchLimit) {
           return stringifyJson(failure(null, protocolError('invalidRequest', `batch of ${payload.length} exceeds the limit of ${batchLimit}`)));
         }
-        const responses: RpcResponse[] = [];
+        const responses: string[] = [];
         for (const request of payload) {
           const response = await handleOne(request, context);
-          if (response) responses.push(response);
+          if (response) responses.push(responseText(response));
         }
-        return responses.length > 0 ? stringifyJson(responses) : undefined;
+        return responses.length > 0 ? `[${responses.join(',')}]` : undefined;
       }
       const response = await handleOne(payload, context);
-      return response ? stringifyJson(response) : undefined;
+      return response ? responseText(response) : undefined;
     },
   };
 }
 
 export type Dispatcher = ReturnType<typeof createDispatcher>;
+
+/** One response's JSON text; a JsonText resultData goes in as it is, as the result's last field. */
+function responseText(response: RpcResponse): string {
+  const data = response.result?.resultData;
+  if (!(data instanceof JsonText)) return stringifyJson(response);
+  const { resultData: _written, ...result } = response.result!;
+  // `{"jsonrpc":"2.0","id":…,"result":{…}}`: `result` is the last field, and never empty (resultCode).
+  const envelope = stringifyJson({ jsonrpc: response.jsonrpc, id: response.id, result });
+  return `${envelope.slice(0, -2)},"resultData":${data.text}}}`;
+}
 
 function failure(id: RpcId, error: ProtocolError): RpcResponse {
   return { jsonrpc: '2.0', id, error };

@@ -7,7 +7,17 @@ export interface RpcContext {
   log: { error(details: object, message: string): void };
 }
 
+/**
+ * A `resultData` already written as JSON (an immutable record answered many times, such as an old
+ * block): the dispatcher puts the text in the response as it is instead of serializing it again.
+ */
+export class JsonText {
+  readonly text: string;
+  constructor(text: string) { this.text = text; }
+}
+
 export interface RpcSuccess {
+  /** Serialized with `stringifyJson` (bigint as exact numbers), or answered as it is when JsonText. */
   resultData: unknown;
   /** Set by transaction-creating calls; answered beside the result fields as `TransactionID`. */
   transactionId?: string;

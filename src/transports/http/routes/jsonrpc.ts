@@ -20,7 +20,11 @@ export interface JsonRpcRoutesDeps {
  */
 export async function jsonRpcRoutes(app: FastifyInstance, deps: JsonRpcRoutesDeps): Promise<void> {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  const asText = (_request: unknown, body: string | Buffer, done: (error: null, body: string | Buffer) => void) => done(null, body);
+  // application/json named as well: Fastify remembers the parser of a named type, while it looks
+  // the catch-all up again for every request.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, asText);
+  app.addContentTypeParser('*', { parseAs: 'string' }, asText);
   app.setErrorHandler((error: { statusCode?: number; code?: string }, request, reply) => {
     const tooLarge = error.statusCode === 413;
     if (!tooLarge) request.log.error({ err: error }, 'JSON-RPC transport error');
