@@ -51,17 +51,39 @@ export async function createChainClients(
 
 /**
  * The node's new heads over WebSocket (`eth_subscribe` `newHeads`; anvil serves it on its HTTP port):
- * a receipt is looked for as soon as its block is mined, not at the next poll. A dropped socket is
- * reconnected by viem; meanwhile the watcher's polling goes on.
+ * a receipt is looked for as soon as its block is mined, not at the next poll. A dropped subscription
+ * is made again a second later (viem's own reconnection writes its failures to the console); meanwhile
+ * the watcher's polling goes on.
  */
 function newHeadsOf(wsUrl: string): (onHead: () => void) => () => void {
   return (onHead) => {
-    const transport = webSocket(wsUrl, { keepAlive: false, reconnect: { attempts: 1_000_000, delay: 1_000 }, retryCount: 0 });
-    const heads = createPublicClient({ transport });
-    const unwatch = heads.watchBlockNumber({ onBlockNumber: onHead, onError: () => undefined });
+    let closed = false;
+    let retry: NodeJS.Timeout | undefined;
+    let current: { unwatch: () => void; client: PublicClient } | undefined;
+    const drop = () => {
+      current?.unwatch();
+      void current?.client.transport.getRpcClient().then((socket: { close(): void }) => socket.close(), () => undefined);
+      current = undefined;
+    };
+    const subscribe = () => {
+      if (closed) return;
+      const client = createPublicClient({ transport: webSocket(wsUrl, { keepAlive: false, reconnect: false, retryCount: 0 }) }) as PublicClient;
+      const unwatch = client.watchBlockNumber({
+        onBlockNumber: onHead,
+        onError: () => {
+          drop();
+          if (closed || retry) return;
+          retry = setTimeout(() => { retry = undefined; subscribe(); }, 1_000);
+          retry.unref();
+        },
+      });
+      current = { unwatch, client };
+    };
+    subscribe();
     return () => {
-      unwatch();
-      void heads.transport.getRpcClient().then((socket) => socket.close(), () => undefined);
+      closed = true;
+      clearTimeout(retry);
+      drop();
     };
   };
 }
