@@ -26,6 +26,8 @@ export interface BareChain {
   statePath?: string;
   /** Checkpoints taken so far (with the platform's settings), and their durations. */
   checkpoints?: Array<{ block: number; bytes: number; ms: number }>;
+  /** Takes a checkpoint now (with the platform's settings). */
+  checkpoint?: () => Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -55,7 +57,7 @@ export async function startBareChain(options: { platformSettings?: boolean } = {
     const hash = await send(client, owner, undefined, encodeDeployData({ abi: vixpTokenAbi, bytecode: vixpTokenBytecode, args: ['VIXP', 'VIXP', owner, 0n] }));
     const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
     if (!receipt.contractAddress) throw new Error('VIXP deployment failed');
-    return { anvil, client, batchClient, token: receipt.contractAddress, chainId, ...(statePath && { statePath, checkpoints: taken }), stop };
+    return { anvil, client, batchClient, token: receipt.contractAddress, chainId, ...(statePath && checkpoints && { statePath, checkpoints: taken, checkpoint: () => checkpoints.checkpoint(true) }), stop };
   } catch (error) {
     await stop();
     throw error;

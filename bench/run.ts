@@ -165,7 +165,7 @@ if (runs('settlement-history')) {
   const s = plan.settlement;
   log(`chain history, settlement batches of 100: bursts of ${s.burstBatches * 100} transfers, fill to ${plan.historyTarget} transfers or ${plan.historyBudgetMs / 1000} s`);
   const platform = await measureSettlementHistory({ platformSettings: true, target: plan.historyTarget, budgetMs: plan.historyBudgetMs, probes: plan.runs, ...s });
-  log(`  ${platform.transfers} transfers in ${platform.transactions} transactions: ${format(platform.after, '/s')} vs fresh ${format(platform.fresh, '/s')} (${platform.afterVsFresh}x); state file ${platform.stateFileMiB} MiB; ${platform.blocksMinedByHand} blocks mined by hand`);
+  log(`  ${platform.transfers} transfers in ${platform.transactions} transactions: ${format(platform.after, '/s')} vs fresh ${format(platform.fresh, '/s')} (${platform.afterVsFresh}x); ${platform.checkpoints?.count ?? 0} checkpoints during the fill, one after it ${platform.checkpoints?.afterFillMs ?? '?'} ms for ${platform.stateFileMiB} MiB; ${platform.blocksMinedByHand} blocks mined by hand`);
   const bare = await measureSettlementHistory({ platformSettings: false, target: platform.transfers, budgetMs: plan.historyBudgetMs, probes: plan.runs, ...s });
   log(`  bare, ${bare.transfers} transfers: ${format(bare.after, '/s')} vs fresh ${format(bare.fresh, '/s')} (${bare.afterVsFresh}x); ${bare.blocksMinedByHand} blocks mined by hand`);
   settlementBatches = { ...platform, bareAnvil: bare, platformVsBareAfter: ratio(platform.after, bare.after) };

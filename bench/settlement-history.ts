@@ -46,8 +46,8 @@ export interface SettlementHistory {
   blocksMinedByHand: number;
   /** The size of the checkpointed state file before the second burst (the last checkpoint's). */
   stateFileMiB?: number;
-  /** Checkpoints taken during the run (platform settings), and the longest one's duration. */
-  checkpoints?: { count: number; maxMs: number };
+  /** Checkpoints taken during the fill (platform settings), the longest one's duration, and one taken after the fill. */
+  checkpoints?: { count: number; maxMs: number; afterFillMs: number; afterFillMiB: number };
   reachedTarget: boolean;
   /** Seconds the fill took (signing included). */
   seconds: number;
@@ -123,13 +123,19 @@ export async function measureSettlementHistory(options: {
     }
     const seconds = Math.round((performance.now() - begin) / 1000);
     const reached = { transfers, transactions, blocks: Number(await chain.client.getBlockNumber({ cacheTime: 0 })) };
+    // One checkpoint of the filled chain: what each costs at this size (the next one waits 50 times that).
+    const during = chain.checkpoints?.length ?? 0;
+    await chain.checkpoint?.();
     const stateFileMiB = chain.statePath && existsSync(chain.statePath) ? Number((statSync(chain.statePath).size / 2 ** 20).toFixed(1)) : undefined;
     const after = await probe();
     return {
       platformSettings: options.platformSettings, batchItems, holders: options.holders, burst: options.burstBatches * batchItems, chunk, target: options.target,
       ...reached, reachedTarget: reached.transfers + chunk > options.target, seconds, blocksMinedByHand: stalls.count,
       ...(stateFileMiB !== undefined && { stateFileMiB }),
-      ...(chain.checkpoints && { checkpoints: { count: chain.checkpoints.length, maxMs: Math.max(0, ...chain.checkpoints.map((c) => c.ms)) } }),
+      ...(chain.checkpoints && stateFileMiB !== undefined && { checkpoints: {
+        count: during, maxMs: Math.max(0, ...chain.checkpoints.slice(0, during).map((c) => c.ms)),
+        afterFillMs: chain.checkpoints.at(-1)?.ms ?? 0, afterFillMiB: stateFileMiB,
+      } }),
       fresh, after, afterVsFresh: ratio(after, fresh), curve,
     };
   } finally {

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -41,6 +42,31 @@ test('checkpoints are whole state files anvil loads again, taken only when block
     assert.equal(await reloaded.getBlockNumber(), 5n);
   } finally {
     await again.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a chain whose state dump is larger than an RPC client\'s usual response limit is checkpointed whole', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'vixpay-checkpoint-'));
+  const statePath = path.join(dir, 'state.json');
+  const anvil = await startAnvil({ chainId: 31337 });
+  const checkpoints = startChainCheckpoints({ url: anvil.url, statePath, minIntervalMs: 3_600_000 });
+  try {
+    // 12 MiB of code that does not compress, in 384 accounts: the dump (gzip, as hex) is over 20 MiB.
+    const client = createPublicClient({ transport: http(anvil.url, { timeout: 60_000 }) }) as PublicClient;
+    const codes = new Map<string, string>();
+    for (let i = 1; i <= 384; i++) {
+      const address = `0x${(0x1000 + i).toString(16).padStart(40, '0')}`;
+      codes.set(address, `0x${randomBytes(32 * 2 ** 10).toString('hex')}`);
+      await client.request({ method: 'anvil_setCode', params: [address, codes.get(address)] } as never);
+    }
+    await checkpoints.checkpoint(true);
+    const state = JSON.parse(readFileSync(statePath, 'utf8')) as { accounts: Record<string, { code: string }> };
+    const kept = Object.fromEntries(Object.entries(state.accounts).map(([address, account]) => [address.toLowerCase(), account.code]));
+    for (const [address, code] of codes) assert.equal(kept[address], code, `the checkpoint holds ${address}'s code whole`);
+  } finally {
+    await checkpoints.stop();
+    await anvil.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -41,8 +41,9 @@ export interface ChainCheckpoints {
  */
 export function startChainCheckpoints(options: ChainCheckpointOptions): ChainCheckpoints {
   const budget = options.budget ?? 0.02;
-  // A long history makes a large dump: give it time.
-  const client = createPublicClient({ transport: http(options.url, { timeout: 300_000, retryCount: 0 }) });
+  // A long history makes a large dump: time, and no size limit (viem's default, 10 MiB, failed every
+  // checkpoint of a chain with some 40,000 settled transfers).
+  const client = createPublicClient({ transport: http(options.url, { timeout: 300_000, retryCount: 0, maxResponseBodySize: false }) });
   let lastBlock: bigint | undefined;
   let running: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
