@@ -10,7 +10,7 @@ import { startChainCheckpoints } from './chain-checkpoint.ts';
 
 const bestBlock = (file: string) => Number(BigInt(JSON.parse(readFileSync(file, 'utf8')).best_block_number));
 
-test('checkpoints are whole state files anvil loads again, taken only when blocks were mined, and once more at stop', async () => {
+test('checkpoints are whole state files anvil loads again: one at once without a state file, then only when blocks were mined, and once more at stop', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'vixpay-checkpoint-'));
   const statePath = path.join(dir, 'state.json');
   const anvil = await startAnvil({ chainId: 31337, loadStatePath: statePath });
@@ -20,17 +20,19 @@ test('checkpoints are whole state files anvil loads again, taken only when block
   const client = createPublicClient({ transport: http(anvil.url) }) as PublicClient;
   const mine = (blocks: number) => client.request({ method: 'anvil_mine', params: [`0x${blocks.toString(16)}`] } as never);
   try {
+    await checkpoints.ready;
+    assert.equal(bestBlock(statePath), 0, 'a node without a state file is checkpointed at once, before any block');
     await mine(3);
     await checkpoints.checkpoint();
     assert.equal(bestBlock(statePath), 3);
     const written = statSync(statePath).mtimeMs;
     await checkpoints.checkpoint();
     assert.equal(statSync(statePath).mtimeMs, written, 'no block mined since: no checkpoint');
-    assert.deepEqual(taken, [3]);
+    assert.deepEqual(taken, [0, 3]);
     assert.equal((statSync(statePath).mode & 0o777), 0o600, 'the state file is private');
     await mine(2);
     await checkpoints.stop();
-    assert.deepEqual(taken, [3, 5], 'the stop took a last checkpoint');
+    assert.deepEqual(taken, [0, 3, 5], 'the stop took a last checkpoint');
     assert.deepEqual(readdirSync(dir), ['state.json'], 'no temporary file left behind');
   } finally {
     await anvil.stop();

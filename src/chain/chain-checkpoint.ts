@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
@@ -23,6 +23,11 @@ export interface ChainCheckpointOptions {
 }
 
 export interface ChainCheckpoints {
+  /**
+   * Settles once the state file exists: a node that has none is checkpointed at once, before anything
+   * is mined, so that a later crash never brings it back with a genesis block newer than what it lost.
+   */
+  ready: Promise<void>;
   /** Takes a checkpoint now unless the chain has no new block since the last one (`force`: always). */
   checkpoint(force?: boolean): Promise<void>;
   /** Stops the schedule after a last checkpoint (a clean stop loses nothing). */
@@ -79,8 +84,10 @@ export function startChainCheckpoints(options: ChainCheckpointOptions): ChainChe
     timer.unref();
   }
   schedule(options.minIntervalMs);
+  const ready = existsSync(options.statePath) ? Promise.resolve() : run(true).then(() => undefined);
 
   return {
+    ready,
     async checkpoint(force = false) {
       await run(force);
     },

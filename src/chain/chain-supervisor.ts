@@ -94,6 +94,7 @@ async function runManagedAnvil(network: NetworkName, options: ChainSupervisorOpt
     log.info({ pid: running.pid, url: running.url }, own ? 'adopting the anvil left running by an earlier process' : 'using the running anvil');
     if (!own) return { network, url: running.url, pid: running.pid, stop: async () => {} };
     const checkpoints = checkpointsOf(running.url);
+    await checkpoints.ready;
     return {
       network, url: running.url, pid: running.pid,
       stop: async () => {
@@ -112,6 +113,10 @@ async function runManagedAnvil(network: NetworkName, options: ChainSupervisorOpt
   writeFileSync(urlFile, anvil.url, { mode: 0o600 });
   log.info({ url: anvil.url }, 'anvil started');
   const checkpoints = checkpointsOf(anvil.url);
+  await checkpoints.ready.catch(async (error: unknown) => {
+    await anvil.stop();
+    throw error;
+  });
   return {
     network, url: anvil.url, pid: anvil.pid,
     stop: async () => {

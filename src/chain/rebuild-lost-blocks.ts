@@ -78,11 +78,14 @@ export async function rebuildLostBlocks(network: string, deps: RebuildDeps): Pro
   async function mineAgain(rawTx: Hex, timestamp: LostTransaction['blockTimestamp']): Promise<TransactionReceipt | undefined> {
     try {
       const hash = await client.sendRawTransaction({ serializedTransaction: rawTx });
-      const head = await client.getBlock({ blockTag: 'latest' });
-      if (timestamp !== undefined && BigInt(timestamp) >= head.timestamp) {
+      if (timestamp !== undefined) {
+        // Never before its parent: a node brought back without a checkpoint older than the block (none
+        // is: chain-checkpoint.ts writes one before anything is mined) would otherwise stamp it now.
+        const head = await client.getBlock({ blockTag: 'latest' });
+        const at = Math.max(timestamp, Number(head.timestamp));
         // The node's clock first (a restarted anvil refuses a next timestamp below its start time), then the block's.
-        await request('anvil_setTime', [timestamp]);
-        await request('evm_setNextBlockTimestamp', [timestamp]);
+        await request('anvil_setTime', [at]);
+        await request('evm_setNextBlockTimestamp', [at]);
       }
       await request('evm_mine');
       return await client.getTransactionReceipt({ hash });
