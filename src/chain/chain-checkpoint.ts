@@ -36,13 +36,13 @@ export interface ChainCheckpoints {
 
 /**
  * Checkpoints of an anvil we run, instead of anvil's own `--state-interval` (which rewrote the whole
- * chain every second, its cost growing with the history: an 81 MB file after 5,451 transactions, a
- * quarter of a core when idle): the state is asked for over JSON-RPC (`anvil_dumpState`), written
+ * chain every second, idle or not, its cost growing with the history: an 81 MB file after 5,451
+ * transactions): the state is asked for over JSON-RPC (`anvil_dumpState`), written
  * to a temporary file, fsynced and renamed over the state file, so the file is always one whole
  * checkpoint. Checkpoints are rare (`minIntervalMs`, and at most `budget` of the time), skipped while
  * no block is mined, and taken once more at a clean stop. What a crash of the node loses (the blocks
  * since the last checkpoint) the relayer rebuilds from its journal at the next start
- * (`rebuildLostBlocks` in relayer.ts).
+ * (src/chain/rebuild-lost-blocks.ts, called by the relayer's `recover`).
  */
 export function startChainCheckpoints(options: ChainCheckpointOptions): ChainCheckpoints {
   const budget = options.budget ?? 0.02;
