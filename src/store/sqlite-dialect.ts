@@ -1,6 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import { SqliteDialect, SqliteDriver, type Driver, type SqliteDatabase } from 'kysely';
+import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDatabase } from 'kysely';
 
 /** Prepared statements kept per connection (the platform's queries are a few hundred distinct texts). */
 const statementCacheSize = 1_000;
@@ -10,6 +10,11 @@ const statementCacheSize = 1_000;
  * `reader` derived from the result columns), with two changes to its cost:
  *
  * - **Prepared statements** are cached by SQL text instead of compiled again for every query.
+ * - **Transactions begin immediate**, taking the write lock at once. Another process may hold the
+ *   same file (the server and an operator's `vixpay` command). A deferred transaction that reads, then
+ *   writes fails its upgrade at once with "database is locked" (SQLITE_BUSY_SNAPSHOT, no busy wait)
+ *   when the other process committed after its read; begun immediate it waits for the lock as
+ *   `busy_timeout` says. Within one process transactions already run one at a time (one connection).
  * - **Group commit.** Commits run with `synchronous = NORMAL` (no fsync inside SQLite's synchronous
  *   call, which would stall the event loop), and every query that wrote anything returns only once
  *   the WAL file has been fsynced by Node's thread pool. Writers that finish while an fsync is under
@@ -28,6 +33,10 @@ export function createNodeSqliteDialect(file: string): SqliteDialect {
   return new (class extends SqliteDialect {
     override createDriver(): Driver {
       return new (class extends SqliteDriver {
+        override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+          await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+        }
+
         override async releaseConnection(): Promise<void> {
           await super.releaseConnection();
           await durability.settle();
