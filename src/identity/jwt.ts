@@ -12,7 +12,7 @@ export const defaultAccessTokenTtlSeconds = 3600;
 
 export interface JwtServiceDeps {
   /** A fixed key set, or the fleet's keys in the database (signing-key-store.ts), reloaded as they rotate. */
-  keys: SigningKeySet | Pick<SigningKeySource, 'current' | 'refreshSoon'>;
+  keys: SigningKeySet | Pick<SigningKeySource, 'current' | 'refresh'>;
   clock?: Clock;
   /** Lifetime of an access token; default 1 hour. */
   ttlSeconds?: number;
@@ -61,13 +61,13 @@ export function createJwtService(deps: JwtServiceDeps): JwtService {
 
   // Only our own keys, looked up by kid; a token naming another key (or none) is refused before any
   // signature check. A kid not known yet may be a key another instance just started signing with
-  // (a rotation): the keys are reloaded (at most once a second) before it is refused. jwtVerify
+  // (a rotation): the keys are reloaded (one load at a time, shared by the tokens waiting) before it is refused. jwtVerify
   // additionally allow-lists the algorithm.
   const keyFor = async (header: JWTHeaderParameters, _token: FlattenedJWSInput) => {
     const kid = header.kid;
     let key = kid === undefined ? undefined : source.current().byKid.get(kid);
     if (!key && kid !== undefined && /^[A-Za-z0-9_-]{43}$/.test(kid)) {
-      await source.refreshSoon().catch(() => undefined);
+      await source.refresh().catch(() => undefined);
       key = source.current().byKid.get(kid);
     }
     if (!key) throw new DomainError('request.unauthorized', 'Invalid access token', { details: 'unknown signing key' });
@@ -124,10 +124,10 @@ export function createJwtService(deps: JwtServiceDeps): JwtService {
     },
     readAccessToken,
     jwks: () => ({ keys: [...source.current().byKid.values()].map((key) => key.publicJwk) }),
-    reloadKeys: () => source.refreshSoon(),
+    reloadKeys: () => source.refresh(),
   };
 }
 
-function fixedKeys(keys: SigningKeySet): Pick<SigningKeySource, 'current' | 'refreshSoon'> {
-  return { current: () => keys, refreshSoon: async () => undefined };
+function fixedKeys(keys: SigningKeySet): Pick<SigningKeySource, 'current' | 'refresh'> {
+  return { current: () => keys, refresh: async () => undefined };
 }

@@ -91,3 +91,35 @@ test('a token naming a key this instance has not loaded yet (another instance ro
     assert.equal((await createJwtService({ keys: b, clock: () => now.ms }).verifyAccessToken(token)).userId, 'bob');
   });
 });
+
+// `vixpay keys rotate` runs in another process: an instance cannot know when. Whatever it loaded a
+// moment before (its 30 s reload, a JWKS request, another token) must not stand in for a load after
+// the rotation: the JWKS serves the new key at once, and a token the new key signed verifies at once.
+test('right after a rotation, with no time passing, the JWKS lists the new key and a token it signed verifies: a load begun before the rotation does not count', async () => {
+  await withStore(async ({ store, file, now }) => {
+    const deps = { repository: createSigningKeyRepository(store.db), vault, clock: () => now.ms, ttlSeconds, importFile: file };
+    const a = await openSigningKeys(deps);
+    const b = await openSigningKeys(deps);
+    a.close();
+    b.close();
+    const verifier = createJwtService({ keys: b, clock: () => now.ms });
+    const oldKid = b.current().active.kid;
+    // b is loading (its periodic reload) when the rotation commits.
+    const loading = b.refresh();
+    const rotation = await rotateSigningKeys(deps);
+    await loading;
+    await verifier.reloadKeys();
+    assert.deepEqual(verifier.jwks().keys.map((key) => key.kid), [rotation.kid, oldKid]);
+    await a.refresh();
+    const token = (await createJwtService({ keys: a, clock: () => now.ms }).issueAccessToken('carol')).token;
+    assert.equal((await verifier.verifyAccessToken(token)).userId, 'carol');
+    // Calls that arrive while one load runs share the next one: one query each, not one per call.
+    const loads: number[] = [];
+    const repository = createSigningKeyRepository(store.db);
+    const counted = await openSigningKeys({ ...deps, repository: { ...repository, list: () => { loads.push(1); return repository.list(); } } });
+    counted.close();
+    loads.length = 0;
+    await Promise.all(Array.from({ length: 50 }, () => counted.refresh()));
+    assert.ok(loads.length <= 2, `${loads.length} loads for 50 concurrent reloads`);
+  });
+});

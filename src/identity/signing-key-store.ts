@@ -10,15 +10,17 @@ import type { SigningKeyRepository, SigningKeyRow } from './signing-key-reposito
  * sealed with the master key. The newest key not retired signs; `vixpay keys rotate` adds a new one
  * and retires the others, which keep verifying (and stay in `/.well-known/jwks.json`) until every
  * token they may have signed has expired. Instances reload the keys every `keyRefreshSeconds`, and
- * at once (at most once a second) when a token names a key they do not know yet.
+ * at once for each JWKS request and each token naming a key they do not know yet.
  */
 export interface SigningKeySource {
   /** The keys as last loaded. */
   current(): SigningKeySet;
-  /** Reloads from the database (concurrent calls share one load). */
+  /**
+   * Resolves once `current()` holds what the database held when this was called: a load that
+   * began after the call. Calls that arrive while a load runs share the next one (one query for
+   * however many wait), so a flood of JWKS requests or unknown kids runs one load at a time.
+   */
   refresh(): Promise<void>;
-  /** Reloads unless it did within the last second: a token naming an unknown kid. */
-  refreshSoon(): Promise<void>;
   close(): void;
 }
 
@@ -86,25 +88,38 @@ export async function openSigningKeys(deps: SigningKeyStoreDeps & { importFile: 
       + 'tokens it signs would be refused by the other instances; remove the file (the fleet\'s keys are in the database)');
   }
   let keys = await keySetFromRows(rows, vault, clock());
-  let loading: Promise<void> | undefined;
-  let loadedAt = clock();
-  const refresh = () => {
-    loading ??= (async () => {
-      try {
-        keys = await keySetFromRows(await repository.list(), vault, clock());
-        loadedAt = clock();
-      } finally {
-        loading = undefined;
-      }
-    })();
-    return loading;
+  // The rows and the time a key set was made of: unchanged, the same set (no decryption again).
+  const shapeOf = (list: readonly SigningKeyRow[], now: number) =>
+    JSON.stringify(list.map((row) => [row.kid, row.retired_at, row.verify_until, row.retired_at === null || (row.verify_until ?? 0) > now]));
+  let shape = shapeOf(rows, clock());
+  const load = async () => {
+    const now = clock();
+    const list = await repository.list();
+    const next = shapeOf(list, now);
+    if (next === shape) return;
+    keys = await keySetFromRows(list, vault, now);
+    shape = next;
+  };
+  // One load at a time, and one queued behind it for every call that arrives meanwhile (a load
+  // already running may have read before the call: `vixpay keys rotate` commits in another process).
+  let running: Promise<void> | undefined;
+  let queued: Promise<void> | undefined;
+  const refresh = (): Promise<void> => {
+    if (!running) {
+      running = load().finally(() => { running = undefined; });
+      return running;
+    }
+    queued ??= running.catch(() => undefined).then(() => {
+      queued = undefined;
+      return refresh();
+    });
+    return queued;
   };
   const timer = setInterval(() => { refresh().catch(() => undefined); }, keyRefreshSeconds * 1000);
   timer.unref();
   return {
     current: () => keys,
     refresh,
-    refreshSoon: () => (clock() - loadedAt < 1000 ? loading ?? Promise.resolve() : refresh()),
     close: () => clearInterval(timer),
   };
 }
