@@ -1,4 +1,5 @@
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { open, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
@@ -60,7 +61,7 @@ export function startChainCheckpoints(options: ChainCheckpointOptions): ChainChe
     const started = performance.now();
     const dumped = await client.request({ method: 'anvil_dumpState' as never }) as unknown as Hex;
     const json = await gunzipAsync(Buffer.from(dumped.slice(2), 'hex'));
-    writeAtomically(options.statePath, json);
+    await writeAtomically(options.statePath, json);
     const ms = performance.now() - started;
     lastBlock = block;
     options.onCheckpoint?.({ block: Number(block), bytes: json.length, ms });
@@ -99,21 +100,25 @@ export function startChainCheckpoints(options: ChainCheckpointOptions): ChainChe
   };
 }
 
-/** Writes `file` whole or not at all: a temporary file beside it, fsynced, renamed over it, the directory fsynced. */
-function writeAtomically(file: string, contents: Buffer): void {
+/**
+ * Writes `file` whole or not at all: a temporary file beside it, fsynced, renamed over it, the
+ * directory fsynced. On the thread pool: the platform's requests go on meanwhile (written
+ * synchronously, a 93 MiB checkpoint held the event loop for 240–310 ms).
+ */
+async function writeAtomically(file: string, contents: Buffer): Promise<void> {
   const temporary = `${file}.${process.pid}.tmp`;
-  const fd = openSync(temporary, 'w', 0o600);
+  const handle = await open(temporary, 'w', 0o600);
   try {
-    for (let written = 0; written < contents.length;) written += writeSync(fd, contents, written);
-    fsyncSync(fd);
+    await handle.writeFile(contents);
+    await handle.sync();
   } finally {
-    closeSync(fd);
+    await handle.close();
   }
-  renameSync(temporary, file);
-  const dir = openSync(path.dirname(file), 'r');
+  await rename(temporary, file);
+  const dir = await open(path.dirname(file), 'r');
   try {
-    fsyncSync(dir);
+    await dir.sync();
   } finally {
-    closeSync(dir);
+    await dir.close();
   }
 }
