@@ -7,6 +7,7 @@ import path from 'node:path';
 import { createPublicClient, http, type PublicClient } from 'viem';
 import { startAnvil } from './anvil-process.ts';
 import { startChainCheckpoints } from './chain-checkpoint.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 
 const bestBlock = (file: string) => Number(BigInt(JSON.parse(readFileSync(file, 'utf8')).best_block_number));
 
@@ -68,6 +69,47 @@ test('a chain whose state dump is larger than an RPC client\'s usual response li
     for (const [address, code] of codes) assert.equal(kept[address], code, `the checkpoint holds ${address}'s code whole`);
   } finally {
     await checkpoints.stop();
+    await anvil.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// anvil answers nothing else while it serializes its blocks for a dump, so a periodic checkpoint
+// waits for a pause in the chain's traffic; a node that never pauses is checkpointed anyway.
+test('a due checkpoint waits for a pause in mining, and is taken anyway once it has waited its longest', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'vixpay-checkpoint-'));
+  const anvil = await startAnvil({ chainId: 31337 });
+  const client = createPublicClient({ transport: http(anvil.url) }) as PublicClient;
+  const mineFor = async (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until) {
+      await client.request({ method: 'evm_mine' } as never);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return client.getBlockNumber({ cacheTime: 0 });
+  };
+  const checkpointsWhile = async (options: { quietMs: number; maxDeferMs: number }, run: () => Promise<bigint>) => {
+    const taken: number[] = [];
+    const checkpoints = startChainCheckpoints({
+      url: anvil.url, statePath: path.join(dir, `state-${options.quietMs}.json`), minIntervalMs: 200, ...options, onCheckpoint: (c) => taken.push(c.block),
+    });
+    await checkpoints.ready;
+    taken.length = 0;
+    const head = await run();
+    const duringMining = [...taken];
+    return { head: Number(head), duringMining, taken, checkpoints };
+  };
+  try {
+    // Due every 200 ms, but mining goes on for 1.5 s: the checkpoint comes after it stops.
+    const paused = await checkpointsWhile({ quietMs: 500, maxDeferMs: 60_000 }, () => mineFor(1_500));
+    assert.deepEqual(paused.duringMining, [], 'no checkpoint while blocks are mined');
+    await waitFor(() => paused.taken.includes(paused.head), { timeoutMs: 10_000, message: 'a checkpoint of the head once mining paused' });
+    await paused.checkpoints.stop();
+    // Never quiet: taken anyway after waiting 400 ms at most.
+    const busy = await checkpointsWhile({ quietMs: 60_000, maxDeferMs: 400 }, () => mineFor(2_000));
+    await busy.checkpoints.stop();
+    assert.ok(busy.duringMining.some((block) => block < busy.head), `checkpoints while mining: ${busy.duringMining.join(', ')} (head ${busy.head})`);
+  } finally {
     await anvil.stop();
     rmSync(dir, { recursive: true, force: true });
   }
