@@ -1,9 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { createPublicClient, http, type PublicClient } from 'viem';
 import { startAnvil } from './anvil-process.ts';
 import { startChainCheckpoints } from './chain-checkpoint.ts';
@@ -111,6 +114,50 @@ test('a due checkpoint waits for a pause in mining, and is taken anyway once it 
     assert.ok(busy.duringMining.some((block) => block < busy.head), `checkpoints while mining: ${busy.duringMining.join(', ')} (head ${busy.head})`);
   } finally {
     await anvil.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// The dump is streamed into the file as it arrives: an answer that is an error, or ends early (the
+// node killed mid-dump), must leave the last whole checkpoint in place and nothing beside it.
+// A JSON-RPC endpoint of our own here: a real anvil answers neither way on demand.
+test('a dump answered with an error, or cut off, leaves the last checkpoint as it was and no temporary file', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'vixpay-checkpoint-'));
+  const statePath = path.join(dir, 'state.json');
+  writeFileSync(statePath, '{"last":"whole"}');
+  let answer: 'error' | 'cut' | 'whole' = 'error';
+  const server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => { body += chunk.toString(); });
+    request.on('end', () => {
+      const { method, id } = JSON.parse(body) as { method: string; id: number };
+      response.setHeader('content-type', 'application/json');
+      if (method === 'eth_blockNumber') return response.end(JSON.stringify({ jsonrpc: '2.0', id, result: '0x5' }));
+      const dump = gzipSync('{"best_block_number":"0x5"}').toString('hex');
+      if (answer === 'error') return response.end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32603, message: 'dump failed' } }));
+      if (answer === 'cut') {
+        response.write(`{"jsonrpc":"2.0","id":${id},"result":"0x${dump.slice(0, 20)}`);
+        return setTimeout(() => response.destroy(), 20);
+      }
+      return response.end(JSON.stringify({ jsonrpc: '2.0', id, result: `0x${dump}` }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const checkpoints = startChainCheckpoints({ url: `http://127.0.0.1:${port}`, statePath, minIntervalMs: 3_600_000 });
+  try {
+    await assert.rejects(checkpoints.checkpoint(true), /dump failed/);
+    assert.equal(readFileSync(statePath, 'utf8'), '{"last":"whole"}');
+    answer = 'cut';
+    await assert.rejects(checkpoints.checkpoint(true));
+    assert.equal(readFileSync(statePath, 'utf8'), '{"last":"whole"}');
+    assert.deepEqual(readdirSync(dir), ['state.json'], 'no temporary file left behind');
+    answer = 'whole';
+    await checkpoints.checkpoint(true);
+    assert.equal(readFileSync(statePath, 'utf8'), '{"best_block_number":"0x5"}');
+  } finally {
+    await checkpoints.stop().catch(() => undefined);
+    server.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });
