@@ -96,7 +96,8 @@ export function startChainCheckpoints(options: ChainCheckpointOptions): ChainChe
   function schedule(delayMs: number): void {
     if (stopped) return;
     timer = setTimeout(() => {
-      void pause().then(() => run(false)).then(
+      // A stop meanwhile took the last checkpoint itself.
+      void pause().then(() => (stopped ? 0 : run(false))).then(
         (ms) => schedule(Math.max(options.minIntervalMs, ms / budget)),
         (error: unknown) => { options.onError?.(error); schedule(options.minIntervalMs); },
       );
