@@ -61,8 +61,8 @@ export function createJwtService(deps: JwtServiceDeps): JwtService {
 
   // Only our own keys, looked up by kid; a token naming another key (or none) is refused before any
   // signature check. A kid not known yet may be a key another instance just started signing with
-  // (a rotation): the keys are reloaded (one load at a time, shared by the tokens waiting) before it is refused. jwtVerify
-  // additionally allow-lists the algorithm.
+  // (a rotation): the keys are reloaded (one load at a time, shared by the tokens waiting) before
+  // it is refused. jwtVerify additionally allow-lists the algorithm.
   const keyFor = async (header: JWTHeaderParameters, _token: FlattenedJWSInput) => {
     const kid = header.kid;
     let key = kid === undefined ? undefined : source.current().byKid.get(kid);
