@@ -42,11 +42,6 @@ export function parseBlockSelector(params: GetBlockParameters): BlockSelector {
   throw new DomainError('request.invalid', 'block must be a number, a 0x hex number, a block tag such as "latest", or a block hash');
 }
 
-/** One block from the node, uncached. */
-export async function getBlock(chains: ChainClients, network: NetworkName, params: GetBlockParameters): Promise<BlockRecord> {
-  return toBlockRecord(await fetchBlock(chains, network, parseBlockSelector(params)));
-}
-
 async function fetchBlock(chains: ChainClients, network: NetworkName, selector: BlockSelector): Promise<Block> {
   try {
     return await chains[network].client.getBlock({ ...selector, includeTransactions: false });
