@@ -16,14 +16,20 @@ for (const factory of storeFactories) {
   describe(`expiry sweeps on ${factory.name}`, () => {
     let store: Store;
     let dispose: () => Promise<void>;
-    before(async () => { ({ store, dispose } = await factory.open()); });
+    before(async () => {
+      ({ store, dispose } = await factory.open());
+      // The temp keys below belong to this account (a key is only stored for an address that has one).
+      await createWalletRepository(store.db).insertAccount({ address: '0xA', privateKeyEnc: 'v1:a', secretKeyEnc: 'v1:b' }, 0);
+    });
     after(async () => { await dispose?.(); });
 
     test('delete exactly the expired temp keys, idempotency keys and website-login requests', async () => {
       const now = 100 * hour;
       const wallet = createWalletRepository(store.db);
-      const tempKey = (keyHash: string, expiresAt: number, usedAt: number | null) => wallet.insertTempKey({ keyHash, address: '0xA', keyType: 'transfer', expiresAt, usedAt: null }, 0)
-        .then(async () => { if (usedAt !== null) assert.equal(await wallet.consumeTempKey(keyHash, usedAt), true); });
+      const tempKey = async (keyHash: string, expiresAt: number, usedAt: number | null) => {
+        assert.equal(await wallet.insertTempKeyForAccount({ keyHash, address: '0xA', keyType: 'transfer', expiresAt }, 0), true);
+        if (usedAt !== null) assert.equal(await wallet.consumeTempKey(keyHash, usedAt), true);
+      };
       await tempKey('unused-expired', now - 1, null);
       await tempKey('unused-expiring-now', now, null);
       await tempKey('unused-live', now + minute, null);
@@ -64,7 +70,7 @@ for (const factory of storeFactories) {
 
     test('the schedule sweeps on its interval and stops', async () => {
       const wallet = createWalletRepository(store.db);
-      await wallet.insertTempKey({ keyHash: 'scheduled', address: '0xA', keyType: 'transfer', expiresAt: 1, usedAt: null }, 0);
+      assert.equal(await wallet.insertTempKeyForAccount({ keyHash: 'scheduled', address: '0xA', keyType: 'transfer', expiresAt: 1 }, 0), true);
       let sweeps = 0;
       const schedule = scheduleRecordSweeps({
         tempKeys: { deleteDeadTempKeys: async (now, usedBefore) => { sweeps += 1; return wallet.deleteDeadTempKeys(now, usedBefore); } },

@@ -26,8 +26,9 @@ for (const factory of storeFactories) {
     });
 
     test('a temp key is consumed once, and never after it expires', async () => {
-      await repo.insertTempKey({ keyHash: 'k1', address: '0xA', keyType: 'transfer', expiresAt: 1_000, usedAt: null }, 0);
-      await repo.insertTempKey({ keyHash: 'k2', address: '0xA', keyType: 'transfer', expiresAt: 1_000, usedAt: null }, 0);
+      await repo.insertAccount({ address: '0xA', privateKeyEnc: 'v1:a', secretKeyEnc: 'v1:b' }, 0);
+      assert.equal(await repo.insertTempKeyForAccount({ keyHash: 'k1', address: '0xA', keyType: 'transfer', expiresAt: 1_000 }, 0), true);
+      assert.equal(await repo.insertTempKeyForAccount({ keyHash: 'k2', address: '0xA', keyType: 'transfer', expiresAt: 1_000 }, 0), true);
       const consume = (hash: string, now: number) => repo.consumeTempKey(hash, now);
       const outcomes = await Promise.all([consume('k1', 500), consume('k1', 500), consume('k1', 500)]);
       assert.deepEqual(outcomes.filter(Boolean).length, 1);

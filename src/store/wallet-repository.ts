@@ -22,7 +22,6 @@ export type TokenRecord = TokensTable;
 export interface WalletRepository {
   insertAccount(account: StoredAccount, now: number): Promise<boolean>;
   findAccount(address: string): Promise<StoredAccount | undefined>;
-  insertTempKey(record: TempKeyRecord, now: number): Promise<void>;
   /**
    * Stores an unused temp key only if its address has an account: one statement (one write and one
    * wait for it to be on disk) instead of a lookup and an insert. False when there is no such account.
@@ -53,12 +52,6 @@ export function createWalletRepository(db: Db): WalletRepository {
     async findAccount(address) {
       const row = await db.selectFrom('accounts').selectAll().where('address', '=', address).executeTakeFirst();
       return row && { address: row.address, privateKeyEnc: row.private_key_enc, secretKeyEnc: row.secret_key_enc };
-    },
-    async insertTempKey(record, now) {
-      await db.insertInto('temp_keys').values({
-        key_hash: record.keyHash, address: record.address, key_type: record.keyType,
-        expires_at: record.expiresAt, used_at: null, created_at: now,
-      }).execute();
     },
     async insertTempKeyForAccount(record, now) {
       // SQL text rather than the query builder: net_getTempKey's one statement, and building it was
