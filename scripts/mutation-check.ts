@@ -1,106 +1,184 @@
 /**
- * The mutation check: each switch of VIXPAY_MUTATIONS (src/shared/failpoints.ts) breaks one guarantee
- * on purpose; the fault-suite tests that prove that guarantee must then FAIL. Runs each group of
- * tests first as it is (it must pass, or a failure proves nothing) and then with its switch on (it
- * must fail), and prints a table. Exit 0 only when every switch is caught. docs/reliability.md
- * records the last result.
+ * The mutation check: each check breaks one guarantee on purpose with a one-line edit of a file
+ * under src/, and the tests that prove that guarantee must then FAIL. Nothing of it is in src/: the
+ * script copies the project into a temporary directory (node_modules linked), applies the one edit
+ * there, runs the named tests there and removes the copy; the working tree is never modified.
+ * With a baseline (the default) the same tests first run on an unmutated copy: they must pass, or a
+ * failure proves nothing. Prints a table; exit 0 only when every mutation is caught.
+ * docs/reliability.md "Mutation check" records the last result.
  *
- *   npm run test:mutations                              # every switch
- *   npm run test:mutations -- skip-journal-replay       # one switch
- *   npm run test:mutations -- --no-baseline             # skip the unmutated runs
+ *   npm run test:mutations                                   # every check, with baselines
+ *   npm run test:mutations -- markapproved-any-status        # some checks, by name
+ *   npm run test:mutations -- --ci --no-baseline             # the fast set CI runs (after npm test)
+ *   npm run test:mutations -- --list                         # names, files and sets
  */
 import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mutationNames, type MutationName } from '../src/shared/failpoints.ts';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 
 interface Check {
-  mutation: MutationName;
-  /** The guarantee the switch breaks. */
+  name: string;
+  /** The guarantee the mutation breaks. */
   breaks: string;
-  files: string[];
-  /** --test-name-pattern: the tests of those files that prove the guarantee. */
+  /** A file under src/, the text found there exactly once, and what replaces it (one line each). */
+  file: string;
+  find: string;
+  replace: string;
+  /** The test files and --test-name-pattern of the tests that prove the guarantee. */
+  tests: string[];
   pattern: string;
+  /** `ci`: run by .ci/run (each under a minute or so); `full`: only in a whole run. */
+  set: 'ci' | 'full';
 }
 
 const checks: Check[] = [
   {
-    mutation: 'skip-temp-key-consumption', breaks: 'no replay: a transfer\'s temp key is used up with its reservation',
-    files: ['test/faults/crash-at-failpoints.test.ts'], pattern: 'token API transfer',
+    name: 'skip-temp-key-consumption', set: 'full',
+    breaks: 'no replay: a transfer\'s temp key is used up with its reservation',
+    file: 'src/store/authorization-repository.ts',
+    find: 'if (hooks.consumeTempKey !== undefined) {',
+    replace: 'if (false && hooks.consumeTempKey !== undefined) {',
+    tests: ['test/faults/crash-at-failpoints.test.ts'], pattern: 'token API transfer',
   },
   {
-    mutation: 'skip-authorization-cancellation', breaks: 'a transfer answered failed leaves nothing signed usable',
-    files: ['test/faults/skipped-transfer.test.ts'], pattern: 'skipped on chain',
+    name: 'skip-authorization-cancellation', set: 'full',
+    breaks: 'a transfer answered failed leaves nothing signed usable (its authorization is cancelled on chain)',
+    file: 'src/wallet/resolve-authorization.ts',
+    find: 'const account = await deps.repo.findAccount(record.fromAddress);',
+    replace: 'return { status: \'open\' }; const account = await deps.repo.findAccount(record.fromAddress);',
+    tests: ['test/faults/skipped-transfer.test.ts'], pattern: 'skipped on chain',
   },
   {
-    mutation: 'skip-journal-replay', breaks: 'durability across kill -9: journaled transactions are finished after a crash',
-    files: ['test/faults/crash-at-failpoints.test.ts'], pattern: 'settlement batch',
+    name: 'skip-journal-replay', set: 'full',
+    breaks: 'durability across kill -9: journaled transactions are finished after a crash (recovery at start, stale rebroadcast)',
+    file: 'src/chain/relayer.ts',
+    find: '.filter((tx) => stale === undefined || tx.createdAt < stale.before);',
+    replace: '.filter(() => false);',
+    tests: ['test/faults/crash-at-failpoints.test.ts'], pattern: 'settlement batch',
   },
   {
-    mutation: 'rebuild-at-current-time', breaks: 'a crashed chain node\'s lost blocks are mined again in their order and at their times',
-    files: ['test/faults/chain-node-crash.test.ts'], pattern: 'rebuilt from the journal',
+    name: 'rebuild-at-current-time', set: 'full',
+    breaks: 'a crashed chain node\'s lost blocks are mined again in their order and at their times',
+    file: 'src/chain/relayer.ts',
+    find: 'let finishedAll = chains[network].managed',
+    replace: 'let finishedAll = false',
+    tests: ['test/faults/chain-node-crash.test.ts'], pattern: 'rebuilt from the journal',
   },
   {
-    mutation: 'drop-outbox-write', breaks: 'the webhook outbox is written with the state change it reports',
-    files: ['test/faults/crash-at-failpoints.test.ts'], pattern: 'payment.after-approve',
+    name: 'drop-outbox-write', set: 'full',
+    breaks: 'the webhook outbox is written with the state change it reports',
+    file: 'src/store/webhook-repository.ts',
+    find: 'const id = `evt_${randomUUID().replaceAll(\'-\', \'\')}`;',
+    replace: 'const id = `evt_${randomUUID().replaceAll(\'-\', \'\')}`; return id;',
+    tests: ['test/faults/crash-at-failpoints.test.ts'], pattern: 'payment.after-approve',
   },
 ];
 
-const args = process.argv.slice(2);
-const baseline = !args.includes('--no-baseline');
-const chosen = args.filter((a) => !a.startsWith('--'));
-for (const name of chosen) {
-  if (!(mutationNames as readonly string[]).includes(name)) {
-    console.error(`test:mutations: unknown switch "${name}" (one of ${mutationNames.join(', ')})`);
-    process.exit(2);
-  }
-}
-const selected = checks.filter((c) => chosen.length === 0 || chosen.includes(c.mutation));
-const missing = mutationNames.filter((name) => !checks.some((c) => c.mutation === name));
-if (missing.length > 0) {
-  console.error(`test:mutations: no check for ${missing.join(', ')}`);
+function usage(message: string): never {
+  console.error(`test:mutations: ${message}`);
   process.exit(2);
 }
 
-function runTests(check: Check, mutation: string | undefined): { passed: boolean; failed: number; seconds: number } {
-  const started = Date.now();
-  const run = spawnSync(process.execPath, [
-    '--test', '--test-concurrency=1', '--test-force-exit', '--test-timeout=600000', `--test-name-pattern=${check.pattern}`, ...check.files,
-  ], { cwd: projectRoot, encoding: 'utf8', env: { ...process.env, VIXPAY_MUTATIONS: mutation ?? '' }, maxBuffer: 64 * 1024 * 1024 });
-  const output = `${run.stdout}${run.stderr}`;
-  const failed = Number(/^ℹ fail (\d+)/m.exec(output)?.[1] ?? '0');
-  const ran = Number(/^ℹ pass (\d+)/m.exec(output)?.[1] ?? '0') + failed;
-  if (ran === 0) {
-    console.error(output.slice(-3000));
-    throw new Error(`test:mutations: no test of ${check.files.join(' ')} matches "${check.pattern}"`);
-  }
-  if (mutation === undefined && run.status !== 0) console.error(output.slice(-5000));
-  return { passed: run.status === 0, failed, seconds: Math.round((Date.now() - started) / 1000) };
+const args = process.argv.slice(2);
+const known = new Set(['--no-baseline', '--ci', '--list']);
+for (const flag of args.filter((a) => a.startsWith('--'))) if (!known.has(flag)) usage(`unknown option ${flag} (${[...known].join(', ')})`);
+const baseline = !args.includes('--no-baseline');
+const chosen = args.filter((a) => !a.startsWith('--'));
+for (const name of chosen) if (!checks.some((c) => c.name === name)) usage(`unknown check "${name}" (one of ${checks.map((c) => c.name).join(', ')})`);
+const selected = checks.filter((c) => (chosen.length === 0 || chosen.includes(c.name)) && (!args.includes('--ci') || c.set === 'ci'));
+if (args.includes('--list')) {
+  for (const c of checks) console.log(`${c.name.padEnd(36)} ${c.set.padEnd(4)} ${c.file}  →  ${c.tests.join(' ')} "${c.pattern}"`);
+  process.exit(0);
 }
+if (new Set(checks.map((c) => c.name)).size !== checks.length) usage('two checks share a name');
+
+/** The file's text with the check's one edit; throws unless `find` occurs exactly once. */
+function mutatedText(check: Check): string {
+  if (check.find.includes('\n') || check.replace.includes('\n')) throw new Error(`${check.name}: a mutation is one line`);
+  if (!check.file.startsWith('src/')) throw new Error(`${check.name}: ${check.file} is not under src/`);
+  const text = readFileSync(path.join(projectRoot, check.file), 'utf8');
+  const count = text.split(check.find).length - 1;
+  if (count !== 1) throw new Error(`${check.name}: "${check.find}" occurs ${count} times in ${check.file} (expected exactly once): the check must be updated to the code`);
+  return text.replace(check.find, () => check.replace);
+}
+
+/** What is not copied: the repository, the installed packages (linked instead) and what .gitignore keeps out. */
+const notCopied = new Set(['.git', 'node_modules', 'data', '.tmp']);
+
+/** A copy of the project (every file the tests may read: sources, tests, docs, contracts, proto, …). */
+function copyProject(): string {
+  const copy = mkdtempSync(path.join(tmpdir(), 'vixpay-mutation-'));
+  for (const entry of readdirSync(projectRoot)) {
+    if (notCopied.has(entry) || entry.endsWith('.log')) continue;
+    cpSync(path.join(projectRoot, entry), path.join(copy, entry), { recursive: true });
+  }
+  symlinkSync(path.join(projectRoot, 'node_modules'), path.join(copy, 'node_modules'), 'dir');
+  return copy;
+}
+
+interface Run { passed: boolean; failed: number; failing: string[]; seconds: number }
+
+/** Runs the check's tests in a fresh copy, mutated or not, and removes the copy. */
+function runTests(check: Check, mutate: boolean): Run {
+  const started = Date.now();
+  const copy = copyProject();
+  try {
+    if (mutate) writeFileSync(path.join(copy, check.file), mutatedText(check));
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    const run = spawnSync(process.execPath, [
+      '--test', '--test-concurrency=1', '--test-force-exit', '--test-timeout=600000', `--test-name-pattern=${check.pattern}`, ...check.tests,
+    ], { cwd: copy, encoding: 'utf8', env, maxBuffer: 64 * 1024 * 1024 });
+    const output = `${run.stdout}${run.stderr}`;
+    const failed = Number(/^ℹ fail (\d+)/m.exec(output)?.[1] ?? '0');
+    const ran = Number(/^ℹ pass (\d+)/m.exec(output)?.[1] ?? '0') + failed;
+    if (ran === 0) {
+      console.error(output.slice(-3000));
+      throw new Error(`test:mutations: no test of ${check.tests.join(' ')} matches "${check.pattern}"`);
+    }
+    if (!mutate && run.status !== 0) console.error(output.slice(-5000));
+    // The spec reporter's "✖ name (time)" lines, without the file-level summary lines.
+    const failing = [...new Set([...output.matchAll(/^\s*✖ (.+?) \([\d.]+m?s\)$/gm)].map((m) => m[1]!))]
+      .filter((name) => !check.tests.some((file) => name.endsWith(file)) && name !== 'failing tests:');
+    return { passed: run.status === 0, failed, failing, seconds: Math.round((Date.now() - started) / 1000) };
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
+}
+
+// Every selected mutation applies to the code as it is, before anything runs.
+for (const check of selected) mutatedText(check);
 
 const rows: string[] = [];
 let allCaught = true;
+const total = Date.now();
 for (const check of selected) {
-  console.log(`\n== ${check.mutation}: ${check.files.join(' ')} --test-name-pattern="${check.pattern}"`);
+  console.log(`\n== ${check.name} (${check.file}): ${check.tests.join(' ')} --test-name-pattern="${check.pattern}"`);
+  let baselineSeconds = 0;
   if (baseline) {
-    const plain = runTests(check, undefined);
-    console.log(`   without the switch: ${plain.passed ? 'pass' : 'FAIL'} (${plain.seconds} s)`);
+    const plain = runTests(check, false);
+    baselineSeconds = plain.seconds;
+    console.log(`   unmutated: ${plain.passed ? 'pass' : 'FAIL'} (${plain.seconds} s)`);
     if (!plain.passed) {
       allCaught = false;
-      rows.push(`| \`${check.mutation}\` | ${check.breaks} | \`${check.files.join(' ')}\` "${check.pattern}" | **fail without the switch**: proves nothing |`);
+      rows.push(`| \`${check.name}\` | \`${check.tests.join(' ')}\` "${check.pattern}" | **fails unmutated**: proves nothing | ${plain.seconds} s |`);
       continue;
     }
   }
-  const mutated = runTests(check, check.mutation);
+  const mutated = runTests(check, true);
   const caught = !mutated.passed;
   allCaught &&= caught;
-  console.log(`   with the switch: ${caught ? `caught (${mutated.failed} failing)` : 'NOT CAUGHT'} (${mutated.seconds} s)`);
-  rows.push(`| \`${check.mutation}\` | ${check.breaks} | \`${check.files.join(' ')}\` "${check.pattern}" | ${caught ? `caught: ${mutated.failed} failing` : '**not caught**'} |`);
+  const failing = mutated.failing.slice(0, 3).map((name) => `"${name.slice(0, 90)}"`).join(', ');
+  console.log(`   mutated: ${caught ? `caught (${mutated.failed} failing: ${failing})` : 'NOT CAUGHT'} (${mutated.seconds} s)`);
+  const seconds = baseline ? `${baselineSeconds} + ${mutated.seconds} s` : `${mutated.seconds} s`;
+  rows.push(`| \`${check.name}\` | \`${check.tests.join(' ')}\` "${check.pattern}" | ${caught ? `caught: ${mutated.failed} failing` : '**not caught**'} | ${seconds} |`);
 }
 
-console.log('\n== test:mutations\n');
-console.log('| switch | guarantee it breaks | tests | with the switch on |');
+console.log(`\n== test:mutations: ${selected.length} checks in ${Math.round((Date.now() - total) / 1000)} s${baseline ? '' : ' (no baseline)'}\n`);
+console.log(`| mutation | tests | mutated | time${baseline ? ' (unmutated + mutated)' : ''} |`);
 console.log('|---|---|---|---|');
 for (const row of rows) console.log(row);
 process.exit(allCaught ? 0 : 1);

@@ -155,6 +155,12 @@ export interface ComposeOptions {
   /** Prefix of the Redis desk's keys and channels; default `vixpay:pairing`. */
   redisKeyPrefix?: string;
   clock?: Clock;
+  /**
+   * `false`: this platform leaves transactions journaled by others to them (no recovery at start,
+   * no stale rebroadcast). A test's observer on a fleet's database, so that what it checks was
+   * finished by the fleet; default `true`.
+   */
+  finishJournal?: boolean;
 }
 
 /**
@@ -165,9 +171,9 @@ export interface ComposeOptions {
 export async function composePlatform(config: Config, logger: Logger, options: ComposeOptions = {}): Promise<Platform> {
   const clock = options.clock ?? systemClock;
   // Test-only fault injection (docs/reliability.md): never silent when on.
-  armFaults(config.failpoints, config.mutations);
-  if (config.failpoints.size > 0 || config.mutations.size > 0) {
-    logger.warn({ failpoints: Object.fromEntries(config.failpoints), mutations: [...config.mutations] }, 'test-only failpoints or mutation switches are armed');
+  armFaults(config.failpoints);
+  if (config.failpoints.size > 0) {
+    logger.warn({ failpoints: Object.fromEntries(config.failpoints) }, 'test-only failpoints are armed');
   }
   const metrics = createMetrics();
   // Before the first file is written: DATA_DIR 0700, everything in it 0600 (keys, SQLite, chain state, IPFS).
@@ -231,11 +237,13 @@ export async function composePlatform(config: Config, logger: Logger, options: C
       repricing: { afterMs: config.repricing.afterSeconds * 1000, maxFeePerGas: parseGwei(String(config.repricing.maxFeePerGasGwei)) },
       onReprice: (network) => metrics.relayerRepriced.inc({ network }),
     });
-    await Promise.all(networkNames.map((network) => relayer.recover(network)));
-    // Any instance finishes a transaction journaled and left without a receipt (an instance that
-    // died between journaling and broadcasting holds its lane's next nonces for every instance).
-    cleanups.push(runPeriodically(() => Promise.all(networkNames.map((network) => relayer.rebroadcastStale(network, staleTransactionMs)))
-      .then(() => undefined, (err: unknown) => logger.warn({ err }, 'stale transaction sweep failed')), staleSweepMs).stop);
+    if (options.finishJournal ?? true) {
+      await Promise.all(networkNames.map((network) => relayer.recover(network)));
+      // Any instance finishes a transaction journaled and left without a receipt (an instance that
+      // died between journaling and broadcasting holds its lane's next nonces for every instance).
+      cleanups.push(runPeriodically(() => Promise.all(networkNames.map((network) => relayer.rebroadcastStale(network, staleTransactionMs)))
+        .then(() => undefined, (err: unknown) => logger.warn({ err }, 'stale transaction sweep failed')), staleSweepMs).stop);
+    }
     const repo = createWalletRepository(store.db);
     const contracts = await ensurePlatformContracts({ journal, chains, relayer, clock, configured: config.contractAddresses });
     // VIXP is a token of the wallet on every network (owned by the platform account).

@@ -11,7 +11,7 @@ import { ReceiptNotFinalError } from './receipt-watcher.ts';
 import type { NetworkName } from '../shared/networks.ts';
 import { vixpSettlementAbi } from '../gen/contracts/vixp-settlement.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
-import { failpoint, mutated } from '../shared/failpoints.ts';
+import { failpoint } from '../shared/failpoints.ts';
 
 /** What a relayed transaction is for; journaled beside it. */
 export type RelayIntent = JournalIntent & { kind: 'settlement' | 'deploy' | 'mint' | 'cancel-authorization' | (string & {}) };
@@ -496,10 +496,9 @@ export function createRelayer(deps: RelayerDeps): Relayer {
     },
 
     async recover(network) {
-      if (mutated('skip-journal-replay')) return 0;
       // A node we run that crashed lost the blocks since its last checkpoint: they are mined again
       // first, in their order and at their times, so the transfers in them execute as they did.
-      let finishedAll = chains[network].managed && !mutated('rebuild-at-current-time')
+      let finishedAll = chains[network].managed
         ? await rebuildLostBlocks(network, { journal, client: chains[network].client, lanes: deps.lanes.map((lane) => lane.address), clock, logger })
         : 0;
       for (const { address } of deps.lanes) {
@@ -522,7 +521,6 @@ export function createRelayer(deps: RelayerDeps): Relayer {
     settlementQueue: () => Object.fromEntries(queued),
 
     async rebroadcastStale(network, olderThanMs) {
-      if (mutated('skip-journal-replay')) return 0;
       let finishedAll = 0;
       for (const { address } of deps.lanes) {
         const { pending, finished } = await finishUnmined(network, address, { before: clock() - olderThanMs, waitMs: staleReceiptWaitMs });

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import { networkNames, type NetworkName } from '../shared/networks.ts';
-import { parseFailpoints, parseMutations, type FailpointAction, type FailpointName, type MutationName } from '../shared/failpoints.ts';
+import { parseFailpoints, type FailpointAction, type FailpointName } from '../shared/failpoints.ts';
 
 /** Default Host-label map of the chain API (SPEC.md "JSON-RPC APIs"); overridable by HOST_LABELS. */
 export const defaultHostLabels: Readonly<Record<string, NetworkName>> = {
@@ -110,9 +110,8 @@ export const envSchema = z.object({
   WEBHOOK_RETRY_INITIAL_SECONDS: z.coerce.number().positive().max(86400).default(10).describe('wait after a webhook delivery\'s first failed attempt; it doubles after each failure, for 24 hours from the event'),
   WEBHOOK_RETRY_MAX_SECONDS: z.coerce.number().positive().max(86400).default(3600).describe('longest wait between two attempts of a webhook delivery'),
   WEBHOOK_TIMEOUT_SECONDS: z.coerce.number().positive().max(300).default(10).describe('a webhook receiver that has not answered by then fails this attempt'),
-  // Test-only fault injection (docs/reliability.md); a server with either set logs a warning at start.
+  // Test-only fault injection (docs/reliability.md); a server with it set logs a warning at start.
   FAILPOINTS: z.string().optional().describe('test only: `name=crash|error,…` failpoints at the step boundaries of the money paths (docs/reliability.md); `crash` is a SIGKILL of the process there'),
-  VIXPAY_MUTATIONS: z.string().optional().describe('test only: `switch,…` that break a guarantee on purpose for `npm run test:mutations` (docs/reliability.md); refused with `NODE_ENV=production`'),
 });
 
 export interface Config {
@@ -206,8 +205,6 @@ export interface Config {
   readonly webhooks: { readonly pollSeconds: number; readonly retryInitialSeconds: number; readonly retryMaxSeconds: number; readonly timeoutSeconds: number };
   /** Test only: armed failpoints (FAILPOINTS), empty in any real deployment. */
   readonly failpoints: ReadonlyMap<FailpointName, FailpointAction>;
-  /** Test only: guarantees broken on purpose (VIXPAY_MUTATIONS), refused with NODE_ENV=production. */
-  readonly mutations: ReadonlySet<MutationName>;
 }
 
 /** `false`, a hop count (1 and up), or proxy addresses/CIDRs (and proxy-addr's `loopback`, `linklocal`, `uniquelocal`). */
@@ -234,12 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const trustProxy = parseSetting('TRUST_PROXY', () => parseTrustProxy(env.TRUST_PROXY), problems);
   const hostLabels = env.HOST_LABELS ? parseSetting('HOST_LABELS', () => parseHostLabels(env.HOST_LABELS ?? ''), problems) : { ...defaultHostLabels };
   const failpoints = parseSetting('FAILPOINTS', () => parseFailpoints(env.FAILPOINTS), problems);
-  const mutations = parseSetting('VIXPAY_MUTATIONS', () => {
-    const switches = parseMutations(env.VIXPAY_MUTATIONS);
-    if (switches.size > 0 && env.NODE_ENV === 'production') throw new Error('mutation switches break guarantees on purpose and are refused with NODE_ENV=production');
-    return switches;
-  }, problems);
-  if (!parsed.success || problems.length > 0 || trustProxy === undefined || hostLabels === undefined || failpoints === undefined || mutations === undefined) {
+  if (!parsed.success || problems.length > 0 || trustProxy === undefined || hostLabels === undefined || failpoints === undefined) {
     // One line per setting, the first problem of each.
     const seen = new Set<string>();
     throw new ConfigError(problems.filter((problem) => {
@@ -321,7 +313,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retryMaxSeconds: e.WEBHOOK_RETRY_MAX_SECONDS, timeoutSeconds: e.WEBHOOK_TIMEOUT_SECONDS,
     }),
     failpoints,
-    mutations,
   });
 }
 

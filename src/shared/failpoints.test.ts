@@ -2,39 +2,33 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { ConfigError, loadConfig } from '../config/config.ts';
-import { armFaults, disarmFaults, failpoint, FailpointError, mutated, onChainNodeCrash, parseFailpoints, parseMutations } from './failpoints.ts';
+import { armFaults, disarmFaults, failpoint, FailpointError, onChainNodeCrash, parseFailpoints } from './failpoints.ts';
 
-test('FAILPOINTS and VIXPAY_MUTATIONS are parsed once, by name, and a typo is a configuration error', () => {
-  const config = loadConfig({ FAILPOINTS: 'payment.after-transfer=crash, rest-pay.before-answer=error', VIXPAY_MUTATIONS: 'skip-journal-replay' });
+test('FAILPOINTS are parsed once, by name, and a typo is a configuration error', () => {
+  const config = loadConfig({ FAILPOINTS: 'payment.after-transfer=crash, rest-pay.before-answer=error' });
   assert.deepEqual(Object.fromEntries(config.failpoints), { 'payment.after-transfer': 'crash', 'rest-pay.before-answer': 'error' });
-  assert.deepEqual([...config.mutations], ['skip-journal-replay']);
   assert.equal(loadConfig({}).failpoints.size, 0);
   assert.throws(() => loadConfig({ FAILPOINTS: 'payment.after-transfr=crash' }), (e: ConfigError) => /FAILPOINTS: unknown failpoint "payment.after-transfr"/.test(e.message));
   assert.throws(() => loadConfig({ FAILPOINTS: 'payment.after-transfer=sleep' }), (e: ConfigError) => /FAILPOINTS: failpoint entry/.test(e.message));
-  assert.throws(() => loadConfig({ VIXPAY_MUTATIONS: 'skip-everything' }), (e: ConfigError) => /VIXPAY_MUTATIONS: unknown mutation/.test(e.message));
-  assert.throws(() => loadConfig({ VIXPAY_MUTATIONS: 'skip-journal-replay', NODE_ENV: 'production' }), (e: ConfigError) => /refused with NODE_ENV=production/.test(e.message));
 });
 
 test('an armed error failpoint throws at its step; others and unarmed ones do nothing', () => {
   try {
     failpoint('payment.after-transfer');
-    armFaults(parseFailpoints('payment.after-transfer=error'), parseMutations('skip-temp-key-consumption'));
+    armFaults(parseFailpoints('payment.after-transfer=error'));
     assert.throws(() => failpoint('payment.after-transfer'), FailpointError);
     failpoint('payment.after-claim');
-    assert.equal(mutated('skip-temp-key-consumption'), true);
-    assert.equal(mutated('skip-journal-replay'), false);
-    armFaults(new Map(), new Set());
+    armFaults(new Map());
     assert.throws(() => failpoint('payment.after-transfer'), FailpointError, 'an empty configuration does not disarm');
   } finally {
     disarmFaults();
   }
   failpoint('payment.after-transfer');
-  assert.equal(mutated('skip-temp-key-consumption'), false);
 });
 
 test('an armed crash failpoint kills its process with SIGKILL at once', () => {
   const script = `import { armFaults, failpoint, parseFailpoints } from './src/shared/failpoints.ts';
-armFaults(parseFailpoints('relay.after-journal=crash'), new Set());
+armFaults(parseFailpoints('relay.after-journal=crash'));
 console.log('before');
 failpoint('relay.after-journal');
 console.log('after');`;
@@ -48,9 +42,9 @@ console.log('after');`;
 test('a crash-chain failpoint kills the chain node once and goes on', () => {
   let kills = 0;
   try {
-    armFaults(parseFailpoints('relay.after-broadcast=crash-chain'), new Set());
+    armFaults(parseFailpoints('relay.after-broadcast=crash-chain'));
     assert.throws(() => failpoint('relay.after-broadcast'), /runs no chain node/, 'without a chain node to kill, it says so');
-    armFaults(parseFailpoints('relay.after-broadcast=crash-chain'), new Set());
+    armFaults(parseFailpoints('relay.after-broadcast=crash-chain'));
     onChainNodeCrash(() => { kills++; });
     failpoint('relay.after-broadcast');
     failpoint('relay.after-broadcast');

@@ -1,20 +1,19 @@
 import { writeSync } from 'node:fs';
 
 /**
- * Named failpoints and mutation switches: the fault suite's hooks into the money paths
- * (docs/reliability.md). Test-only; both are off unless configured, and then cost one `size` check.
+ * Named failpoints: the fault suite's hooks into the money paths (docs/reliability.md). Test-only;
+ * off unless configured, and then cost one `size` check.
  *
  * - A failpoint sits at a step boundary of an operation (`failpoint('payment.after-transfer')`).
  *   `FAILPOINTS=payment.after-transfer=crash` makes the process kill itself there with SIGKILL, as a
  *   power cut would (nothing after it runs, no handler, no flush); `=crash-chain` kills the chain
  *   node of the payment network there with SIGKILL (once) and goes on; `=error` throws instead, as a
  *   bug or a lost connection there would.
- * - A mutation (`VIXPAY_MUTATIONS=skip-temp-key-consumption`) breaks one guarantee on purpose, so
- *   that `npm run test:mutations` can show the suite notices.
  *
  * They are the one process-wide state outside the composition: the composition root arms them once
  * from the parsed config (`armFaults`), and the deep steps they sit in read them without a
- * dependency threaded through every call.
+ * dependency threaded through every call. (The mutation check, `npm run test:mutations`, breaks
+ * guarantees in a copy of the sources instead: no switch of it is in src/.)
  */
 
 /** Every failpoint, in the order an operation meets them. */
@@ -38,24 +37,8 @@ export type FailpointName = (typeof failpointNames)[number];
 export const failpointActions = ['crash', 'crash-chain', 'error'] as const;
 export type FailpointAction = (typeof failpointActions)[number];
 
-/** Every mutation switch, each breaking one guarantee (docs/reliability.md "Mutation check"). */
-export const mutationNames = [
-  /** A transfer's temp key is not used up when its funds are reserved: a replayed transfer moves again. */
-  'skip-temp-key-consumption',
-  /** A reverted or unconfirmed transfer's authorization is not cancelled on chain: its calldata stays usable. */
-  'skip-authorization-cancellation',
-  /** The relayer does not finish journaled transactions (at start, nor its periodic rebroadcast): a crash loses them. */
-  'skip-journal-replay',
-  /** Blocks a crashed managed chain node lost are not mined again in order at their times: their transactions are only sent again, now. */
-  'rebuild-at-current-time',
-  /** A state change is kept without the webhook event that reports it (the outbox write is dropped). */
-  'drop-outbox-write',
-] as const;
-export type MutationName = (typeof mutationNames)[number];
-
 let armed: Map<FailpointName, FailpointAction> = new Map();
 let killChainNode: (() => void) | undefined;
-let mutations: ReadonlySet<MutationName> = new Set();
 
 /** The error an `error` failpoint throws. */
 export class FailpointError extends Error {
@@ -79,30 +62,18 @@ export function parseFailpoints(text: string | undefined): ReadonlyMap<Failpoint
   return map;
 }
 
-/** `a,b` (VIXPAY_MUTATIONS). Throws on an unknown switch. */
-export function parseMutations(text: string | undefined): ReadonlySet<MutationName> {
-  const set = new Set<MutationName>();
-  for (const name of (text ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
-    if (!(mutationNames as readonly string[]).includes(name)) throw new Error(`unknown mutation "${name}" (known: ${mutationNames.join(', ')})`);
-    set.add(name as MutationName);
-  }
-  return set;
-}
-
 /**
- * Arms the configured failpoints and mutations for this process (the composition root, once). An
- * empty configuration leaves whatever is armed as it is: a second platform composed in the same
- * process (a CLI command, a test's operator) does not disarm the first.
+ * Arms the configured failpoints for this process (the composition root, once). An empty
+ * configuration leaves whatever is armed as it is: a second platform composed in the same process
+ * (a CLI command, a test's operator) does not disarm the first.
  */
-export function armFaults(failpoints: ReadonlyMap<FailpointName, FailpointAction>, switches: ReadonlySet<MutationName>): void {
+export function armFaults(failpoints: ReadonlyMap<FailpointName, FailpointAction>): void {
   if (failpoints.size > 0) armed = new Map(failpoints);
-  if (switches.size > 0) mutations = new Set(switches);
 }
 
 /** Disarms everything (tests of this module). */
 export function disarmFaults(): void {
   armed = new Map();
-  mutations = new Set();
 }
 
 /** How a `crash-chain` failpoint kills the chain node this process runs (the composition root sets it). */
@@ -133,7 +104,3 @@ export function failpoint(name: FailpointName): void {
   throw new FailpointError(`failpoint ${name}`);
 }
 
-/** Whether a mutation switch is on (never in a configuration without VIXPAY_MUTATIONS). */
-export function mutated(name: MutationName): boolean {
-  return mutations.size > 0 && mutations.has(name);
-}

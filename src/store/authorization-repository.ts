@@ -1,7 +1,6 @@
 import type { Selectable, Transaction } from 'kysely';
 import type { Db } from './db.ts';
 import type { AuthorizationStatus, AuthorizationsTable, Database } from './schema.ts';
-import { mutated } from '../shared/failpoints.ts';
 
 /** An EIP-3009 authorization of a custodial account, as the wallet sees it. */
 export interface AuthorizationRecord {
@@ -103,7 +102,7 @@ export function createAuthorizationRepository(db: Db, locking: AccountLocking = 
       }
       /** `covers`: undefined to ask inside the transaction, under the account's row lock. */
       const reserveIn = (covers: boolean | undefined) => db.transaction().execute(async (trx) => {
-        if (hooks.consumeTempKey !== undefined && !mutated('skip-temp-key-consumption')) {
+        if (hooks.consumeTempKey !== undefined) {
           const spent = await trx.updateTable('temp_keys').set({ used_at: record.createdAt })
             .where('key_hash', '=', hooks.consumeTempKey).where('used_at', 'is', null).where('expires_at', '>', record.createdAt)
             .executeTakeFirst();

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, DbDialectName } from './db.ts';
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './schema.ts';
-import { mutated } from '../shared/failpoints.ts';
 
 /** The events a store's endpoint can receive (docs/webhooks.md). */
 export const webhookEventTypes = [
@@ -90,8 +89,6 @@ const toEvent = (row: { id: string; tid: string; type: string; data: string; cre
  */
 export async function appendWebhookEvent(trx: Db, event: NewWebhookEvent, now: number): Promise<string> {
   const id = `evt_${randomUUID().replaceAll('-', '')}`;
-  // Test only (docs/reliability.md, mutation check): the state change is kept without its event.
-  if (mutated('drop-outbox-write')) return id;
   await trx.insertInto('webhook_events').values({ id, tid: event.tid, type: event.type, data: JSON.stringify(event.data), created_at: now }).execute();
   const endpoints = await trx.selectFrom('webhook_endpoints').select(['id', 'events'])
     .where((eb) => eb.or([eb('tid', '=', event.tid), eb('tid', 'is', null)])).execute();

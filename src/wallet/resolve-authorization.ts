@@ -3,7 +3,6 @@ import { localAccount } from '../chain/local-account.ts';
 import type { NetworkName } from '../shared/networks.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import type { AuthorizationRecord } from '../store/authorization-repository.ts';
-import { mutated } from '../shared/failpoints.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { resolveToken } from './token.ts';
 
@@ -42,8 +41,6 @@ export async function resolveAuthorization(deps: ResolveDeps, network: NetworkNa
     return { status: 'open' };
   }
 
-  // Test only (docs/reliability.md, mutation check): leave it uncancelled, usable on chain.
-  if (mutated('skip-authorization-cancellation')) return { status: 'open' };
   const account = await deps.repo.findAccount(record.fromAddress);
   if (!account) return { status: 'open' };
   const token = await resolveToken(deps, network, record.contractAddress);

@@ -21,8 +21,7 @@ import { waitFor } from '../support/wait-for.ts';
  * on a data directory this process shares the way the operator CLI does (attached to the same anvils
  * and database), so that it can set up users and stores, read the store's records and the chain,
  * and check the invariants after each crash. Failpoints are armed by configuration only
- * (FAILPOINTS, src/shared/failpoints.ts); VIXPAY_MUTATIONS, when the mutation check sets it,
- * reaches the server through the environment.
+ * (FAILPOINTS, src/shared/failpoints.ts).
  */
 export interface FaultRig {
   dataDir: string;
@@ -54,10 +53,6 @@ export async function startFaultRig(extraEnv: Record<string, string> = {}): Prom
     ...(postgres && { DATABASE_URL: postgres.databaseUrl }),
     ...extraEnv,
   };
-  // The operator is another instance on the same database: it shares the server's mutation switches
-  // (its periodic rebroadcast of stale journaled transactions would otherwise finish what a mutated
-  // server leaves), never its failpoints.
-  const mutations = process.env.VIXPAY_MUTATIONS ? { VIXPAY_MUTATIONS: process.env.VIXPAY_MUTATIONS } : {};
   // On a machine shared with other test runs a port found free can be taken before the server
   // listens on it: such a start is tried again on new ports (the gRPC clients read rig.grpcPort).
   const startOnFreePorts = async (extra: Record<string, string>): Promise<ServerProcess> => {
@@ -71,7 +66,7 @@ export async function startFaultRig(extraEnv: Record<string, string> = {}): Prom
       }
     }
   };
-  const composeOperator = () => composePlatform(loadConfig({ ...env, ...mutations, LOG_LEVEL: 'silent' }), createLogger('silent'), { chainMode: 'attach', pairing: 'in-process' });
+  const composeOperator = () => composePlatform(loadConfig({ ...env, LOG_LEVEL: 'silent' }), createLogger('silent'), { chainMode: 'attach', pairing: 'in-process' });
   const rig = {
     dataDir, grpcPort,
     server: undefined as unknown as ServerProcess,

@@ -129,8 +129,9 @@ describe('three instances, kill -9 of one mid-burst', { skip: skipRedis }, () =>
       PAYMENT_PAIRING_WINDOW_SECONDS: '10', PAYMENT_IDLE_TIMEOUT_SECONDS: '20', GRPC_MAX_STREAMS_PER_CLIENT: '100',
     };
     instances = await Promise.all(names.map((name) => startInstance(env, name)));
-    operator = await composePlatform(loadConfig({ ...env, DATA_DIR: tempDir(), LOG_LEVEL: 'silent', VIXPAY_MUTATIONS: 'skip-journal-replay' }),
-      createLogger('silent'), { chainMode: 'attach', pairing: 'in-process' });
+    // The operator never finishes B's journal itself: A and C must.
+    operator = await composePlatform(loadConfig({ ...env, DATA_DIR: tempDir(), LOG_LEVEL: 'silent' }),
+      createLogger('silent'), { chainMode: 'attach', pairing: 'in-process', finishJournal: false });
     await operator.payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
     for (const i of [1, 2, 3]) {
       const store = await operator.payments.addStore({ tid: `T-3I${i}${randomUUID().slice(0, 4)}`, name: `Fleet Cafe ${i}` });
