@@ -24,7 +24,10 @@ interface Check {
   name: string;
   /** The guarantee the mutation breaks. */
   breaks: string;
-  /** A file under src/, the text found there exactly once, and what replaces it (one line each). */
+  /**
+   * A file under src/, the text found there exactly once (with lines of context if one line is not
+   * unique), and what replaces it: the same lines with exactly one changed.
+   */
   file: string;
   find: string;
   replace: string;
@@ -76,6 +79,22 @@ const checks: Check[] = [
     replace: 'const id = `evt_${randomUUID().replaceAll(\'-\', \'\')}`; return id;',
     tests: ['test/faults/crash-at-failpoints.test.ts'], pattern: 'payment.after-approve',
   },
+  {
+    name: 'approve-any-status', set: 'ci',
+    breaks: 'a payment is approved once, only while pending (one approval number, one event)',
+    file: 'src/store/payment-repository.ts',
+    find: 'approval_date: approval.approvalDate, updated_at: now,\n      }).where(\'id\', \'=\', id).where(\'status\', \'=\', \'pending\').executeTakeFirst()));',
+    replace: 'approval_date: approval.approvalDate, updated_at: now,\n      }).where(\'id\', \'=\', id).executeTakeFirst()));',
+    tests: ['src/store/payment-repository.test.ts'], pattern: 'approved once',
+  },
+  {
+    name: 'outbox-outside-transaction', set: 'ci',
+    breaks: 'a state change and its webhook outbox row are committed together or not at all',
+    file: 'src/store/webhook-repository.ts',
+    find: '  if (!event) return change(db);',
+    replace: '  if (!event || true) { const changed = await change(db); if (changed && event) await appendWebhookEvent(db, event, now); return changed; }',
+    tests: ['src/store/payment-repository.test.ts'], pattern: 'one transaction',
+  },
 ];
 
 function usage(message: string): never {
@@ -98,7 +117,12 @@ if (new Set(checks.map((c) => c.name)).size !== checks.length) usage('two checks
 
 /** The file's text with the check's one edit; throws unless `find` occurs exactly once. */
 function mutatedText(check: Check): string {
-  if (check.find.includes('\n') || check.replace.includes('\n')) throw new Error(`${check.name}: a mutation is one line`);
+  // `find` may carry lines of context to be unique; exactly one of its lines is changed.
+  const before = check.find.split('\n');
+  const after = check.replace.split('\n');
+  if (before.length !== after.length || before.filter((line, i) => line !== after[i]).length !== 1) {
+    throw new Error(`${check.name}: a mutation changes exactly one line`);
+  }
   if (!check.file.startsWith('src/')) throw new Error(`${check.name}: ${check.file} is not under src/`);
   const text = readFileSync(path.join(projectRoot, check.file), 'utf8');
   const count = text.split(check.find).length - 1;

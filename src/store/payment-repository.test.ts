@@ -5,6 +5,7 @@ import type { Store } from './db.ts';
 import { createMerchantRepository, type MerchantRepository } from './merchant-repository.ts';
 import { createPaymentRepository, type NewPayment, type PaymentRepository } from './payment-repository.ts';
 import { createRewardRepository, type RewardRepository } from './reward-repository.ts';
+import type { NewWebhookEvent } from './webhook-repository.ts';
 
 for (const factory of storeFactories) {
   describe(`payment repositories on ${factory.name}`, () => {
@@ -66,6 +67,47 @@ for (const factory of storeFactories) {
       assert.equal(!again.claimed && again.existing.approvalNo, 'A1');
       assert.deepEqual((await payments.findApprovedByTransferTransaction('T1', '0xT')).map((p) => p.tranNo), ['N1']);
       assert.deepEqual(await payments.findApprovedByTransferTransaction('T2', '0xT'), [], 'another store finds nothing');
+    });
+
+    const approvedEvent = (tranNo: string, approvalNo: string): NewWebhookEvent => ({
+      type: 'payment.approved', tid: 'T1', data: { tid: 'T1', tran_no: tranNo, approval_no: approvalNo },
+    });
+    const eventsOf = (tranNo: string) => store.db.selectFrom('webhook_events').select(['type', 'data'])
+      .where('tid', '=', 'T1').where('data', 'like', `%"tran_no":"${tranNo}"%`).execute();
+
+    test('a payment is approved once: a second settler\'s approval (another number) changes nothing and writes no second event', async () => {
+      await payments.claimTranNo(payment('a1', 'N-APPROVE'), 1);
+      const first = { transferTransactionId: '0xT1', approvalNo: 'A-FIRST', approvalDate: '20261122000001' };
+      const second = { transferTransactionId: '0xT1', approvalNo: 'A-SECOND', approvalDate: '20261122000002' };
+      assert.equal(await payments.markApproved('a1', first, 2, approvedEvent('N-APPROVE', first.approvalNo)), true);
+      assert.equal(await payments.markApproved('a1', second, 3, approvedEvent('N-APPROVE', second.approvalNo)), false, 'an approved payment is not approved again');
+      const record = (await payments.findByTranNo('T1', 'N-APPROVE'))!;
+      assert.equal(record.status, 'approved');
+      assert.equal(record.approvalNo, 'A-FIRST', 'the first approval number stands');
+      assert.equal(record.updatedAt, 2);
+      const events = await eventsOf('N-APPROVE');
+      assert.deepEqual(events.map((e) => JSON.parse(e.data).approval_no), ['A-FIRST'], 'one payment.approved event');
+      // A failed payment is not approved later either.
+      await payments.claimTranNo(payment('a2', 'N-APPROVE-FAILED'), 4);
+      await payments.markFailed('a2', 'payment.expired', 5);
+      assert.equal(await payments.markApproved('a2', first, 6, approvedEvent('N-APPROVE-FAILED', 'A-LATE')), false);
+      assert.equal((await payments.findByTranNo('T1', 'N-APPROVE-FAILED'))?.status, 'failed');
+      assert.deepEqual(await eventsOf('N-APPROVE-FAILED'), []);
+    });
+
+    test('a state change and its webhook event are one transaction: an event that cannot be written leaves the payment pending', async () => {
+      await payments.claimTranNo(payment('o1', 'N-OUTBOX'), 1);
+      const approval = { transferTransactionId: '0xT2', approvalNo: 'A-OUTBOX', approvalDate: '20261122000003' };
+      // The outbox refuses this event (webhook_events.tid is NOT NULL), after the payment's update ran.
+      const unwritable = { ...approvedEvent('N-OUTBOX', 'A-OUTBOX'), tid: null as unknown as string };
+      await assert.rejects(payments.markApproved('o1', approval, 2, unwritable));
+      const record = (await payments.findByTranNo('T1', 'N-OUTBOX'))!;
+      assert.equal(record.status, 'pending', 'the approval was rolled back with its event');
+      assert.equal(record.approvalNo, null);
+      // Written together, both are kept.
+      assert.equal(await payments.markApproved('o1', approval, 3, approvedEvent('N-OUTBOX', 'A-OUTBOX')), true);
+      assert.equal((await payments.findByTranNo('T1', 'N-OUTBOX'))?.status, 'approved');
+      assert.equal((await eventsOf('N-OUTBOX')).length, 1);
     });
 
     test('a refund reservation is compare-and-set with its cancellation; a failed one gives its amount back once', async () => {
