@@ -95,6 +95,14 @@ const checks: Check[] = [
     replace: '  if (!event || true) { const changed = await change(db); if (changed && event) await appendWebhookEvent(db, event, now); return changed; }',
     tests: ['src/store/payment-repository.test.ts'], pattern: 'one transaction',
   },
+  {
+    name: 'reward-receipt-any-store', set: 'ci',
+    breaks: 'isolation: a store reads only its own reward-claim receipts',
+    file: 'src/store/receipt-repository.ts',
+    find: 'const row = await rewardQuery().where(\'tid\', \'=\', tid).where(\'id\', \'=\', rewardId).executeTakeFirst();',
+    replace: 'const row = await rewardQuery().where(\'id\', \'=\', rewardId).executeTakeFirst();',
+    tests: ['test/receipts.test.ts'], pattern: 'reward claim receipt is its store',
+  },
 ];
 
 function usage(message: string): never {

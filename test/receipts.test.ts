@@ -142,6 +142,20 @@ describe('receipts of payments', () => {
     assert.deepEqual((await get('/v1/receipts', stranger.token)).body, { receipts: [] });
   });
 
+  test('a reward claim receipt is its store\'s only: another store asking under its own tid and API key gets 404', async () => {
+    const user = await newUser(p);
+    const reward = await issueReward(p, store, '1000');
+    await claimReward(p, user, reward);
+    const own = await get(`/v1/receipts/${store.tid}/rewards/${reward.reward_id}`, store.apiKey);
+    assert.equal(own.status, 200, JSON.stringify(own.body));
+    const foreign = await get(`/v1/receipts/${otherStore.tid}/rewards/${reward.reward_id}`, otherStore.apiKey);
+    assert.equal(foreign.status, 404, JSON.stringify(foreign.body));
+    assert.equal(foreign.body.error.code, 'request.not_found');
+    assert.equal((await get(`/v1/receipts/${store.tid}/rewards/${reward.reward_id}`, otherStore.apiKey)).status, 401, 'nor under the store\'s tid');
+    const issued = await p.t.platform.store.db.selectFrom('receipts').select('tid').where('reference', '=', reward.reward_id!).execute();
+    assert.deepEqual(issued.map((r) => r.tid), [store.tid], 'no receipt was issued to the other store');
+  });
+
   test('refused: no or a wrong API key, another store\'s tid, a failed or unknown tran_no, a list without a JWT', async () => {
     const user = await newUser(p, '10');
     const { tranNo } = await approvedPayment(p, store, user, '1000');
