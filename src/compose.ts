@@ -182,7 +182,10 @@ export async function composePlatform(config: Config, logger: Logger, options: C
   const vault = createKeyVault(masterKey);
   // A dependency named in the configuration that does not answer stops the start with one line
   // naming its setting: never an instance left half-started.
-  const store = await openStore(config).catch((error: unknown) => {
+  const store = await openStore({
+    ...config,
+    onConnectionError: (err) => logger.warn({ err }, 'a PostgreSQL connection was lost; a new one is opened when next needed'),
+  }).catch((error: unknown) => {
     const where = config.databaseUrl ? `PostgreSQL (DATABASE_URL, ${hostOf(config.databaseUrl)})` : `SQLite (DATA_DIR, ${config.dataDir})`;
     throw new Error(`${where} cannot be opened: ${describeFailure(error)}`, { cause: error });
   });
@@ -204,7 +207,12 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     // member of the fleet while it runs (with embedded IPFS only alone); one instance at a time sets
     // the platform up (first start: contracts, nonces, JWT keys, system DIDs), so cold starts never
     // race; every instance must share the fleet's master key and relayer (fingerprints, fleet table).
-    if ((options.chainMode ?? 'own') === 'own') cleanups.push((await joinFleet(store, config.ipfsApiUrl ? 'kubo' : 'embedded')).release);
+    if ((options.chainMode ?? 'own') === 'own') {
+      cleanups.push((await joinFleet(store, config.ipfsApiUrl ? 'kubo' : 'embedded', {
+        onLost: (err) => logger.warn({ err }, 'fleet membership lost with its database connection; joining again'),
+        onRejoined: () => logger.info('fleet membership held again'),
+      })).release);
+    }
     let startup = await tryLock(store, 'startup', 'exclusive');
     if (!startup) {
       logger.info('another instance is setting the platform up on this database; waiting for it to finish');

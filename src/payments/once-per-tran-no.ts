@@ -1,4 +1,4 @@
-import { DomainError, isDomainError } from '../shared/errors.ts';
+import { DomainError, leavesOutcomeOpen } from '../shared/errors.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { IdempotencyRepository } from '../store/idempotency-repository.ts';
@@ -88,7 +88,7 @@ export async function oncePerTranNo<T>(deps: TranNoDeps, key: PosCallKey<T>, run
   } catch (error) {
     // Refused: nothing moved and nothing signed can move anything. A transfer the chain has not
     // settled (`chain.outcome_pending`) or an unexpected failure keeps the tran_no taken.
-    if (isDomainError(error) && error.code !== 'chain.outcome_pending' && error.code !== 'internal') {
+    if (!leavesOutcomeOpen(error)) {
       await deps.idempotency.release(scope, tranNo);
     }
     throw error;

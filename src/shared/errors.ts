@@ -42,6 +42,13 @@ export const domainErrorCodes = [
   'reward.already_canceled',
   'reward.bad_amount',
   'reward.already_rewarded',
+  /** The store could not write (SQLite: the disk is full): nothing of the request was done; retry later. */
+  'store.full',
+  /**
+   * The database does not answer (PostgreSQL restarted, failed over, unreachable): the request may
+   * have stopped anywhere, so what it did is not known from here (see `leavesOutcomeOpen`); retry.
+   */
+  'store.unavailable',
   'internal',
 ] as const;
 
@@ -67,4 +74,14 @@ export class DomainError extends Error {
 
 export function isDomainError(error: unknown): error is DomainError {
   return error instanceof DomainError;
+}
+
+/**
+ * Errors after which a money operation's outcome is not known: a transfer sent and not settled yet,
+ * an unexpected failure, or a database lost mid-way (the transfer may have been journaled and sent
+ * before it went). Such an operation stays pending until the chain settles it; it is never treated
+ * as refused (which would free its tran_no or key for a second transfer).
+ */
+export function leavesOutcomeOpen(error: unknown): boolean {
+  return !isDomainError(error) || error.code === 'chain.outcome_pending' || error.code === 'internal' || error.code === 'store.unavailable';
 }

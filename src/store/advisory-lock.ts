@@ -10,11 +10,18 @@ import type { Store } from './db.ts';
  */
 export interface HeldLock {
   release(): Promise<void>;
+  /**
+   * Resolves with the error when the lock's connection was lost (PostgreSQL restarted, the connection
+   * terminated): the lock is then no longer held. Never resolves for a lock released or on SQLite.
+   */
+  lost: Promise<Error>;
 }
 
 export type LockMode = 'exclusive' | 'shared';
 
-const noLock: HeldLock = { release: async () => undefined };
+const noLock: HeldLock = { release: async () => undefined, lost: new Promise(() => undefined) };
+/** How often a held lock's connection is checked: a lost connection took its lock with it. */
+const heartbeatMs = 5000;
 
 /** Waits for the exclusive lock `name` (e.g. `startup`: one instance at a time sets up the platform). */
 export async function acquireLock(store: Store, name: string): Promise<HeldLock> {
@@ -31,7 +38,8 @@ export async function tryLock(store: Store, name: string, mode: LockMode): Promi
 async function holdConnection(store: Store, name: string, mode: LockMode, tryOnly: boolean): Promise<HeldLock | undefined> {
   if (store.dialect !== 'postgres') return noLock;
   const granted = Promise.withResolvers<HeldLock | undefined>();
-  const released = Promise.withResolvers<void>();
+  const released = Promise.withResolvers<'released'>();
+  const lost = Promise.withResolvers<Error>();
   const finished = store.db.connection().execute(async (connection) => {
     const key = sql`hashtextextended('vixpay:' || current_schema() || ${`:${name}`}, 0)`;
     const suffix = mode === 'shared' ? '_shared' : '';
@@ -47,13 +55,24 @@ async function holdConnection(store: Store, name: string, mode: LockMode, tryOnl
     }
     granted.resolve({
       release: async () => {
-        released.resolve();
-        await finished;
+        released.resolve('released');
+        await finished.catch(() => undefined);
       },
+      lost: lost.promise,
     });
-    await released.promise;
+    for (;;) {
+      let timer: NodeJS.Timeout | undefined;
+      const beat = new Promise<'beat'>((resolve) => { timer = setTimeout(() => resolve('beat'), heartbeatMs); });
+      const next = await Promise.race([released.promise, beat]);
+      clearTimeout(timer);
+      if (next === 'released') break;
+      await sql`select 1`.execute(connection);
+    }
     await sql`select ${unlock}(${key})`.execute(connection);
   });
-  finished.catch((error: unknown) => granted.reject(error));
+  finished.catch((error: unknown) => {
+    granted.reject(error);
+    lost.resolve(error instanceof Error ? error : new Error(String(error)));
+  });
   return granted.promise;
 }

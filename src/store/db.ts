@@ -1,8 +1,9 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
-import { Kysely, Migrator, PostgresDialect, sql, type Dialect } from 'kysely';
+import { Kysely, Migrator, sql, type Dialect } from 'kysely';
 import pg from 'pg';
 import { createNodeSqliteDialect } from './sqlite-dialect.ts';
+import { AvailabilityMappedPostgresDialect } from './postgres-unavailable.ts';
 import { migrations } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 
@@ -13,6 +14,12 @@ export interface StoreOptions {
   /** PostgreSQL connection string; without one, SQLite in `dataDir/vixpay.sqlite`. */
   databaseUrl?: string | undefined;
   dataDir: string;
+  /**
+   * Told of an error on a PostgreSQL connection outside a query (terminated by a failover, a pooler, an
+   * idle timeout or a restart). The pool drops that connection and opens a new one when next needed;
+   * without a listener, node would end the process on the unhandled 'error' event.
+   */
+  onConnectionError?: (error: Error) => void;
 }
 
 export interface Store {
@@ -34,7 +41,12 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   let dialect: Dialect;
   let name: DbDialectName;
   if (options.databaseUrl) {
-    dialect = new PostgresDialect({ pool: new pg.Pool({ connectionString: options.databaseUrl, max: 10, types: pgTypes }) });
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10, types: pgTypes });
+    const onError = (error: Error) => options.onConnectionError?.(error);
+    pool.on('error', onError);
+    // A connection held outside a query (an advisory lock's) reports its loss on the client itself.
+    pool.on('connect', (client) => client.on('error', onError));
+    dialect = new AvailabilityMappedPostgresDialect({ pool });
     name = 'postgres';
   } else {
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });

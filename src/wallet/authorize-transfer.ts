@@ -2,7 +2,7 @@ import { keccak256, stringToHex, type Address, type Hex } from 'viem';
 import { localAccount } from '../chain/local-account.ts';
 import type { NetworkName } from '../shared/networks.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
-import { DomainError, isDomainError } from '../shared/errors.ts';
+import { DomainError, leavesOutcomeOpen } from '../shared/errors.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import type { ResolvedToken } from './token.ts';
 import { resolveAuthorization } from './resolve-authorization.ts';
@@ -91,7 +91,7 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
     // The relayer's domain errors come only before journaling: nothing was sent, the signature never
     // left this process. Any other failure may come after the broadcast: the authorization stays
     // open, holding its funds, until the chain settles it (the expiry sweep).
-    if (isDomainError(error)) await deps.authorizations.finish(nonce, 'void', {}, deps.clock());
+    if (!leavesOutcomeOpen(error)) await deps.authorizations.finish(nonce, 'void', {}, deps.clock());
     throw error;
   }
   if (result.status === 'confirmed') {

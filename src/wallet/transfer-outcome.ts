@@ -1,4 +1,4 @@
-import { DomainError, isDomainError } from '../shared/errors.ts';
+import { DomainError, isDomainError, leavesOutcomeOpen } from '../shared/errors.ts';
 import type { TransferReturnType } from './transfer.ts';
 
 /**
@@ -15,13 +15,13 @@ export type TransferOutcome =
   | { status: 'refused'; error: DomainError }
   | { status: 'pending'; error: DomainError };
 
-/** The outcome of a transfer call: every domain error but `chain.outcome_pending` is a refusal. */
+/** The outcome of a transfer call: every domain error but those that leave it open (`leavesOutcomeOpen`) is a refusal. */
 export async function outcomeOf(transfer: Promise<TransferReturnType>): Promise<TransferOutcome> {
   try {
     return { status: 'settled', ...(await transfer) };
   } catch (error) {
-    if (isDomainError(error)) return { status: error.code === 'chain.outcome_pending' ? 'pending' : 'refused', error };
-    return { status: 'pending', error: new DomainError('internal', 'the transfer was interrupted', { cause: error }) };
+    if (!isDomainError(error)) return { status: 'pending', error: new DomainError('internal', 'the transfer was interrupted', { cause: error }) };
+    return { status: leavesOutcomeOpen(error) ? 'pending' : 'refused', error };
   }
 }
 

@@ -62,6 +62,8 @@ const everyCall: Record<Exclude<DomainErrorCode, TableCode>, ResCode> = {
   'payment.bad_cancel_amount': { res_code: '16', res_message: 'Bad cancel amount' },
   'payment.no_rate_notice': { res_code: '17', res_message: 'No exchange rate notice' },
   'payment.token_not_accepted': { res_code: '18', res_message: 'Token not accepted' },
+  'store.full': { res_code: '23', res_message: 'Storage full' },
+  'store.unavailable': internal,
   internal,
 };
 

@@ -41,6 +41,8 @@ export const httpStatusByCode: Record<DomainErrorCode, number> = {
   'reward.already_canceled': 409,
   'reward.bad_amount': 400,
   'reward.already_rewarded': 409,
+  'store.full': 507,
+  'store.unavailable': 503,
   internal: 500,
 };
 

@@ -64,5 +64,7 @@ export const resultCodeByCode: Record<DomainErrorCode, string> = {
   'reward.already_canceled': '409',
   'reward.bad_amount': '400',
   'reward.already_rewarded': '409',
+  'store.full': '507',
+  'store.unavailable': '503',
   internal: '500',
 };
