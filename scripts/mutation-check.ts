@@ -34,6 +34,8 @@ interface Check {
   /** The test files and --test-name-pattern of the tests that prove the guarantee. */
   tests: string[];
   pattern: string;
+  /** Set for the test run (e.g. VIXPAY_TEST_STORE=postgres). */
+  env?: Record<string, string>;
   /** `ci`: run by .ci/run (each under a minute or so); `full`: only in a whole run. */
   set: 'ci' | 'full';
 }
@@ -103,6 +105,30 @@ const checks: Check[] = [
     replace: 'const row = await rewardQuery().where(\'id\', \'=\', rewardId).executeTakeFirst();',
     tests: ['test/receipts.test.ts'], pattern: 'reward claim receipt is its store',
   },
+  {
+    name: 'reserve-expired-temp-key', set: 'ci',
+    breaks: 'a temp key past its expiry is never spent (the reservation\'s own check, behind the wallet\'s)',
+    file: 'src/store/authorization-repository.ts',
+    find: '.where(\'key_hash\', \'=\', hooks.consumeTempKey).where(\'used_at\', \'is\', null).where(\'expires_at\', \'>\', record.createdAt)',
+    replace: '.where(\'key_hash\', \'=\', hooks.consumeTempKey).where(\'used_at\', \'is\', null)',
+    tests: ['src/store/authorization-repository.test.ts'], pattern: 'expired temp key',
+  },
+  {
+    name: 'no-account-row-lock', set: 'ci',
+    breaks: 'concurrent reservations of one account on PostgreSQL are decided one at a time (no overdraft of held funds)',
+    file: 'src/store/authorization-repository.ts',
+    find: 'await trx.updateTable(\'accounts\').set((eb) => ({ address: eb.ref(\'address\') }))',
+    replace: 'await trx.selectFrom(\'accounts\').select(\'address\')',
+    tests: ['src/store/authorization-repository.test.ts'], pattern: 'concurrent reservations',
+  },
+  {
+    name: 'no-account-row-lock-platform', set: 'full',
+    breaks: 'the same, end to end: racing token API transfers on PostgreSQL',
+    file: 'src/store/authorization-repository.ts',
+    find: 'await trx.updateTable(\'accounts\').set((eb) => ({ address: eb.ref(\'address\') }))',
+    replace: 'await trx.selectFrom(\'accounts\').select(\'address\')',
+    tests: ['test/money-safety.test.ts'], pattern: '40 concurrent 1-VIXP transfers', env: { VIXPAY_TEST_STORE: 'postgres' },
+  },
 ];
 
 function usage(message: string): never {
@@ -118,7 +144,7 @@ const chosen = args.filter((a) => !a.startsWith('--'));
 for (const name of chosen) if (!checks.some((c) => c.name === name)) usage(`unknown check "${name}" (one of ${checks.map((c) => c.name).join(', ')})`);
 const selected = checks.filter((c) => (chosen.length === 0 || chosen.includes(c.name)) && (!args.includes('--ci') || c.set === 'ci'));
 if (args.includes('--list')) {
-  for (const c of checks) console.log(`${c.name.padEnd(36)} ${c.set.padEnd(4)} ${c.file}  →  ${c.tests.join(' ')} "${c.pattern}"`);
+  for (const c of checks) console.log(`${c.name.padEnd(36)} ${c.set.padEnd(4)} ${c.file}  →  ${c.tests.join(' ')} "${c.pattern}"${c.env ? ` ${JSON.stringify(c.env)}` : ''}`);
   process.exit(0);
 }
 if (new Set(checks.map((c) => c.name)).size !== checks.length) usage('two checks share a name');
@@ -160,7 +186,7 @@ function runTests(check: Check, mutate: boolean): Run {
   const copy = copyProject();
   try {
     if (mutate) writeFileSync(path.join(copy, check.file), mutatedText(check));
-    const env: NodeJS.ProcessEnv = { ...process.env };
+    const env: NodeJS.ProcessEnv = { ...process.env, ...check.env };
     const run = spawnSync(process.execPath, [
       '--test', '--test-concurrency=1', '--test-force-exit', '--test-timeout=600000', `--test-name-pattern=${check.pattern}`, ...check.tests,
     ], { cwd: copy, encoding: 'utf8', env, maxBuffer: 64 * 1024 * 1024 });
