@@ -83,6 +83,22 @@ test('webhook add refuses an unknown store, a plain-http URL off this machine an
   assert.deepEqual(await vixpay('webhook', 'list'), []);
 });
 
+// item 5 of issue 19: these https URLs were taken, and their deliveries connected.
+test('webhook add over https refuses loopback, private, link-local, CGNAT and metadata hosts unless --allow-private, which the endpoint keeps', async () => {
+  for (const url of ['https://169.254.169.254/latest/meta-data/', 'https://10.0.0.1/h', 'https://192.168.1.1/h', 'https://[::1]/h',
+    'https://127.0.0.1:8443/h', 'https://100.64.0.1/h', 'https://[fe80::1]/h', 'https://metadata.google.internal/computeMetadata/v1/', 'https://localhost/h']) {
+    const refusal = await refused('webhook', 'add', '--tid', 'T-1001', '--url', url);
+    assert.equal(refusal.code, 'request.invalid', url);
+    assert.match(refusal.message, /public addresses only, unless --allow-private/, url);
+  }
+  assert.deepEqual(await vixpay('webhook', 'list'), [], 'none was stored');
+  const optedIn = await vixpay('webhook', 'add', '--tid', 'T-1001', '--url', 'https://192.168.1.1/h', '--allow-private');
+  assert.equal(optedIn.allowPrivate, true);
+  const [listed] = await vixpay('webhook', 'list');
+  assert.equal(listed.allowPrivate, true, 'kept with the endpoint');
+  await vixpay('webhook', 'remove', optedIn.id);
+});
+
 test('vixpay listen forwards the running platform\'s events to a local URL, signed with the session\'s secret, and cleans up on Ctrl-C', async () => {
   const listen = spawn(process.execPath, ['bin/vixpay.js', 'listen', '--forward-to', receiver.url, '--tid', 'T-1001'], { env: cliEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

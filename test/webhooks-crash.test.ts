@@ -55,7 +55,7 @@ test('kill -9 between a payment\'s approval and its webhook: after a restart the
   const { secret } = await addWebhookEndpoint({
     webhooks: createWebhookRepository(operator.store.db, operator.store.dialect), merchants: createMerchantRepository(operator.store.db),
     vault: operator.vault, clock: operator.clock,
-  }, { tid: store.tid, url: receiver.url, events: ['payment.approved'] });
+  }, { tid: store.tid, url: receiver.url, events: ['payment.approved'], allowPrivate: true });
   await receiver.close();
 
   // A user of the server: custodial account over its token API, VIXP, a JWT.

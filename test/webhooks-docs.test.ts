@@ -44,7 +44,7 @@ before(async () => {
   deps = { webhooks: repository, merchants, vault, clock: Date.now };
   const port = await freePort();
   url = `http://127.0.0.1:${port}/hook`;
-  ({ id: endpointId, secret } = await addWebhookEndpoint(deps, { tid: 'T-1001', url, events: [] }));
+  ({ id: endpointId, secret } = await addWebhookEndpoint(deps, { tid: 'T-1001', url, events: [], allowPrivate: true }));
   writeFileSync(path.join(dir, 'receiver.mjs'), example);
   receiver = spawn(process.execPath, [path.join(dir, 'receiver.mjs')], {
     env: { ...process.env, VIXPAY_WEBHOOK_SECRET: secret, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'],

@@ -42,13 +42,15 @@ function endpointId(context: CliContext): string {
 }
 
 export const webhookAddCommand: CliCommand = {
-  summary: '--tid TID --url URL [--events payment.approved,…]  register a store\'s webhook endpoint (secret shown once)',
-  options: { tid: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' } },
+  summary: '--tid TID --url URL [--events payment.approved,…] [--allow-private]  register a store\'s webhook endpoint (secret shown once)',
+  options: { tid: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' }, 'allow-private': { type: 'boolean' } },
   run: async (context) => {
     const tid = text(context.values.tid);
     const url = text(context.values.url);
     if (!tid || !url) throw new DomainError('request.invalid', '--tid and --url are required');
-    return withWebhookStore(context, (deps) => addWebhookEndpoint(deps, { tid, url, events: eventsOption(context.values.events) }));
+    return withWebhookStore(context, (deps) => addWebhookEndpoint(deps, {
+      tid, url, events: eventsOption(context.values.events), allowPrivate: context.values['allow-private'] === true,
+    }));
   },
 };
 
@@ -92,7 +94,8 @@ export const listenCommand: CliCommand = {
     await once(server, 'listening');
     const { port } = server.address() as AddressInfo;
     const endpoint = await withWebhookStore(context, (deps) => addWebhookEndpoint(deps, {
-      tid: text(context.values.tid) ?? null, url: `http://127.0.0.1:${port}/`, events: eventsOption(context.values.events),
+      // This command's own receiver, on this machine.
+      tid: text(context.values.tid) ?? null, url: `http://127.0.0.1:${port}/`, events: eventsOption(context.values.events), allowPrivate: true,
     }));
     console.log(`Ready: forwarding ${endpoint.tid ? `store ${endpoint.tid}'s` : 'every store\'s'} events to ${forwardTo}`);
     console.log(`Signing secret of this session: ${endpoint.secret}  (endpoint ${endpoint.id}; Ctrl-C to stop)`);

@@ -317,6 +317,8 @@ export interface WebhookEndpointsTable {
   previous_secret_enc: string | null;
   previous_secret_expires_at: number | null;
   created_at: number;
+  /** Migration 0015: 1 when the operator opted the endpoint in to private addresses. */
+  allow_private: number;
 }
 
 /** The outbox: one row per event, written in the transaction of the state change it reports. */

@@ -33,6 +33,8 @@ export interface WebhookEndpointRecord {
   previousSecretEnc: string | null;
   previousSecretExpiresAt: number | null;
   createdAt: number;
+  /** Opted in (`--allow-private`): deliveries may connect to a private or loopback address. */
+  allowPrivate: boolean;
 }
 
 /** A delivery claimed for one attempt: the event, its endpoint, the attempt's number (1 for the first). */
@@ -77,6 +79,7 @@ const toEndpoint = (row: WebhookEndpointsTable): WebhookEndpointRecord => ({
   previousSecretEnc: row.previous_secret_enc,
   previousSecretExpiresAt: row.previous_secret_expires_at === null ? null : Number(row.previous_secret_expires_at),
   createdAt: Number(row.created_at),
+  allowPrivate: Number(row.allow_private) === 1,
 });
 
 const toEvent = (row: { id: string; tid: string; type: string; data: string; created_at: number }): WebhookEventRecord => ({
@@ -122,6 +125,7 @@ export function createWebhookRepository(db: Db, dialect: DbDialectName): Webhook
       await db.insertInto('webhook_endpoints').values({
         id: e.id, tid: e.tid, url: e.url, events: e.events.length === 0 ? '*' : e.events.join(','), secret_enc: e.secretEnc,
         previous_secret_enc: null, previous_secret_expires_at: null, created_at: e.createdAt,
+        allow_private: e.allowPrivate ? 1 : 0,
       }).execute();
     },
     async listEndpoints(tid) {

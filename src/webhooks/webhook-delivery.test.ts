@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { storeFactories } from '../../test/support/stores.ts';
 import { waitFor } from '../../test/support/wait-for.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.ts';
@@ -16,6 +16,7 @@ import { retryWindowMs } from './backoff.ts';
 import { createWebhookDelivery } from './webhook-delivery.ts';
 import { addWebhookEndpoint, rotateWebhookSecret, type WebhookEndpointDeps } from './webhook-endpoints.ts';
 import { verifySignature } from './signature.ts';
+import type { HostLookup } from './webhook-address.ts';
 import { paymentFailedEvent } from './webhook-events.ts';
 
 // The outbox and its sender on each dialect, against a real HTTP receiver, on a fake clock (the
@@ -31,8 +32,8 @@ for (const factory of storeFactories) {
     const vault = createKeyVault(randomBytes(32));
     let endpointDeps: WebhookEndpointDeps;
     const sentAt = (signature: string) => Number(/t=(\d+)/.exec(signature)?.[1]);
-    const delivery = () => createWebhookDelivery({
-      repository, vault, clock, logger: createLogger('silent'), timeoutMs: 5000, batchSize: 4,
+    const delivery = (lookup?: HostLookup) => createWebhookDelivery({
+      repository, vault, clock, logger: createLogger('silent'), timeoutMs: 5000, batchSize: 4, lookup,
       policy: { initialMs: 10_000, maxMs: 3_600_000, windowMs: retryWindowMs },
       resCodeOf: () => ({ res_code: '03', res_message: 'Transaction time expired' }),
     });
@@ -54,7 +55,7 @@ for (const factory of storeFactories) {
     });
 
     test('a back office down for an hour gets every event of that hour once it is back, each once, each signed', async () => {
-      const { secret } = await addWebhookEndpoint(endpointDeps, { tid: 'T-1001', url: receiver.url, events: [] });
+      const { secret } = await addWebhookEndpoint(endpointDeps, { tid: 'T-1001', url: receiver.url, events: [], allowPrivate: true });
       await receiver.close();
       const written: string[] = [];
       const sender = delivery();
@@ -121,7 +122,7 @@ for (const factory of storeFactories) {
       await once(hanging, 'listening');
       let endpointId = '';
       try {
-        const endpoint = await addWebhookEndpoint(endpointDeps, { tid: 'T-2002', url: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/`, events: [] });
+        const endpoint = await addWebhookEndpoint(endpointDeps, { tid: 'T-2002', url: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/`, events: [], allowPrivate: true });
         endpointId = endpoint.id;
         await append('hanging', 'T-2002');
         const sender = delivery();
@@ -138,6 +139,64 @@ for (const factory of storeFactories) {
         hanging.closeAllConnections();
         hanging.close();
         await repository.removeEndpoint(endpointId);
+      }
+    });
+
+    // item 5 of issue 19: https URLs to private addresses were taken and delivered to.
+    test('without --allow-private no delivery connects to a private address: not at registration, not when a name later resolves to one (https too)', async () => {
+      // Anything listening on this machine: it must see no connection at all.
+      let connections = 0;
+      const inside = net.createServer((socket) => { connections += 1; socket.destroy(); });
+      inside.listen(0, '127.0.0.1');
+      await once(inside, 'listening');
+      const { port } = inside.address() as AddressInfo;
+      // A resolver the test controls: this name is public at registration, then rebinds to 127.0.0.1.
+      let rebound = false;
+      const lookup: HostLookup = async (host) => {
+        if (host === 'hooks.rebind.example') return [{ address: rebound ? '127.0.0.1' : '93.184.215.14', family: 4 }];
+        if (host === 'loopback.example') return [{ address: '203.0.113.9', family: 4 }, { address: '127.0.0.1', family: 4 }];
+        throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+      };
+      const deps = { ...endpointDeps, lookup };
+      const added: string[] = [];
+      try {
+        for (const url of [
+          `https://127.0.0.1:${port}/`, `https://[::1]:${port}/`, 'https://169.254.169.254/latest/meta-data/', 'https://10.0.0.1/',
+          'https://192.168.1.1/', 'https://100.64.0.1/', 'https://[fd00::1]/', 'https://[::ffff:127.0.0.1]/', 'https://metadata.google.internal/',
+          `https://localhost:${port}/`, 'https://loopback.example/',
+        ]) {
+          await assert.rejects(addWebhookEndpoint(deps, { tid: 'T-2002', url, events: [] }),
+            (error: Error & { code?: string }) => error.code === 'request.invalid' && /public addresses only/.test(error.message), url);
+        }
+        const rebinding = await addWebhookEndpoint(deps, { tid: 'T-2002', url: `https://hooks.rebind.example:${port}/`, events: [] });
+        added.push(rebinding.id);
+        assert.equal(rebinding.allowPrivate, undefined);
+        rebound = true;
+        // Endpoints stored before this check existed (or by hand): the delivery checks again.
+        for (const url of [`https://127.0.0.1:${port}/`, `http://127.0.0.1:${port}/`, `https://[::ffff:7f00:1]:${port}/`]) {
+          const id = `we_${randomBytes(12).toString('hex')}`;
+          await repository.addEndpoint({ id, tid: 'T-2002', url, events: [], secretEnc: vault.encrypt('whsec_x'), createdAt: now, allowPrivate: false });
+          added.push(id);
+        }
+        await append('private', 'T-2002');
+        await delivery(lookup).runOnce();
+        assert.equal(connections, 0, 'nothing reached the private address');
+        const rows = await store.db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', 'in', added).execute();
+        assert.equal(rows.length, added.length);
+        for (const row of rows) {
+          assert.equal(row.status, 'pending', 'retried later, as any failed attempt');
+          assert.match(row.last_error ?? '', /not a public address/);
+        }
+        // Opted in, the same address is delivered to.
+        const optedIn = await addWebhookEndpoint(deps, { tid: 'T-2002', url: `http://127.0.0.1:${port}/`, events: [], allowPrivate: true });
+        added.push(optedIn.id);
+        assert.equal(optedIn.allowPrivate, true);
+        await append('opted-in', 'T-2002');
+        await delivery(lookup).runOnce();
+        assert.ok(connections > 0, 'an opted-in endpoint connects');
+      } finally {
+        inside.close();
+        for (const id of added) await repository.removeEndpoint(id);
       }
     });
 

@@ -1,9 +1,13 @@
+import http from 'node:http';
+import https from 'node:https';
+import { isIP } from 'node:net';
 import type { Clock } from '../shared/clock.ts';
 import type { KeyVault } from '../shared/key-vault.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { ClaimedDelivery, WebhookEventRecord, WebhookRepository } from '../store/webhook-repository.ts';
 import { nextAttemptAt, type BackoffPolicy } from './backoff.ts';
 import { signatureHeader, signatureHeaderValue } from './signature.ts';
+import { bareHost, guardedLookup, isPublicAddress, PrivateAddressError, systemLookup, type HostLookup } from './webhook-address.ts';
 import type { WebhookMetrics } from './webhook-metrics.ts';
 
 /** res_code and res_message of a failure's domain code (the gRPC transport's payment table). */
@@ -21,6 +25,56 @@ export interface WebhookDeliveryDeps {
   batchSize: number;
   resCodeOf: ResCodeOf;
   metrics?: WebhookMetrics | undefined;
+  /** How host names resolve: `dns.lookup` unless a test resolves its own names. */
+  lookup?: HostLookup | undefined;
+}
+
+interface PostRequest {
+  body: string;
+  headers: Record<string, string>;
+  signal: AbortSignal;
+  /** The endpoint was opted in (`--allow-private`): any address. */
+  allowPrivate: boolean;
+  lookup: HostLookup;
+}
+
+/**
+ * POSTs `body` and answers the status. Unless the endpoint is opted in, the connection goes only to
+ * a public address: a literal is checked as it is, a name is resolved once, every address checked,
+ * and the socket connects to a checked one (`guardedLookup`). A new connection each time (no pooled
+ * socket another endpoint opened), no redirect followed.
+ */
+export function postWebhook(url: string, request: PostRequest): Promise<number> {
+  const target = new URL(url);
+  const host = bareHost(target.hostname);
+  if (!request.allowPrivate && isIP(host) && !isPublicAddress(host)) {
+    return Promise.reject(new PrivateAddressError(`${host} is not a public address`));
+  }
+  const transport = target.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const outgoing = transport.request(target, {
+      method: 'POST', agent: false, signal: request.signal,
+      headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
+      ...(request.allowPrivate
+        ? request.lookup !== systemLookup && { lookup: guardedLookupAny(request.lookup) }
+        : { lookup: guardedLookup(request.lookup) }),
+    }, (response) => {
+      resolve(response.statusCode ?? 0);
+      response.destroy();
+    });
+    outgoing.on('error', reject);
+    outgoing.end(request.body);
+  });
+}
+
+/** A test's resolver for an opted-in endpoint: any address. */
+function guardedLookupAny(lookup: HostLookup): ReturnType<typeof guardedLookup> {
+  return (hostname, options, callback) => {
+    lookup(hostname).then((addresses) => {
+      if (options.all) callback(null, addresses);
+      else callback(null, addresses[0]?.address ?? '', addresses[0]?.family ?? 4);
+    }, (error: NodeJS.ErrnoException) => callback(error, '', 0));
+  };
 }
 
 /** The body a receiver gets: `{id, type, created, data}`, `created` in unix seconds. */
@@ -56,21 +110,20 @@ export function createWebhookDelivery(deps: WebhookDeliveryDeps) {
     const sentAt = deps.clock();
     let failure: string;
     try {
-      const response = await fetch(delivery.endpoint.url, {
-        method: 'POST', body, redirect: 'manual',
+      const status = await postWebhook(delivery.endpoint.url, {
+        body, allowPrivate: delivery.endpoint.allowPrivate, lookup: deps.lookup ?? systemLookup,
         headers: {
           'content-type': 'application/json', 'user-agent': 'vixpay-webhooks/1',
           [signatureHeader]: signatureHeaderValue(secretsOf(delivery, sentAt), Math.floor(sentAt / 1000), body),
         },
         signal: AbortSignal.any([stopping.signal, AbortSignal.timeout(deps.timeoutMs)]),
       });
-      await response.body?.cancel().catch(() => undefined);
-      if (response.status >= 200 && response.status < 300) {
+      if (status >= 200 && status < 300) {
         await deps.repository.markDelivered(delivery.id, deps.clock());
         deps.metrics?.deliveries.inc({ outcome: 'delivered' });
         return;
       }
-      failure = `HTTP ${response.status}`;
+      failure = `HTTP ${status}`;
     } catch (error) {
       failure = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
     }

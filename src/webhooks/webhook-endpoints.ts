@@ -4,6 +4,7 @@ import { DomainError } from '../shared/errors.ts';
 import type { KeyVault } from '../shared/key-vault.ts';
 import type { MerchantRepository } from '../store/merchant-repository.ts';
 import { webhookEventTypes, type WebhookEndpointRecord, type WebhookEventType, type WebhookRepository } from '../store/webhook-repository.ts';
+import { checkedAddresses, PrivateAddressError, systemLookup, type HostLookup } from './webhook-address.ts';
 
 /** How long the secret before a rotation keeps signing deliveries. */
 export const rotationOverlapMs = 24 * 60 * 60 * 1000;
@@ -13,6 +14,8 @@ export interface WebhookEndpointDeps {
   merchants: Pick<MerchantRepository, 'findStore'>;
   vault: Pick<KeyVault, 'encrypt'>;
   clock: Clock;
+  /** How host names resolve: `dns.lookup` unless a test resolves its own names. */
+  lookup?: HostLookup | undefined;
 }
 
 /** An endpoint as the operator sees it: never its secret. */
@@ -25,6 +28,8 @@ export interface WebhookEndpointView {
   createdAt: string;
   /** Until when the previous secret still signs, after a rotation. */
   previousSecretExpiresAt?: string;
+  /** Present (true) only when opted in to private addresses (`--allow-private`). */
+  allowPrivate?: true;
 }
 
 export interface NewEndpointRequest {
@@ -33,12 +38,17 @@ export interface NewEndpointRequest {
   url: string;
   /** Empty: every event type. */
   events: string[];
+  /**
+   * Deliveries may go to a loopback, private or link-local address (a back office on this machine
+   * or on the operator's own network). Without it, public addresses only.
+   */
+  allowPrivate?: boolean;
 }
 
 const newSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
 const loopbackHosts = new Set(['localhost', '127.0.0.1', '[::1]']);
 
-function checkUrl(url: string): string {
+function checkUrl(url: string): URL {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -49,7 +59,21 @@ function checkUrl(url: string): string {
   const local = parsed.protocol === 'http:' && loopbackHosts.has(parsed.hostname);
   if (parsed.protocol !== 'https:' && !local) throw new DomainError('request.invalid', '--url must be https:// (http:// only to localhost)', { details: 'url' });
   if (parsed.username || parsed.password) throw new DomainError('request.invalid', '--url must not carry credentials', { details: 'url' });
-  return parsed.toString();
+  return parsed;
+}
+
+/**
+ * Without `--allow-private`, a URL whose host is (or resolves to) anything but public addresses is
+ * refused. A name that does not resolve now is taken: every delivery checks the address it connects
+ * to (webhook-delivery.ts), so it can never reach a private one later either.
+ */
+async function checkAddress(url: URL, lookup: HostLookup): Promise<void> {
+  try {
+    await checkedAddresses(url.hostname, lookup);
+  } catch (error) {
+    if (!(error instanceof PrivateAddressError) || /resolves to no address/.test(error.message)) return;
+    throw new DomainError('request.invalid', `--url ${url.origin}: ${error.message}; deliveries go to public addresses only, unless --allow-private`, { details: 'url' });
+  }
 }
 
 function checkEvents(events: string[]): WebhookEventType[] {
@@ -62,6 +86,7 @@ export function viewOf(endpoint: WebhookEndpointRecord, now: number): WebhookEnd
   return {
     id: endpoint.id, tid: endpoint.tid, url: endpoint.url, events: endpoint.events.length === 0 ? ['*'] : endpoint.events,
     createdAt: new Date(endpoint.createdAt).toISOString(),
+    ...(endpoint.allowPrivate && { allowPrivate: true as const }),
     ...(endpoint.previousSecretExpiresAt !== null && endpoint.previousSecretExpiresAt > now
       && { previousSecretExpiresAt: new Date(endpoint.previousSecretExpiresAt).toISOString() }),
   };
@@ -72,8 +97,12 @@ export async function addWebhookEndpoint(deps: WebhookEndpointDeps, request: New
   if (request.tid !== null && !(await deps.merchants.findStore(request.tid))) throw new DomainError('request.not_found', `no store ${request.tid}`, { details: 'tid' });
   const url = checkUrl(request.url);
   const events = checkEvents(request.events);
+  const allowPrivate = request.allowPrivate === true;
+  if (!allowPrivate) await checkAddress(url, deps.lookup ?? systemLookup);
   const secret = newSecret();
-  const endpoint = { id: `we_${randomBytes(12).toString('hex')}`, tid: request.tid, url, events, secretEnc: deps.vault.encrypt(secret), createdAt: deps.clock() };
+  const endpoint = {
+    id: `we_${randomBytes(12).toString('hex')}`, tid: request.tid, url: url.toString(), events, secretEnc: deps.vault.encrypt(secret), createdAt: deps.clock(), allowPrivate,
+  };
   await deps.webhooks.addEndpoint(endpoint);
   return { ...viewOf({ ...endpoint, previousSecretEnc: null, previousSecretExpiresAt: null }, endpoint.createdAt), secret };
 }

@@ -12,6 +12,7 @@ import * as receiptsConsole from './0010-receipts-console.ts';
 import * as chainTxVersions from './0012-chain-tx-versions.ts';
 import * as staleOperations from './0013-stale-operations.ts';
 import * as chainTxPositions from './0014-chain-tx-positions.ts';
+import * as webhookAllowPrivate from './0015-webhook-allow-private.ts';
 
 /** Every migration, in order. Each domain adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '0012-chain-tx-versions': chainTxVersions,
   '0013-stale-operations': staleOperations,
   '0014-chain-tx-positions': chainTxPositions,
+  '0015-webhook-allow-private': webhookAllowPrivate,
 };
