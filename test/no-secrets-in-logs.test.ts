@@ -45,3 +45,21 @@ test('no secret reaches a log line, even at trace level and on errors', async ()
     assert.ok(!logs.includes(key.slice(2)), 'a private key is in the logs');
   }
 });
+
+// item 7 of issue 19: a JWT sent as `?access_token=` was refused, and written verbatim to the request log.
+test('tokens and API keys in a query string never reach a log line: the request log shows them redacted', async () => {
+  const login = await t.app.inject({ method: 'POST', url: '/v2/auth/auth-user', payload: { id: 'alice', password: 'alice password 123' } });
+  const token = login.json().token as string;
+  assert.ok(token, 'logged in');
+  const secrets = { access_token: token, token: `${token}x`, id_token: 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.sig-of-id', api_key: 'sk_live_query_api_key_42', apiKey: 'query-api-key-camel-17', API_KEY: 'upper-api-key-99' };
+  const query = new URLSearchParams(secrets).toString();
+  const before = logs.length;
+  for (const url of [`/v2/auth/refresh-token?${query}`, `/token?${query}&keep=visible`, `/no/such/route?${query}`, `/v1/ict/pay?${query}`]) {
+    await t.app.inject({ method: 'GET', url });
+    await t.app.inject({ method: 'POST', url, payload: { jsonrpc: '2.0', id: 1, method: 'nope' } });
+  }
+  const written = logs.slice(before);
+  assert.match(written, /access_token=\[redacted\]/, 'the request log still shows the parameter, redacted');
+  assert.match(written, /keep=visible/, 'other parameters stay');
+  for (const [name, value] of Object.entries(secrets)) assert.ok(!written.includes(value), `?${name}= is in the logs`);
+});

@@ -29,11 +29,14 @@ import { installRequestTimeouts, requestTimeoutsOf } from './request-timeouts.ts
 import { installOpenApi } from './openapi.ts';
 import { installObservability, requestIdOptions } from './observability.ts';
 import { withRpcMetrics } from '../jsonrpc/rpc-metrics.ts';
+import { requestLogSerializer } from './request-log.ts';
 
 /** The HTTP server of every HTTP interface, over a started platform. */
 export async function buildHttpApp(platform: Platform): Promise<FastifyInstance> {
   const { config, logger } = platform;
-  const app = Fastify({ loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger, bodyLimit: config.httpBodyLimitBytes, trustProxy: trustProxyOption(config.trustProxy), ...requestIdOptions });
+  // Request lines show the URL with the query's credentials redacted (`?access_token=[redacted]`).
+  const httpLogger = logger.child({ component: 'http' }, { serializers: { req: requestLogSerializer } });
+  const app = Fastify({ loggerInstance: httpLogger as FastifyBaseLogger, bodyLimit: config.httpBodyLimitBytes, trustProxy: trustProxyOption(config.trustProxy), ...requestIdOptions });
   installHttpErrorHandler(app);
   // Slow clients: headers, whole request, idle socket, and a floor on the body's rate (docs/decisions.md).
   installRequestTimeouts(app, requestTimeoutsOf(config));
