@@ -24,7 +24,7 @@ export interface TestPlatform {
  * explicit DATABASE_URL in `env` wins.
  */
 export async function startTestPlatform(
-  options: { dataDir?: string; env?: Record<string, string>; logger?: Logger; redisKeyPrefix?: string } = {},
+  options: { dataDir?: string; env?: Record<string, string>; logger?: Logger; redisKeyPrefix?: string; clock?: () => number } = {},
 ): Promise<TestPlatform> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'vixpay-test-'));
   const onTestStore = options.env?.DATABASE_URL === undefined;
@@ -40,6 +40,7 @@ export async function startTestPlatform(
     config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', HTTP_PORT: '0', CHAIN_POLL_MS: '50', ...storeEnv, ...options.env });
     platform = await composePlatform(config, options.logger ?? createLogger('silent'), {
       ...(options.redisKeyPrefix && { redisKeyPrefix: options.redisKeyPrefix }),
+      ...(options.clock && { clock: options.clock }),
     });
   } catch (error) {
     await release();
