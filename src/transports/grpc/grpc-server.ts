@@ -6,6 +6,7 @@ import { addHealthService } from './grpc-health.ts';
 import { addReflectionService } from './grpc-reflection.ts';
 import { boundedStreamHandlers, connectionLimitOptions, type GrpcLimits } from './bounded-streams.ts';
 import { withRequestId } from './request-id.ts';
+import { decodingService, undecodableRequestInterceptor } from './undecodable-requests.ts';
 
 /** How long the answers sent to the streams open at the end of a shutdown grace get to reach their callers. */
 const shutdownFlushMs = 500;
@@ -31,7 +32,8 @@ export async function startGrpcServer(deps: GrpcDeps, options: { host: string; p
     'grpc.max_receive_message_length': options.maxMessageBytes,
     'grpc.max_send_message_length': options.maxMessageBytes,
     'grpc.keepalive_permit_without_calls': 1,
-    ...(options.interceptors && { interceptors: options.interceptors }),
+    // A request that is no PayData answers INVALID_ARGUMENT (last: the metrics interceptor sees that status).
+    interceptors: [...(options.interceptors ?? []), undecodableRequestInterceptor],
     ...connectionLimitOptions(options.limits),
   });
   // Every call has a request id (x-request-id metadata in and out, reqId on its log lines).
@@ -44,7 +46,7 @@ export async function startGrpcServer(deps: GrpcDeps, options: { host: string; p
     IssueReward: withRequestId(issueRewardHandler(deps)),
     CancelReward: withRequestId(cancelRewardHandler(deps)),
   };
-  server.addService(loadPaymentsService().service, handlers);
+  server.addService(decodingService(loadPaymentsService().service), handlers);
   const health = addHealthService(server);
   addReflectionService(server);
   const address = options.host.includes(':') ? `[${options.host}]:${options.port}` : `${options.host}:${options.port}`;
