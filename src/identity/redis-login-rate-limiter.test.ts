@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { deleteKeys, redisSkip, testRedisUrl, uniquePrefix } from '../../test/support/redis.ts';
+import { createClient } from 'redis';
+import { deleteKeys, privateRedisSkip, redisSkip, startPrivateRedis, testRedisUrl, uniquePrefix, type PrivateRedis } from '../../test/support/redis.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 import { LoginRateLimitedError } from './login-rate-limiter.ts';
 import { createRedisLoginRateLimiter, type RedisLoginRateLimiter } from './redis-login-rate-limiter.ts';
 
@@ -57,5 +59,41 @@ describe('login throttle in Redis', { skip }, () => {
     const results = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => limiters[i % 3]!.beginAttempt('bob', `10.1.0.${i}`)));
     assert.equal(results.filter((r) => r.status === 'fulfilled').length, 5);
     assert.ok(results.every((r) => r.status === 'fulfilled' || r.reason instanceof LoginRateLimitedError));
+  });
+});
+
+// Redis gone after start (stopped, restarted): a login is never an error of the throttle's own.
+describe('login throttle while its Redis is down', { skip: await privateRedisSkip() }, () => {
+  let redis: PrivateRedis;
+  let limiter: RedisLoginRateLimiter;
+  after(async () => {
+    await limiter?.close();
+    await redis?.stop();
+  });
+
+  test('counts on this instance while Redis is down (same limits), and in Redis again once it is back', async () => {
+    redis = await startPrivateRedis();
+    limiter = await createRedisLoginRateLimiter({ url: redis.url, keyPrefix: 'outage' });
+    await limiter.beginAttempt('alice', '10.0.0.1');
+    await redis.stop();
+
+    // Down: every attempt is answered, the throttle's own limit included (5 per id).
+    const down = await Promise.allSettled(Array.from({ length: 6 }, () => Promise.resolve(limiter.beginAttempt('mallory', '10.0.0.2'))));
+    assert.deepEqual(down.map((r) => r.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
+    assert.ok((down[5] as PromiseRejectedResult).reason instanceof LoginRateLimitedError);
+    // A right password while Redis is down is no error either.
+    await (await limiter.beginAttempt('bob', '10.0.0.3')).succeeded();
+
+    await redis.start();
+    const client = createClient({ url: redis.url });
+    await client.connect();
+    try {
+      await waitFor(async () => {
+        await limiter.beginAttempt('carol', '10.0.0.4');
+        return (await client.exists('outage:id:carol')) === 1;
+      }, { timeoutMs: 15_000, intervalMs: 200, message: 'attempts are counted in Redis again once it is back' });
+    } finally {
+      client.destroy();
+    }
   });
 });

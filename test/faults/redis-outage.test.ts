@@ -1,7 +1,5 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
@@ -9,10 +7,9 @@ import { startPaymentServer } from '../../src/main.ts';
 import { composePayments, type PaymentPart } from '../../src/compose.ts';
 import type { GrpcServer } from '../../src/transports/grpc/grpc-server.ts';
 import { vixpTokenAbi } from '../../src/gen/contracts/vixp-token.ts';
-import { freePort } from '../support/server-process.ts';
 import { openSession, paymentsClient, type Session } from '../support/payments.ts';
 import { nextOrEnd, within } from '../support/fleet-operations.ts';
-import { skipWithout } from '../support/parts.ts';
+import { privateRedisSkip, startPrivateRedis, type PrivateRedis } from '../support/redis.ts';
 import { resCodeByFamily } from '../../src/transports/grpc/res-codes.ts';
 import { waitFor } from '../support/wait-for.ts';
 import { assertInvariants, password, rigUser, serverLog, signedTransfer, startFaultRig, type FaultRig, type RigUser } from './rig.ts';
@@ -28,53 +25,7 @@ import { assertInvariants, password, rigUser, serverLog, signedTransfer, startFa
  * a pairing Redis came back for within its window completes; afterwards a login and a payment work,
  * and every approved payment is on chain exactly once.
  */
-const skip = skipWithout('redis', !(await hasRedisServer()) && 'no redis-server binary to start a Redis of the test\'s own');
-
-/** A redis-server of this test's own, on a free port: stopped and started by the test, never the shared one. */
-interface PrivateRedis { url: string; start(): Promise<void>; stop(): Promise<void> }
-
-async function hasRedisServer(): Promise<boolean> {
-  const child = spawn('redis-server', ['--version'], { stdio: 'ignore' });
-  return new Promise((resolve) => {
-    child.on('error', () => resolve(false));
-    child.on('exit', (code) => resolve(code === 0));
-  });
-}
-
-async function privateRedis(): Promise<PrivateRedis> {
-  const port = await freePort();
-  const url = `redis://127.0.0.1:${port}`;
-  let child: ChildProcess | undefined;
-  const answers = async () => {
-    const client = createClient({ url, socket: { reconnectStrategy: false, connectTimeout: 500 } });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      return (await client.ping()) === 'PONG';
-    } catch {
-      return false;
-    } finally {
-      client.destroy();
-    }
-  };
-  const redis: PrivateRedis = {
-    url,
-    async start() {
-      if (child && child.exitCode === null && child.signalCode === null) return;
-      // No persistence: it comes back empty, every pairing key and throttle log gone.
-      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-      await waitFor(answers, { timeoutMs: 10_000, intervalMs: 50, message: `the private redis-server answers on port ${port}` });
-    },
-    async stop() {
-      if (!child || child.exitCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGKILL');
-      await exited;
-    },
-  };
-  await redis.start();
-  return redis;
-}
+const skip = await privateRedisSkip();
 
 let redis: PrivateRedis;
 let rig: FaultRig;
@@ -84,7 +35,7 @@ let store: { tid: string; apiKey: string; settlementAddress: string };
 
 before(async () => {
   if (skip) return;
-  redis = await privateRedis();
+  redis = await startPrivateRedis();
   rig = await startFaultRig({ REDIS_URL: redis.url });
   const part = await composePayments(rig.operator, { redis: true });
   const server = await startPaymentServer(rig.operator, part, { port: 0, host: '127.0.0.1' });

@@ -1,7 +1,11 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import net from 'node:net';
 import { createClient } from 'redis';
 import { skipWithout } from './parts.ts';
+import { freePort } from './server-process.ts';
+import { waitFor } from './wait-for.ts';
 
 /** The Redis the multi-instance tests use (also CI's). */
 export const testRedisUrl = 'redis://127.0.0.1:6379';
@@ -53,4 +57,58 @@ export async function keysUnder(prefix: string): Promise<string[]> {
   } finally {
     await client.close();
   }
+}
+
+/** A redis-server of a test's own, on a free port, that the test stops and starts (never the shared one at 6379). */
+export interface PrivateRedis {
+  url: string;
+  /** Starts it (again, empty: no persistence, as a Redis without it comes back) and waits until it answers PING. */
+  start(): Promise<void>;
+  /** Kills it (-9) and waits for its exit. */
+  stop(): Promise<void>;
+}
+
+/** The `skip` option of a test that starts a Redis of its own: false when `redis-server` runs. */
+export async function privateRedisSkip(): Promise<string | false> {
+  const runs = await new Promise<boolean>((resolve) => {
+    const child = spawn('redis-server', ['--version'], { stdio: 'ignore' });
+    child.on('error', () => resolve(false));
+    child.on('exit', (code) => resolve(code === 0));
+  });
+  return skipWithout('redis', !runs && 'no redis-server binary to start a Redis of the test\'s own');
+}
+
+/** Starts a private redis-server on a free port (see PrivateRedis); `stop` it when the test ends. */
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  const port = await freePort();
+  const url = `redis://127.0.0.1:${port}`;
+  let child: ChildProcess | undefined;
+  const answers = async () => {
+    const client = createClient({ url, socket: { reconnectStrategy: false, connectTimeout: 500 } });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      return (await client.ping()) === 'PONG';
+    } catch {
+      return false;
+    } finally {
+      if (client.isOpen) client.destroy();
+    }
+  };
+  const redis: PrivateRedis = {
+    url,
+    async start() {
+      if (child && child.exitCode === null && child.signalCode === null) return;
+      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      await waitFor(answers, { timeoutMs: 10_000, intervalMs: 50, message: `the private redis-server answers on port ${port}` });
+    },
+    async stop() {
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+  await redis.start();
+  return redis;
 }
