@@ -352,6 +352,122 @@ describe('a payment whose transfer the chain does not mine within the wait', () 
   });
 });
 
+/**
+ * Runs `during` with the chain not mining (every transfer sent meanwhile waits past
+ * RECEIPT_TIMEOUT_SECONDS, answered "not settled yet"), then mines once and waits until `settled`.
+ */
+async function withUnminedChain(during: () => Promise<void>, settled: () => Promise<boolean>) {
+  const anvil = anvilControls(chain());
+  await anvil.setAutomine(false);
+  try {
+    await during();
+  } finally {
+    await anvil.setAutomine(true);
+  }
+  await anvil.mine({ blocks: 1 });
+  await waitFor(settled, { timeoutMs: 30_000, message: 'the transfers sent while the chain did not mine settled' });
+}
+
+/** The app's claim of a reward (DoPayment START_REWARD): its END_REWARD's res_code. */
+async function claimRewardCode(user: { token: string; address: string }, rewardId: string, tokenAmount: string) {
+  const app = openSession(client, 'DoPayment', user.token);
+  app.send({ state: 'START_REWARD', reward_id: rewardId, token_amount: tokenAmount, token_symbol: 'VIXP', user_address: user.address });
+  const answer = await app.next(60_000);
+  await app.closed;
+  return answer.common.res_code as string;
+}
+
+describe('a refund, a reward payout and a reward give-back the chain does not mine within the wait', () => {
+  test('a refund sent but not mined keeps its amount reserved: a second full cancellation is refused, and the payer is refunded once', async () => {
+    const store = await t.platform.payments.addStore({ tid: `MF-${randomUUID().slice(0, 8)}`, name: 'Slow Refund Shop' });
+    secrets.push(store.apiKey);
+    // More than the payment on the store's account: a second refund could be paid.
+    await t.platform.wallet.mint('ethereum', { to: store.settlementAddress, amount: '20' });
+    const user = await payer('10');
+    const { posEnd } = await (await payUntilRequest(store, user, '5000')).transfer();
+    assert.equal(posEnd.common.res_code, '00', JSON.stringify(posEnd.common));
+    const cancel = () => unary(client, 'CancelPayment', store.apiKey, { tid: store.tid, transfer_transaction_id: posEnd.content.transfer_transaction_id, token_amount: '' });
+    const answers: string[] = [];
+    await withUnminedChain(async () => {
+      answers.push((await cancel()).common.res_code);
+      const payment = await t.platform.payments.findPayment(store.tid, (await t.platform.store.db.selectFrom('payments').select('tran_no')
+        .where('transfer_transaction_id', '=', posEnd.content.transfer_transaction_id).executeTakeFirstOrThrow()).tran_no);
+      assert.equal(payment?.refundedAmount, units('5').toString(), 'the unsettled refund stays reserved');
+      answers.push((await cancel()).common.res_code);
+    }, async () => (await balance(user.address)) === units('10'));
+    assert.notEqual(answers[0], '00', 'the refund was not settled when answered');
+    assert.notEqual(answers[1], '00', `a second cancellation while the first is unsettled refunds nothing (${answers.join(',')})`);
+    assert.equal(await balance(user.address), units('10'), 'refunded once');
+    assert.equal(await balance(store.settlementAddress), units('20'));
+    await assertConserved();
+  });
+
+  test('a reward payout sent but not mined keeps the reward claiming: a second claimer is refused, and the reward is paid once', async () => {
+    const store = await t.platform.payments.addStore({ tid: `MG-${randomUUID().slice(0, 8)}`, name: 'Slow Reward Shop' });
+    secrets.push(store.apiKey);
+    await t.platform.wallet.mint('ethereum', { to: store.settlementAddress, amount: '20' });
+    const reward = await t.platform.rewards.issueReward(store, { tid: store.tid, rewardReason: `slow-${randomUUID()}`, exchangeAmount: '3000' });
+    const [first, second] = await Promise.all([payer('0'), payer('0')]);
+    const answers: string[] = [];
+    await withUnminedChain(async () => {
+      answers.push(await claimRewardCode(first, reward.rewardId, '3'));
+      const row = await t.platform.store.db.selectFrom('rewards').select('status').where('id', '=', reward.rewardId).executeTakeFirstOrThrow();
+      assert.equal(row.status, 'claiming', 'the unsettled payout keeps the reward claiming');
+      answers.push(await claimRewardCode(second, reward.rewardId, '3'));
+    }, async () => (await balance(first.address)) === units('3'));
+    assert.notEqual(answers[0], '00', 'the payout was not settled when answered');
+    assert.notEqual(answers[1], '00', `a second claim while the payout is unsettled is refused (${answers.join(',')})`);
+    assert.equal(await balance(second.address), 0n, 'the reward was paid once');
+    assert.equal(await balance(store.settlementAddress), units('17'));
+    await assertConserved();
+  });
+
+  test('a reward give-back sent but not mined keeps the reward canceling: a second CancelReward answers 13, and it is given back once', async () => {
+    const store = await t.platform.payments.addStore({ tid: `MH-${randomUUID().slice(0, 8)}`, name: 'Slow Give-back Shop' });
+    secrets.push(store.apiKey);
+    await t.platform.wallet.mint('ethereum', { to: store.settlementAddress, amount: '20' });
+    const reward = await t.platform.rewards.issueReward(store, { tid: store.tid, rewardReason: `slow-back-${randomUUID()}`, exchangeAmount: '3000' });
+    // The claimer holds more than the reward: a second give-back could be taken.
+    const claimer = await payer('10');
+    assert.equal(await claimRewardCode(claimer, reward.rewardId, '3'), '00');
+    assert.equal(await balance(claimer.address), units('13'));
+    const cancel = () => unary(client, 'CancelReward', store.apiKey, { reward_id: reward.rewardId, token_amount: '3' });
+    const answers: string[] = [];
+    await withUnminedChain(async () => {
+      answers.push((await cancel()).common.res_code);
+      const row = await t.platform.store.db.selectFrom('rewards').select('status').where('id', '=', reward.rewardId).executeTakeFirstOrThrow();
+      assert.equal(row.status, 'canceling', 'the unsettled give-back keeps the reward canceling');
+      answers.push((await cancel()).common.res_code);
+    }, async () => (await balance(claimer.address)) === units('10'));
+    assert.notEqual(answers[0], '00', 'the give-back was not settled when answered');
+    assert.equal(answers[1], '13', `a second CancelReward while the give-back is unsettled is in progress (${answers.join(',')})`);
+    assert.equal(await balance(claimer.address), units('10'), 'given back once');
+    assert.equal(await balance(store.settlementAddress), units('20'));
+    await assertConserved();
+  });
+
+  test('ten partial cancellations of 1 racing for a payment of 6: six refund, four are refused, the payer gets back exactly what was paid', async () => {
+    const store = await t.platform.payments.addStore({ tid: `MI-${randomUUID().slice(0, 8)}`, name: 'Racing Refund Shop' });
+    secrets.push(store.apiKey);
+    // More than the payment on the store's account: an excess refund could be paid.
+    await t.platform.wallet.mint('ethereum', { to: store.settlementAddress, amount: '20' });
+    const user = await payer('10');
+    const { posEnd } = await (await payUntilRequest(store, user, '6000')).transfer();
+    assert.equal(posEnd.common.res_code, '00', JSON.stringify(posEnd.common));
+    const answers = await Promise.all(Array.from({ length: 10 }, () => unary(client, 'CancelPayment', store.apiKey, {
+      tid: store.tid, transfer_transaction_id: posEnd.content.transfer_transaction_id, token_amount: '1',
+    })));
+    const codes = answers.map((a: any) => a.common.res_code as string);
+    assert.equal(codes.filter((c) => c === '00').length, 6, `cancellations: ${codes.join(',')}`);
+    assert.equal(await balance(user.address), units('10'), 'the 6 paid came back, no more');
+    assert.equal(await balance(store.settlementAddress), units('20'));
+    const payment = await t.platform.payments.findPayment(store.tid, (await t.platform.store.db.selectFrom('payments').select('tran_no')
+      .where('transfer_transaction_id', '=', posEnd.content.transfer_transaction_id).executeTakeFirstOrThrow()).tran_no);
+    assert.equal(payment?.refundedAmount, units('6').toString());
+    await assertConserved();
+  });
+});
+
 describe('a balance that drops between REQUEST_TRANSFER and TRANSFER', () => {
   test('the TRANSFER is refused with 02 and nothing moves: no transaction is sent', async () => {
     const store = await t.platform.payments.addStore({ tid: `MB-${randomUUID().slice(0, 8)}`, name: 'Drop Shop' });

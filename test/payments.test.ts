@@ -361,6 +361,30 @@ describe('load and idempotency', () => {
     assert.equal((await first.next()).common.res_code, '00');
     assert.equal(await balanceOf(p, user.address), '4');
   });
+
+  test('a POS retry of a tran_no still waiting for its app is told 13, never runs a second payment, and the first is paid once', async () => {
+    const user = await newUser(p, '5');
+    const tran = tranNo();
+    const uuid = randomUUID();
+    const first = openSession(p.client, 'StartPayment', store.apiKey);
+    first.send(startPay(p, store.tid, tran, user, uuid, '1500'));
+    await untilPosWaits(p, uuid);
+    // The POS, hearing nothing, sends the same tran_no again before the app has shown up.
+    const retry = openSession(p.client, 'StartPayment', store.apiKey);
+    retry.send(startPay(p, store.tid, tran, user, randomUUID(), '1500'));
+    const answer = await retry.next();
+    assert.equal(answer.common.res_code, '13', JSON.stringify(answer.common));
+    await retry.closed;
+    const app = openSession(p.client, 'DoPayment', user.token);
+    app.send({ state: 'START_PAY', user_uuid: uuid });
+    const request = await app.next();
+    assert.equal((await first.next()).content.state, 'REQUEST_TRANSFER');
+    app.send(await transferFor(p, user, request));
+    assert.equal((await first.next()).common.res_code, '00');
+    assert.equal((await app.next()).common.res_code, '00');
+    assert.equal(await balanceOf(p, user.address), '4', 'paid once');
+    assert.equal((await p.t.platform.payments.findPayment(store.tid, tran))?.status, 'approved');
+  });
 });
 
 describe('CancelPayment', () => {
