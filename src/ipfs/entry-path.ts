@@ -1,7 +1,7 @@
 import { DomainError } from '../shared/errors.ts';
 import type { IpfsLimits } from './ipfs-limits.ts';
 
-export type PathLimits = Pick<IpfsLimits, 'maxPathBytes' | 'maxNameBytes'>;
+export type PathLimits = Pick<IpfsLimits, 'maxPathBytes' | 'maxNameBytes' | 'maxDepth'>;
 
 const encoder = new TextEncoder();
 
@@ -32,6 +32,7 @@ export function normalizeEntryPath(raw: string, limits: PathLimits, what = 'path
     }
     segments.push(segment);
   }
+  if (segments.length > limits.maxDepth) throw invalid(what, raw, `is nested more than ${limits.maxDepth} levels deep`);
   if (segments.length === 0) throw invalid(what, raw, 'names nothing');
   return segments.join('/');
 }

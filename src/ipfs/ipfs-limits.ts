@@ -15,6 +15,11 @@ export interface IpfsLimits {
   maxPathBytes: number;
   /** UTF-8 bytes of one path segment (a file or directory name). */
   maxNameBytes: number;
+  /**
+   * Names in one path (`a/b/c.txt`: 3): how deep a tree may nest. The importer recurses once per
+   * level, and ran out of stack near 2,000 (a 4,005-byte path, within `maxPathBytes`).
+   */
+  maxDepth: number;
 }
 
 export const defaultIpfsLimits: Readonly<IpfsLimits> = Object.freeze({
@@ -24,6 +29,7 @@ export const defaultIpfsLimits: Readonly<IpfsLimits> = Object.freeze({
   maxPartHeaderBytes: 16 * 1024,
   maxPathBytes: 4096,
   maxNameBytes: 255,
+  maxDepth: 256,
 });
 
 /** The defaults with some caps replaced. */
