@@ -310,6 +310,8 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     }
     const { readiness, close: closeProbes } = composeObservability({
       store, chains, ipfs, relayer, metrics, logger, redisUrl: pairing.redis ? config.redisUrl : undefined,
+      // Twice the receipt wait: by then every instance's recovery has had its turns at it.
+      stuckAfterMs: 2 * config.receiptTimeoutSeconds * 1000, now: clock,
     });
     cleanups.push(closeProbes);
 

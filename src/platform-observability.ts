@@ -11,7 +11,8 @@ import type { Metrics } from './shared/metrics.ts';
 import { createReadiness, type Readiness } from './shared/readiness.ts';
 import { networkNames, type NetworkName } from './shared/networks.ts';
 import type { Store } from './store/db.ts';
-import { countJournalBacklog, countPendingByRelayer } from './store/journal-backlog.ts';
+import { countJournalBacklog, countPendingByRelayer, findStuckBacklog } from './store/journal-backlog.ts';
+import { sqliteDiskProbe } from './store/sqlite-disk-probe.ts';
 import type { Relayer } from './chain/relayer.ts';
 import type { ChainClients } from './chain/chain-clients.ts';
 import type { IpfsBackend } from './ipfs/ipfs-backend.ts';
@@ -33,11 +34,16 @@ export interface ObservabilityDeps {
   logger: Logger;
   /** The Redis the payment streams pair through, when they do (REDIS_URL on a server). */
   redisUrl?: string | undefined;
+  /** A journaled transaction unmined this long makes the `relayer` check down: the backlog is stuck. */
+  stuckAfterMs: number;
+  now: () => number;
 }
 
 export function composeObservability(deps: ObservabilityDeps): { readiness: Readiness; close(): Promise<void> } {
   const readiness = createReadiness({ timeoutMs: probeTimeoutMs });
   readiness.add('store', () => sql`select 1`.execute(deps.store.db));
+  // SQLite writes into DATA_DIR: a full disk refuses every write (store.full) until there is room.
+  if (deps.store.dialect === 'sqlite') readiness.add('disk', sqliteDiskProbe(deps.store.db));
   // A client of its own per node, without retries: the platform's clients retry, which a probe must not.
   const probeClients = Object.fromEntries(networkNames.map((network) => [
     network, createPublicClient({ transport: http(deps.chains[network].url, { timeout: probeTimeoutMs, retryCount: 0 }) }),
@@ -45,6 +51,16 @@ export function composeObservability(deps: ObservabilityDeps): { readiness: Read
   // A raw eth_blockNumber: viem's getBlockNumber would hand a probe the pending promise of the previous one.
   for (const network of networkNames) readiness.add(`chain:${network}`, () => probeClients[network].request({ method: 'eth_blockNumber' }));
   readiness.add('ipfs', () => deps.ipfs.id());
+  // A lane stuck behind a transaction the chain does not mine (a nonce gap, a fee far below the base
+  // fee, a node that dropped it) holds every later transfer of that lane.
+  readiness.add('relayer', async () => {
+    const now = deps.now();
+    const stuck = await findStuckBacklog(deps.store.db, now - deps.stuckAfterMs);
+    if (stuck.length > 0) {
+      throw new Error(stuck.map(({ network, count, oldest }) =>
+        `${count} transaction(s) on ${network} unmined for over ${Math.round(deps.stuckAfterMs / 1000)} s (oldest ${Math.round((now - oldest) / 1000)} s)`).join('; '));
+    }
+  });
 
   let closeRedis = async () => undefined as void;
   if (deps.redisUrl) {

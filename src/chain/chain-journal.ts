@@ -84,6 +84,12 @@ export interface ChainJournal {
    */
   markMined(id: string, status: Exclude<ChainTxStatus, 'signed'>, position: MinedPosition, now: number, txHash?: string): Promise<void>;
   /**
+   * Marks used the submitted authorizations among `nonces` that the transaction `txHash` carried (its
+   * receipt shows each one's `AuthorizationUsed`): a transaction sent again by recovery has no caller
+   * waiting to record them.
+   */
+  markAuthorizationsUsed(txHash: string, nonces: readonly string[], now: number): Promise<void>;
+  /**
    * Journals a re-priced version of an unmined transaction (same nonce, higher fees) before it is
    * broadcast: the row holds the new bytes (what recovery sends), the superseded version is kept,
    * and the submitted authorizations name the new hash. False (nothing changed) when the row is no
@@ -101,8 +107,17 @@ export interface ChainJournal {
    * blocks), in the order they were mined: block, then index in the block.
    */
   listLost(network: string, chainNonces: ReadonlyMap<string, number>): Promise<LostTransaction[]>;
-  /** Marks unmined again every transaction at or above the chain's nonce (the node lost them); answers how many. */
+  /**
+   * Marks unmined again every transaction at or above the chain's nonce (the node lost them), and the
+   * authorizations they carried that were recorded used submitted again (the chain no longer holds
+   * their use); answers how many transactions.
+   */
   reopenFrom(network: string, relayer: string, chainNonce: number, now: number): Promise<number>;
+  /**
+   * The highest nonce of a lane's transactions recorded mined since `since` (ms), if any: what a node
+   * that lost recent blocks would no longer count.
+   */
+  lastMinedNonce(network: string, relayer: string, since: number): Promise<number | undefined>;
   /** The latest confirmed deployment transaction journaled under `reference`. */
   findConfirmedDeployment(network: string, reference: string): Promise<string | undefined>;
   findDeployment(network: string, name: string): Promise<{ chainId: number; address: string } | undefined>;

@@ -116,6 +116,13 @@ const nudgeAfterMs = 1_000;
 const staleReceiptWaitMs = 3_000;
 /** A lane needs this much native balance to be used on a node we do not run (gas of a full batch, roughly). */
 const laneMinimumGasWei = 10n ** 16n;
+/**
+ * On a node we do not run, a lane whose transactions were recorded mined within this window has its
+ * nonce on chain checked at each stale sweep: a node that lost recent blocks (restarted from an older
+ * state, a provider failing over to one that lags, a reorg deeper than CONFIRMATIONS) shows a nonce
+ * below the journal's. One eth_getTransactionCount per such lane and sweep; none for an idle lane.
+ */
+const lostBlockWatchMs = 10 * 60_000;
 
 interface PendingItem {
   item: SettlementItem;
@@ -478,7 +485,24 @@ export function createRelayer(deps: RelayerDeps): Relayer {
     }
     for (const tx of pending) await broadcast(network, tx.rawTx as Hex);
     const results = await Promise.all(pending.map((tx) => finish(network, tx.id, [tx.txHash, ...tx.supersededHashes] as Hex[], stale?.waitMs)));
+    // Nobody waits for these any more: their authorizations are recorded used from the receipts.
+    for (const { receipt } of results) {
+      if (receipt) await journal.markAuthorizationsUsed(receipt.transactionHash, usedNonces(receipt), clock());
+    }
     return { pending: pending.length, finished: results.filter((r) => r.status !== 'signed').length };
+  }
+
+  /**
+   * A node that lost blocks no longer holds transactions recorded mined: every journaled one at or
+   * above the lane's nonce on chain is marked unmined again (its authorizations no longer `used`), to
+   * be sent again, in nonce order, from its journaled bytes (the same hash), so none is lost and no
+   * later transaction waits behind a gap. Answers how many.
+   */
+  async function reopenLost(network: NetworkName, address: Address): Promise<number> {
+    const chainNonce = await chains[network].client.getTransactionCount({ address, blockTag: 'latest' });
+    const lost = await journal.reopenFrom(network, address, chainNonce, clock());
+    if (lost > 0) logger.error({ network, lane: address, lost, chainNonce }, 'the chain lost transactions recorded as mined; sending them again');
+    return lost;
   }
 
   return {
@@ -506,9 +530,7 @@ export function createRelayer(deps: RelayerDeps): Relayer {
         // transactions we recorded as mined: every journaled one at or above the lane's nonce on
         // chain is sent again, in nonce order, from its journaled bytes (same hash), so none is lost
         // and no later transaction waits behind a gap.
-        const chainNonce = await chains[network].client.getTransactionCount({ address, blockTag: 'latest' });
-        const lost = await journal.reopenFrom(network, address, chainNonce, clock());
-        if (lost > 0) logger.error({ network, lane: address, lost, chainNonce }, 'the chain lost transactions recorded as mined; sending them again');
+        await reopenLost(network, address);
         const { pending, finished } = await finishUnmined(network, address);
         synced.delete(`${network}:${address}`);
         await syncNonce(network, address);
@@ -523,6 +545,18 @@ export function createRelayer(deps: RelayerDeps): Relayer {
     async rebroadcastStale(network, olderThanMs) {
       let finishedAll = 0;
       for (const { address } of deps.lanes) {
+        // A node we run that lost blocks is restarted and rebuilt by its supervisor (`recover`); one we
+        // do not run is watched here, for the lanes that had a transaction mined lately.
+        if (!chains[network].managed && (await journal.lastMinedNonce(network, address, clock() - lostBlockWatchMs)) !== undefined) {
+          const lost = await reopenLost(network, address);
+          if (lost > 0) {
+            // Sent again now, whatever their age: they hold the lane's later nonces.
+            const { pending, finished } = await finishUnmined(network, address, { before: Infinity, waitMs: staleReceiptWaitMs });
+            finishedAll += finished;
+            logger.info({ network, lane: address, pending, finished }, 'sent again the transactions the chain lost');
+            continue;
+          }
+        }
         const { pending, finished } = await finishUnmined(network, address, { before: clock() - olderThanMs, waitMs: staleReceiptWaitMs });
         if (pending > 0) logger.info({ network, lane: address, pending, finished }, 'rebroadcast journaled transactions left without a receipt');
         finishedAll += finished;
@@ -533,6 +567,12 @@ export function createRelayer(deps: RelayerDeps): Relayer {
 }
 
 const itemKey = (token: string, authorizer: string, nonce: string) => `${token.toLowerCase()}:${authorizer.toLowerCase()}:${nonce.toLowerCase()}`;
+
+/** The authorization nonces a receipt shows used. */
+function usedNonces(receipt: TransactionReceipt): string[] {
+  if (receipt.status !== 'success') return [];
+  return parseEventLogs({ abi: vixpTokenAbi, eventName: 'AuthorizationUsed', logs: receipt.logs }).map((log) => log.args.nonce);
+}
 
 /** The items a settlement receipt executed: each has its token's `AuthorizationUsed(authorizer, nonce)`. */
 function executedItems(receipt: TransactionReceipt): Set<string> {

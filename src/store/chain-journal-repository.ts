@@ -136,10 +136,29 @@ export function createChainJournal(db: Db, newId: () => string): ChainJournal {
     },
 
     async reopenFrom(network, relayer, chainNonce, now) {
-      const result = await db.updateTable('chain_txs').set({ status: 'signed', block_number: null, error: null, updated_at: now })
-        .where('network', '=', network).where('relayer', '=', relayer).where('status', '!=', 'signed').where('nonce', '>=', chainNonce)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows);
+      return db.transaction().execute(async (trx) => {
+        const reopened = await trx.updateTable('chain_txs').set({ status: 'signed', block_number: null, error: null, updated_at: now })
+          .where('network', '=', network).where('relayer', '=', relayer).where('status', '!=', 'signed').where('nonce', '>=', chainNonce)
+          .returning('tx_hash').execute();
+        if (reopened.length > 0) {
+          await trx.updateTable('authorizations').set({ status: 'submitted', updated_at: now })
+            .where('network', '=', network).where('status', '=', 'used').where('tx_hash', 'in', reopened.map((row) => row.tx_hash)).execute();
+        }
+        return reopened.length;
+      });
+    },
+
+    async lastMinedNonce(network, relayer, since) {
+      const row = await db.selectFrom('chain_txs').select((eb) => eb.fn.max('nonce').as('nonce'))
+        .where('network', '=', network).where('relayer', '=', relayer).where('status', '!=', 'signed').where('block_number', 'is not', null)
+        .where('updated_at', '>=', since).executeTakeFirst();
+      return row?.nonce === null || row?.nonce === undefined ? undefined : Number(row.nonce);
+    },
+
+    async markAuthorizationsUsed(txHash, nonces, now) {
+      if (nonces.length === 0) return;
+      await db.updateTable('authorizations').set({ status: 'used', updated_at: now })
+        .where('tx_hash', '=', txHash).where('status', '=', 'submitted').where('nonce', 'in', [...nonces]).execute();
     },
 
     async findConfirmedDeployment(network, reference) {
