@@ -147,7 +147,7 @@ describe('many instances on one PostgreSQL and one Redis', { skip: skipRedis }, 
     const { token } = await (await login(instances[1]!, user.userId, 'correct horse battery')).json() as { token: string };
     const rotation = await vixpay('keys', 'rotate');
     // The output docs/operations.md shows.
-    assert.deepEqual(Object.keys(rotation).sort(), ['kid', 'retired', 'retiredVerifyUntil', 'signingWithin']);
+    assert.deepEqual(Object.keys(rotation).sort(), ['kid', 'retired', 'retiredAt', 'retiredVerifyFor', 'signingWithin']);
     assert.match(rotation.kid, /^[A-Za-z0-9_-]{43}$/);
     assert.deepEqual(rotation.retired, [kidOf(token)]);
     for (const instance of instances) {

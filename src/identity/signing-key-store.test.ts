@@ -108,3 +108,29 @@ test('right after a rotation by another instance, with no time passing, the JWKS
     assert.ok(loads.length <= 2, `${loads.length} loads for 50 concurrent reloads`);
   });
 });
+
+// item 6 of issue 19: `JWT_TTL_SECONDS=60 vixpay keys rotate` against a fleet issuing 1-hour tokens
+// made every outstanding token 401 after 125 s: the window came from the rotating command's setting.
+test('a rotation by a command whose JWT_TTL_SECONDS is 60 keeps the old key verifying for the serving instance\'s own token lifetime (1 hour)', async () => {
+  await withStore(async ({ store, file, now }) => {
+    const repository = createSigningKeyRepository(store.db);
+    // The serving instance: 1-hour tokens.
+    const server = await openSigningKeys({ repository, vault, clock: () => now.ms, ttlSeconds: 3600, importFile: file });
+    server.close();
+    const jwt = createJwtService({ keys: server, clock: () => now.ms, ttlSeconds: 3600 });
+    const outstanding = (await jwt.issueAccessToken('alice')).token;
+    const oldKid = server.current().active.kid;
+    // `vixpay keys rotate` elsewhere, with JWT_TTL_SECONDS=60 in its environment.
+    const rotation = await rotateSigningKeys({ repository, vault, clock: () => now.ms, ttlSeconds: 60 });
+    // Well past the command's window (60 s + 65 s), well within the token's hour.
+    now.ms += 30 * 60_000;
+    await jwt.reloadKeys();
+    assert.equal(server.current().active.kid, rotation.kid);
+    assert.deepEqual(jwt.jwks().keys.map((key) => key.kid), [rotation.kid, oldKid], 'the old key is still published');
+    assert.equal((await jwt.verifyAccessToken(outstanding)).userId, 'alice', 'a token issued before the rotation still verifies');
+    // Once the instance's own window has passed (its tokens all expired), the old key is dropped.
+    now.ms += 30 * 60_000 + retiredKeyGraceMs(0) + 1;
+    await server.refresh();
+    assert.deepEqual(jwt.jwks().keys.map((key) => key.kid), [rotation.kid]);
+  });
+});

@@ -35,9 +35,20 @@ export interface SigningKeyStoreDeps {
 /** How long a retired key keeps verifying: a token's lifetime, plus instances still signing with it until their next reload. */
 export const retiredKeyGraceMs = (ttlSeconds: number) => (ttlSeconds + 2 * keyRefreshSeconds + 5) * 1000;
 
+/**
+ * Until when this instance keeps a retired key: `verify_until` as the rotation wrote it, and at least
+ * this instance's own token lifetime (plus reload slack) after the retirement. The rotation may run
+ * anywhere (`vixpay keys rotate` with another JWT_TTL_SECONDS than the servers'): the instances that
+ * issued the tokens are the ones that know how long they live.
+ */
+const verifiesUntil = (row: SigningKeyRow, ttlSeconds: number): number =>
+  Math.max(Number(row.verify_until ?? 0), Number(row.retired_at ?? 0) + retiredKeyGraceMs(ttlSeconds));
+
+const isLive = (row: SigningKeyRow, ttlSeconds: number, now: number) => row.retired_at === null || verifiesUntil(row, ttlSeconds) > now;
+
 /** The key set of `rows` at `now`: the newest active key signs; active and not-yet-expired retired keys verify. */
-async function keySetFromRows(rows: readonly SigningKeyRow[], vault: KeyVault, now: number): Promise<SigningKeySet> {
-  const live = rows.filter((row) => row.retired_at === null || (row.verify_until ?? 0) > now);
+async function keySetFromRows(rows: readonly SigningKeyRow[], vault: KeyVault, now: number, ttlSeconds: number): Promise<SigningKeySet> {
+  const live = rows.filter((row) => isLive(row, ttlSeconds, now));
   const active = live.find((row) => row.retired_at === null);
   if (!active) throw new Error('no active JWT signing key in the database (jwt_signing_keys): run `vixpay keys rotate`');
   const ordered = [active, ...live.filter((row) => row !== active)];
@@ -87,17 +98,17 @@ export async function openSigningKeys(deps: SigningKeyStoreDeps & { importFile: 
     throw new Error(`${deps.importFile} holds JWT signing key ${fileKeys[0].kid}, which is not one of the fleet's keys (jwt_signing_keys): `
       + 'tokens it signs would be refused by the other instances; remove the file (the fleet\'s keys are in the database)');
   }
-  let keys = await keySetFromRows(rows, vault, clock());
+  let keys = await keySetFromRows(rows, vault, clock(), deps.ttlSeconds);
   // The rows and the time a key set was made of: unchanged, the same set (no decryption again).
   const shapeOf = (list: readonly SigningKeyRow[], now: number) =>
-    JSON.stringify(list.map((row) => [row.kid, row.retired_at, row.verify_until, row.retired_at === null || (row.verify_until ?? 0) > now]));
+    JSON.stringify(list.map((row) => [row.kid, row.retired_at, row.verify_until, isLive(row, deps.ttlSeconds, now)]));
   let shape = shapeOf(rows, clock());
   const load = async () => {
     const now = clock();
     const list = await repository.list();
     const next = shapeOf(list, now);
     if (next === shape) return;
-    keys = await keySetFromRows(list, vault, now);
+    keys = await keySetFromRows(list, vault, now, deps.ttlSeconds);
     shape = next;
   };
   // One load at a time, and one queued behind it for every call that arrives meanwhile (a load
@@ -138,25 +149,29 @@ function readKeyFile(file: string): JWK[] {
 export interface RotationResult {
   /** The new signing key. */
   kid: string;
-  /** Keys that now only verify, each until `verifyUntil`. */
+  /** Keys that now only verify. */
   retired: string[];
-  /** Epoch ms. */
+  /** Epoch ms: when they were retired. */
+  retiredAt: number;
+  /** Epoch ms: the floor written in `verify_until` (each instance keeps them at least its own token lifetime). */
   verifyUntil: number;
 }
 
 /**
  * A new signing key for every instance (each takes it up within `keyRefreshSeconds`); the keys
- * signing until now keep verifying for a token lifetime and that reload interval.
+ * signing until now keep verifying for a token lifetime and that reload interval: each instance
+ * counts its own lifetime from `retired_at`, and `ttlSeconds` here (the rotating process's) only
+ * sets the floor written in `verify_until`.
  */
 export async function rotateSigningKeys(deps: SigningKeyStoreDeps & { ttlSeconds: number }): Promise<RotationResult> {
   const before = await deps.repository.list();
   const active = before.filter((row) => row.retired_at === null).map((row) => row.kid);
   // Proves this master key opens the current keys before a key sealed with it is added.
-  if (before.length > 0) await keySetFromRows(before, deps.vault, deps.clock());
+  if (before.length > 0) await keySetFromRows(before, deps.vault, deps.clock(), deps.ttlSeconds);
   const now = deps.clock();
   const jwk = await generateSigningJwk();
   const verifyUntil = now + retiredKeyGraceMs(deps.ttlSeconds);
   await deps.repository.insert(rowOf(jwk, deps.vault, now));
   await deps.repository.retireAllBut(jwk.kid as string, now, verifyUntil);
-  return { kid: jwk.kid as string, retired: active, verifyUntil };
+  return { kid: jwk.kid as string, retired: active, retiredAt: now, verifyUntil };
 }
