@@ -57,7 +57,7 @@ describe('health and metrics on a real platform (SQLite, four anvils, gRPC serve
     assert.equal(response.statusCode, 200, response.body);
     const body = response.json();
     assert.equal(body.status, 'ready');
-    assert.deepEqual(Object.keys(body.checks).sort(), ['chain:bnb', 'chain:ethereum', 'chain:opbnb', 'chain:optimism', 'grpc', 'ipfs', 'relayer', 'store']);
+    assert.deepEqual(Object.keys(body.checks).sort(), ['chain:bnb', 'chain:ethereum', 'chain:opbnb', 'chain:optimism', 'disk', 'grpc', 'ipfs', 'relayer', 'store']);
     for (const check of Object.values<any>(body.checks)) assert.equal(check.status, 'up');
   });
 
