@@ -10,7 +10,7 @@
  *   npm run test:mutations                                   # every check, with baselines
  *   npm run test:mutations -- markapproved-any-status        # some checks, by name
  *   npm run test:mutations -- --ci --no-baseline             # the fast set CI runs (after npm test)
- *   npm run test:mutations -- --list                         # names, files and sets
+ *   npm run test:mutations -- --list                         # every check, as docs/reliability.md shows it
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -36,7 +36,7 @@ interface Check {
   pattern: string;
   /** Set for the test run (e.g. VIXPAY_TEST_STORE=postgres). */
   env?: Record<string, string>;
-  /** `ci`: run by .ci/run (each under a minute or so); `full`: only in a whole run. */
+  /** `ci`: the fast set .ci/run runs (each under a minute); `full`: only in a whole run (the slow fault cases). */
   set: 'ci' | 'full';
 }
 
@@ -47,10 +47,10 @@ const checks: Check[] = [
     file: 'src/store/authorization-repository.ts',
     find: 'if (hooks.consumeTempKey !== undefined) {',
     replace: 'if (false && hooks.consumeTempKey !== undefined) {',
-    tests: ['test/faults/crash-at-failpoints.test.ts'], pattern: 'token API transfer',
+    tests: ['test/faults/crash-at-failpoints.test.ts'], pattern: 'kill -9 at transfer.after-settle: ',
   },
   {
-    name: 'skip-authorization-cancellation', set: 'full',
+    name: 'skip-authorization-cancellation', set: 'ci',
     breaks: 'a transfer answered failed leaves nothing signed usable (its authorization is cancelled on chain)',
     file: 'src/wallet/resolve-authorization.ts',
     find: 'const account = await deps.repo.findAccount(record.fromAddress);',
@@ -63,7 +63,7 @@ const checks: Check[] = [
     file: 'src/chain/relayer.ts',
     find: '.filter((tx) => stale === undefined || tx.createdAt < stale.before);',
     replace: '.filter(() => false);',
-    tests: ['test/faults/crash-at-failpoints.test.ts'], pattern: 'settlement batch',
+    tests: ['test/faults/crash-at-failpoints.test.ts'], pattern: 'kill -9 of the server at relay.after-journal',
   },
   {
     name: 'rebuild-at-current-time', set: 'full',
@@ -74,7 +74,7 @@ const checks: Check[] = [
     tests: ['test/faults/chain-node-crash.test.ts'], pattern: 'rebuilt from the journal',
   },
   {
-    name: 'drop-outbox-write', set: 'full',
+    name: 'drop-outbox-write', set: 'ci',
     breaks: 'the webhook outbox is written with the state change it reports',
     file: 'src/store/webhook-repository.ts',
     find: 'const id = `evt_${randomUUID().replaceAll(\'-\', \'\')}`;',
@@ -138,7 +138,7 @@ const checks: Check[] = [
     tests: ['test/money-safety.test.ts'], pattern: '40 concurrent 1-VIXP transfers', env: { VIXPAY_TEST_STORE: 'postgres' },
   },
   {
-    name: 'payment-pending-as-refused', set: 'full',
+    name: 'payment-pending-as-refused', set: 'ci',
     breaks: 'a payment whose transfer was sent but not mined stays pending (never failed while it can still execute)',
     file: 'src/payments/run-payment.ts',
     find: 'if (result.status === \'refused\') transferred = false;',
@@ -200,7 +200,13 @@ const chosen = args.filter((a) => !a.startsWith('--'));
 for (const name of chosen) if (!checks.some((c) => c.name === name)) usage(`unknown check "${name}" (one of ${checks.map((c) => c.name).join(', ')})`);
 const selected = checks.filter((c) => (chosen.length === 0 || chosen.includes(c.name)) && (!args.includes('--ci') || c.set === 'ci'));
 if (args.includes('--list')) {
-  for (const c of checks) console.log(`${c.name.padEnd(36)} ${c.set.padEnd(4)} ${c.file}  →  ${c.tests.join(' ')} "${c.pattern}"${c.env ? ` ${JSON.stringify(c.env)}` : ''}`);
+  // The table docs/reliability.md shows.
+  console.log('| Mutation | Set | Edit (one line) | Guarantee it breaks | Tests that must fail |');
+  console.log('|---|---|---|---|---|');
+  for (const c of checks) {
+    const env = c.env ? ` (${Object.entries(c.env).map(([k, v]) => `${k}=${v}`).join(' ')})` : '';
+    console.log(`| \`${c.name}\` | ${c.set} | \`${c.file}\` | ${c.breaks} | \`${c.tests.join('` `')}\` "${c.pattern.replaceAll('|', '\\|')}"${env} |`);
+  }
   process.exit(0);
 }
 if (new Set(checks.map((c) => c.name)).size !== checks.length) usage('two checks share a name');
@@ -234,7 +240,7 @@ function copyProject(): string {
   return copy;
 }
 
-interface Run { passed: boolean; failed: number; failing: string[]; seconds: number }
+interface Run { passed: boolean; failed: number; failing: string[]; seconds: number; output: string }
 
 /** Runs the check's tests in a fresh copy, mutated or not, and removes the copy. */
 function runTests(check: Check, mutate: boolean): Run {
@@ -257,7 +263,7 @@ function runTests(check: Check, mutate: boolean): Run {
     // The spec reporter's "✖ name (time)" lines, without the file-level summary lines.
     const failing = [...new Set([...output.matchAll(/^\s*✖ (.+?) \([\d.]+m?s\)$/gm)].map((m) => m[1]!))]
       .filter((name) => !check.tests.some((file) => name.endsWith(file)) && name !== 'failing tests:');
-    return { passed: run.status === 0, failed, failing, seconds: Math.round((Date.now() - started) / 1000) };
+    return { passed: run.status === 0, failed, failing, seconds: Math.round((Date.now() - started) / 1000), output };
   } finally {
     rmSync(copy, { recursive: true, force: true });
   }
@@ -283,12 +289,16 @@ for (const check of selected) {
     }
   }
   const mutated = runTests(check, true);
-  const caught = !mutated.passed;
+  // Caught only by a failing test: a file that fails to load (a syntax error, a missing module) proves nothing.
+  const broken = !mutated.passed && mutated.failing.length === 0;
+  if (broken) console.error(mutated.output.slice(-3000));
+  const caught = !mutated.passed && !broken;
   allCaught &&= caught;
   const failing = mutated.failing.slice(0, 3).map((name) => `"${name.slice(0, 90)}"`).join(', ');
-  console.log(`   mutated: ${caught ? `caught (${mutated.failed} failing: ${failing})` : 'NOT CAUGHT'} (${mutated.seconds} s)`);
+  const verdict = caught ? `caught: ${mutated.failed} failing` : broken ? '**no test ran to its end** (see the output)' : '**not caught**';
+  console.log(`   mutated: ${caught ? `caught (${mutated.failed} failing: ${failing})` : verdict} (${mutated.seconds} s)`);
   const seconds = baseline ? `${baselineSeconds} + ${mutated.seconds} s` : `${mutated.seconds} s`;
-  rows.push(`| \`${check.name}\` | \`${check.tests.join(' ')}\` "${check.pattern}" | ${caught ? `caught: ${mutated.failed} failing` : '**not caught**'} | ${seconds} |`);
+  rows.push(`| \`${check.name}\` | \`${check.tests.join(' ')}\` "${check.pattern}" | ${verdict} | ${seconds} |`);
 }
 
 console.log(`\n== test:mutations: ${selected.length} checks in ${Math.round((Date.now() - total) / 1000)} s${baseline ? '' : ' (no baseline)'}\n`);
