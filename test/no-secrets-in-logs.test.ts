@@ -51,7 +51,7 @@ test('tokens and API keys in a query string never reach a log line: the request 
   const login = await t.app.inject({ method: 'POST', url: '/v2/auth/auth-user', payload: { id: 'alice', password: 'alice password 123' } });
   const token = login.json().token as string;
   assert.ok(token, 'logged in');
-  const secrets = { access_token: token, token: `${token}x`, id_token: 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.sig-of-id', api_key: 'sk_live_query_api_key_42', apiKey: 'query-api-key-camel-17', API_KEY: 'upper-api-key-99' };
+  const secrets = { access_token: token, token: `${token}x`, id_token: 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.sig-of-id', api_key: 'sk_live_query_api_key_42', apiKey: 'query-api-key-camel-17', API_KEY: 'upper-api-key-99', accessToken: 'camel-access-token-5', client_secret: 'client-secret-value-8' };
   const query = new URLSearchParams(secrets).toString();
   const before = logs.length;
   for (const url of [`/v2/auth/refresh-token?${query}`, `/token?${query}&keep=visible`, `/no/such/route?${query}`, `/v1/ict/pay?${query}`]) {

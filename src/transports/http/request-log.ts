@@ -2,11 +2,11 @@ import type { FastifyRequest } from 'fastify';
 
 /**
  * Query parameters whose values are credentials: `access_token`, `id_token`, `refresh_token`,
- * `token`, anything ending in `_token`/`-token`, `secret`, `password`, and any spelling of an API
- * key (`api_key`, `apiKey`, `API-KEY`). Clients that cannot set a header put them in the URL; the
+ * `token`, `accessToken`, anything else ending in `token`, `secret` or `password`, and any spelling
+ * of an API key (`api_key`, `apiKey`, `API-KEY`). Clients that cannot set a header put them in the URL; the
  * platform never accepts them there, and never writes them to a log line either.
  */
-const secretParameter = /^(?:(?:.*[_-])?(?:token|secret|password)|api[_-]?key)$/i;
+const secretParameter = /^(?:.*(?:token|secret|password)|api[_-]?key)$/i;
 
 const decoded = (name: string) => {
   try {
