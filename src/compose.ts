@@ -231,7 +231,8 @@ export async function composePlatform(config: Config, logger: Logger, options: C
       const pid = supervisor.nodePid(config.paymentNetwork);
       if (pid !== undefined) process.kill(pid, 'SIGKILL');
     });
-    const chains = await createChainClients(supervisor.endpoints, config.chainPollMs, config.confirmations);
+    const chains = await createChainClients(supervisor.endpoints, config.chainPollMs, config.confirmations,
+      (network, method) => metrics.nodeRpcCalls.inc({ network, method }));
     // Before the nodes stop: pending receipt waits end (the relayer leaves them journaled for recovery).
     cleanups.push(async () => { for (const network of networkNames) chains[network].receipts.close(); });
     const lanes = loadRelayerLanes({ privateKey: config.relayerPrivateKey, dataDir: config.dataDir, vault, count: config.relayerLanes });

@@ -15,6 +15,7 @@ import { countJournalBacklog, countPendingByRelayer, findStuckBacklog } from './
 import { sqliteDiskProbe } from './store/sqlite-disk-probe.ts';
 import type { Relayer } from './chain/relayer.ts';
 import type { ChainClients } from './chain/chain-clients.ts';
+import { countingRpcCalls } from './chain/node-rpc-calls.ts';
 import type { IpfsBackend } from './ipfs/ipfs-backend.ts';
 import type { WalletService } from './wallet/wallet-service.ts';
 import type { TransferOutcome } from './wallet/transfer-outcome.ts';
@@ -45,8 +46,10 @@ export function composeObservability(deps: ObservabilityDeps): { readiness: Read
   // SQLite writes into DATA_DIR: a full disk refuses every write (store.full) until there is room.
   if (deps.store.dialect === 'sqlite') readiness.add('disk', sqliteDiskProbe(deps.store.db));
   // A client of its own per node, without retries: the platform's clients retry, which a probe must not.
+  // Its calls count in vixpay_node_rpc_calls_total too: a provider bills them all the same.
+  const countCall = (network: NetworkName, method: string) => deps.metrics.nodeRpcCalls.inc({ network, method });
   const probeClients = Object.fromEntries(networkNames.map((network) => [
-    network, createPublicClient({ transport: http(deps.chains[network].url, { timeout: probeTimeoutMs, retryCount: 0 }) }),
+    network, createPublicClient({ transport: http(deps.chains[network].url, { timeout: probeTimeoutMs, retryCount: 0, ...countingRpcCalls(network, countCall) }) }),
   ])) as Record<NetworkName, ReturnType<typeof createPublicClient>>;
   // A raw eth_blockNumber: viem's getBlockNumber would hand a probe the pending promise of the previous one.
   for (const network of networkNames) readiness.add(`chain:${network}`, () => probeClients[network].request({ method: 'eth_blockNumber' }));

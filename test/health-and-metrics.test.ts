@@ -107,6 +107,36 @@ describe('health and metrics on a real platform (SQLite, four anvils, gRPC serve
     });
   });
 
+  test('/metrics: every JSON-RPC call sent to a node, by network and method (a batch counts each of its calls)', async () => {
+    const calls = (text: string, network: string, method: string) => sample(text, 'vixpay_node_rpc_calls_total', { network, method }) ?? 0;
+    const sent = async () => Number((await t.platform.store.db.selectFrom('chain_txs').select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('network', '=', 'ethereum').executeTakeFirstOrThrow()).n);
+    const before = await metricsText();
+    for (const network of ['ethereum', 'optimism', 'bnb', 'opbnb']) assert.ok(calls(before, network, 'eth_chainId') >= 1, `${network}: the chain id asked at start`);
+    // Every transaction the platform journaled was broadcast once by the platform's clients.
+    assert.equal(calls(before, 'ethereum', 'eth_sendRawTransaction'), await sent());
+
+    const created = async (): Promise<Wallet> => (await call(t.app, '/token', 'createAddress', {})).resultData;
+    const carol = await created();
+    const dave = await created();
+    await t.platform.wallet.mint('ethereum', { to: carol.address, amount: '10' });
+    const { data: _data, ...params } = await prepareTransfer(t.app, carol, dave.address, '2');
+    assert.equal((await call(t.app, '/token', 'transfer', params)).resultCode, '200');
+    assert.equal((await call(t.app, '/token', 'getBalance', { address: dave.address })).resultData.balance, '2');
+
+    const after = await metricsText();
+    // One mint, one settlement: two transactions sent, their receipts read, on ethereum only.
+    assert.equal(calls(after, 'ethereum', 'eth_sendRawTransaction') - calls(before, 'ethereum', 'eth_sendRawTransaction'), 2);
+    assert.equal(calls(after, 'ethereum', 'eth_sendRawTransaction'), await sent());
+    assert.ok(calls(after, 'ethereum', 'eth_getTransactionReceipt') > calls(before, 'ethereum', 'eth_getTransactionReceipt'));
+    assert.equal(calls(after, 'optimism', 'eth_sendRawTransaction'), calls(before, 'optimism', 'eth_sendRawTransaction'));
+    // Labels are JSON-RPC method names only, never a URL, an address or a parameter.
+    const methods = [...after.matchAll(/^vixpay_node_rpc_calls_total\{(.*)\} \d+$/gm)].map((m) => /method="([^"]*)"/.exec(m[1]!)![1]!);
+    assert.ok(methods.length > 0);
+    for (const method of methods) assert.match(method, /^(eth|net|web3|anvil|evm)_\w+$/);
+    assert.doesNotMatch(after, new RegExp(carol.address.slice(2), 'i'));
+  });
+
   test('/metrics: gRPC calls by call and res_code, open streams by kind', async () => {
     const client = new PaymentsService(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure()) as grpc.Client & Record<string, any>;
     try {

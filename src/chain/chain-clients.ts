@@ -2,6 +2,7 @@ import { createPublicClient, defineChain, http, webSocket, type PublicClient } f
 import { DomainError } from '../shared/errors.ts';
 import type { ChainEndpoint } from './chain-supervisor.ts';
 import { createReceiptWatcher, type ReceiptWatcher } from './receipt-watcher.ts';
+import { countingRpcCalls, type OnRpcCall } from './node-rpc-calls.ts';
 import { networkNames, type NetworkName } from '../shared/networks.ts';
 
 export interface ChainClient {
@@ -17,16 +18,20 @@ export interface ChainClient {
 
 export type ChainClients = Readonly<Record<NetworkName, ChainClient>>;
 
-/** One viem public client per network, with the chain id the node itself reports. */
+/**
+ * One viem public client per network, with the chain id the node itself reports. `onRpcCall` is told
+ * of every JSON-RPC call they send over HTTP (each call of a batch), for `vixpay_node_rpc_calls_total`.
+ */
 export async function createChainClients(
   endpoints: Readonly<Record<NetworkName, ChainEndpoint>>,
   pollingInterval: number,
   confirmations: Readonly<Partial<Record<NetworkName, number>>> = {},
+  onRpcCall?: OnRpcCall,
 ): Promise<ChainClients> {
   const entries = await Promise.all(
     networkNames.map(async (network): Promise<[NetworkName, ChainClient]> => {
       const endpoint = endpoints[network];
-      const probe = createPublicClient({ transport: http(endpoint.url) });
+      const probe = createPublicClient({ transport: http(endpoint.url, countingRpcCalls(network, onRpcCall)) });
       const chainId = await probe.getChainId().catch((cause: unknown) => {
         throw new DomainError('chain.unavailable', `network ${network} does not answer`, { cause });
       });
@@ -38,7 +43,7 @@ export async function createChainClients(
       });
       // Calls made in one tick (the balance reads, block numbers and receipts of concurrent transfers)
       // go to the node as one JSON-RPC batch: one HTTP round trip instead of one each.
-      const client = createPublicClient({ chain, transport: http(endpoint.url, { retryCount: 2, batch: { wait: 0 } }), pollingInterval });
+      const client = createPublicClient({ chain, transport: http(endpoint.url, { retryCount: 2, batch: { wait: 0 }, ...countingRpcCalls(network, onRpcCall) }), pollingInterval });
       const receipts = createReceiptWatcher(client, pollingInterval, {
         confirmations: confirmations[network] ?? 1,
         ...(endpoint.managed && { heads: newHeadsOf(endpoint.url.replace(/^http/, 'ws')) }),

@@ -67,6 +67,10 @@ export function createMetrics() {
       name: 'vixpay_settlement_batch_size', help: 'Transfers carried by each settlement transaction journaled, by network',
       labelNames: ['network'] as const, buckets: [1, 2, 5, 10, 20, 50, 100, 150], registers: [registry],
     }),
+    nodeRpcCalls: new Counter({
+      name: 'vixpay_node_rpc_calls_total', help: 'JSON-RPC calls sent to each network\'s node (each call of a batch, each retry), by network and method',
+      labelNames: ['network', 'method'] as const, registers: [registry],
+    }),
     relayerRepriced: new Counter({
       name: 'vixpay_relayer_repriced_transactions_total', help: 'Relayed transactions signed again with their nonce and higher fees (fee cap below the base fee, or unmined too long), by network',
       labelNames: ['network'] as const, registers: [registry],
