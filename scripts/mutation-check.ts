@@ -181,8 +181,8 @@ const checks: Check[] = [
     name: 'live-payment-as-stale', set: 'ci',
     breaks: 'a tran_no whose payment is running answers 13 (in progress) to a retry, never a second payment',
     file: 'src/payments/run-payment.ts',
-    find: 'if (existing.status === \'pending\' && (deps.clock() - existing.updatedAt > staleAfterMs(deps) || await runnerDied(deps, existing))) {',
-    replace: 'if (existing.status === \'pending\') {',
+    find: 'deps.clock() - existing.updatedAt > staleAfterMs(deps)',
+    replace: 'true',
     tests: ['test/payments.test.ts'], pattern: 'in progress|told 13',
   },
 ];
@@ -288,7 +288,16 @@ for (const check of selected) {
       continue;
     }
   }
-  const mutated = runTests(check, true);
+  let mutated: Run;
+  try {
+    mutated = runTests(check, true);
+  } catch (error) {
+    // The file changed while the run went on (its text is checked once more at each copy).
+    allCaught = false;
+    console.error(`   ${(error as Error).message}`);
+    rows.push(`| \`${check.name}\` | \`${check.tests.join(' ')}\` "${check.pattern}" | **edit no longer applies** | — |`);
+    continue;
+  }
   // Caught only by a failing test: a file that fails to load (a syntax error, a missing module) proves nothing.
   const broken = !mutated.passed && mutated.failing.length === 0;
   if (broken) console.error(mutated.output.slice(-3000));
