@@ -3,7 +3,7 @@ import { DomainError } from '../shared/errors.ts';
 import type { TransferCredentials } from '../payments/payment-events.ts';
 import type { AppArrival, AppConnection } from './pairing-desk.ts';
 import { appWaitExpired, canceled, endsStream, posInstanceLost, transferBeforeRequest, userUuidInUse } from './pairing-rules.ts';
-import type { PairingLink } from './redis-pairing-link.ts';
+import { RedisUnreachableError, type PairingLink } from './redis-pairing-link.ts';
 import * as scripts from './redis-pairing-scripts.ts';
 import { fromWire, keyLifetimes, type AppMessage, type AppValue, type PosRef } from './redis-pairing-wire.ts';
 
@@ -11,6 +11,10 @@ import { fromWire, keyLifetimes, type AppMessage, type AppValue, type PosRef } f
  * The app side of the Redis pairing desk, on the instance that holds the app's stream: registers
  * the app under its user_uuid, runs the app's wait for a POS, writes what the POS's instance sends
  * to the app's stream, and forwards the app's TRANSFER and hang-up to the POS's instance.
+ *
+ * While Redis does not answer, the app's registration and its steps are tried again within its wait
+ * (an app that waited its whole wait hears 03, as when no POS came); once Redis answers again every
+ * app still waiting for a POS is registered anew (a Redis that restarted lost its key).
  */
 export interface RedisAppSide {
   connectApp(arrival: AppArrival): AppConnection;
@@ -21,6 +25,12 @@ export interface RedisAppSide {
 interface LocalApp {
   id: string;
   arrival: AppArrival;
+  /** Its value in Redis while it waits. */
+  value: AppValue;
+  /** Until when its registration is tried while Redis does not answer (epoch ms): one wait from its START_PAY. */
+  waitEnds: number;
+  /** Aborted when the app hangs up: its registration is no longer tried. */
+  left: AbortController;
   state: 'registering' | 'waiting' | 'done';
   /** Whether Redis took the app (false: refused or unreachable, the app was told). */
   registered: Promise<boolean>;
@@ -67,14 +77,29 @@ export function createRedisAppSide(link: PairingLink, appWaitMs: number): RedisA
     app.arrival.sink.send({ type: 'failed', error });
   }
 
-  /** Registers the app in Redis, tells a POS already waiting for it, and starts the app's wait. */
+  /** The POS waiting for `app` (a reply of registerApp), told that the app is here. */
+  function tellWaitingPos(pos: string | undefined): void {
+    if (!pos) return;
+    const ref = JSON.parse(pos) as PosRef;
+    link.deliver(ref.i, { k: 'arrived', pos: ref.id });
+  }
+
+  /**
+   * Registers the app in Redis, tells a POS already waiting for it, and starts the app's wait. Redis
+   * unreachable: tried again until the app's wait ends (then 03) or it hangs up.
+   */
   async function register(app: LocalApp): Promise<boolean> {
-    const { userUuid, userId, userAddress } = app.arrival;
-    const value: AppValue = { s: 'waiting', id: app.id, i: link.instanceId, u: userId, a: userAddress };
+    const { userUuid } = app.arrival;
     let reply: unknown;
     try {
-      reply = await link.run(scripts.registerApp, [link.appKey(userUuid), link.posKey(userUuid)], [JSON.stringify(value), lifetimes.waitingMs]);
+      reply = await link.runSteadily(scripts.registerApp, [link.appKey(userUuid), link.posKey(userUuid)], [JSON.stringify(app.value), lifetimes.waitingMs],
+        { until: app.waitEnds, signal: app.left.signal });
     } catch (error) {
+      if (error instanceof RedisUnreachableError) {
+        if (!app.hungUp) fail(app, appWaitExpired());
+        else finish(app);
+        return false;
+      }
       link.logError(error, 'register failed');
       fail(app, new DomainError('internal', 'the pairing desk is unavailable', { cause: error }));
       return false;
@@ -85,25 +110,38 @@ export function createRedisAppSide(link: PairingLink, appWaitMs: number): RedisA
       return false;
     }
     if (app.state === 'registering') app.state = 'waiting';
-    if (pos) {
-      const ref = JSON.parse(pos) as PosRef;
-      link.deliver(ref.i, { k: 'arrived', pos: ref.id });
-    }
+    tellWaitingPos(pos);
     if (app.state === 'waiting' && !app.hungUp) waitForPos(app);
     return true;
   }
 
-  /** No POS in time: 03, unless a POS claimed the app meanwhile (Redis decides). */
+  /** Redis answers again: an app still waiting for a POS is registered anew (a restarted Redis lost its key). */
+  function reassert(app: LocalApp): void {
+    const { userUuid } = app.arrival;
+    link.run(scripts.registerApp, [link.appKey(userUuid), link.posKey(userUuid)], [JSON.stringify(app.value), lifetimes.waitingMs]).then((reply) => {
+      const [result, pos] = reply as [string, string?];
+      if (result === 'busy') link.logError(new Error(`user_uuid ${userUuid} was taken by another app while Redis was unreachable`), 'register again failed');
+      else tellWaitingPos(pos);
+    }, (error: unknown) => link.logError(error, 'register again failed'));
+  }
+
+  /**
+   * No POS in time: 03, unless a POS claimed the app meanwhile (Redis decides; while it does not
+   * answer it is asked again, for at most another wait, then 03).
+   */
   function waitForPos(app: LocalApp): void {
     app.idleTimer = setTimeout(() => {
-      link.run(scripts.expireApp, [link.appKey(app.arrival.userUuid)], [app.id]).then(async (gone) => {
+      link.runSteadily(scripts.expireApp, [link.appKey(app.arrival.userUuid)], [app.id], { until: Date.now() + appWaitMs }).then(async (gone) => {
         if (gone === 1 && app.state === 'waiting' && !app.hungUp) fail(app, appWaitExpired());
         // Claimed, but no word from the POS yet: watch its instance from now on.
         if (gone === 0 && app.state !== 'done') {
           const pos = await posOf(app);
           if (pos) watchPos(app, pos);
         }
-      }, (error: unknown) => link.logError(error, 'expiry failed'));
+      }, (error: unknown) => {
+        link.logError(error, 'expiry failed');
+        if (app.state === 'waiting' && !app.hungUp && !app.pos) fail(app, appWaitExpired());
+      });
     }, appWaitMs);
   }
 
@@ -134,11 +172,13 @@ export function createRedisAppSide(link: PairingLink, appWaitMs: number): RedisA
   function hangUp(app: LocalApp): void {
     if (app.hungUp) return;
     app.hungUp = true;
+    app.left.abort();
     clearTimeout(app.idleTimer);
     const wasDone = app.state === 'done';
     enqueue(app, async (registered) => {
       if (!registered || wasDone) return;
-      const reply = await link.run(scripts.leaveApp, [link.appKey(app.arrival.userUuid)], [app.id, appWaitMs]);
+      // Its POS (if one paired it) must hear it: asked again while Redis does not answer.
+      const reply = await link.runSteadily(scripts.leaveApp, [link.appKey(app.arrival.userUuid)], [app.id, appWaitMs], { until: Date.now() + appWaitMs });
       if (typeof reply !== 'string') {
         finish(app);
         return;
@@ -153,10 +193,17 @@ export function createRedisAppSide(link: PairingLink, appWaitMs: number): RedisA
     }, 'hang-up forwarding failed');
   }
 
+  link.onReconnect(() => {
+    for (const app of apps.values()) if (app.state === 'waiting' && !app.hungUp && !app.pos) reassert(app);
+  });
+
   return {
     connectApp(arrival) {
+      const id = randomUUID();
       const app: LocalApp = {
-        id: randomUUID(), arrival, state: 'registering', registered: Promise.resolve(false), queue: Promise.resolve(), hungUp: false, transferSent: false,
+        id, arrival, value: { s: 'waiting', id, i: link.instanceId, u: arrival.userId, a: arrival.userAddress },
+        waitEnds: Date.now() + appWaitMs, left: new AbortController(),
+        state: 'registering', registered: Promise.resolve(false), queue: Promise.resolve(), hungUp: false, transferSent: false,
       };
       apps.set(app.id, app);
       app.registered = register(app);

@@ -34,7 +34,10 @@ export interface RedisPairingDeskOptions {
 }
 
 export async function createRedisPairingDesk(options: RedisPairingDeskOptions): Promise<RedisPairingDesk> {
-  const link = await openPairingLink({ url: options.url, keyPrefix: options.keyPrefix ?? 'vixpay:pairing', ...(options.logger && { logger: options.logger }) });
+  // A message undelivered for an app's whole wait is for a wait that has ended.
+  const link = await openPairingLink({
+    url: options.url, keyPrefix: options.keyPrefix ?? 'vixpay:pairing', deliveryMs: options.appWaitMs, ...(options.logger && { logger: options.logger }),
+  });
   const apps = createRedisAppSide(link, options.appWaitMs);
   const pos = createRedisPosSide(link, options.appWaitMs);
   try {

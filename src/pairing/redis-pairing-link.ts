@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createClient } from 'redis';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createClient, ErrorReply } from 'redis';
 import type { Logger } from '../shared/logger.ts';
 import type { AppValue, Message } from './redis-pairing-wire.ts';
 
@@ -7,16 +8,37 @@ import type { AppValue, Message } from './redis-pairing-wire.ts';
  * One instance's line to Redis: the commands and scripts of its pairings, and its own channel,
  * `<prefix>:to:<instance id>`, on which the other instances reach its streams. A message to this
  * instance itself skips Redis.
+ *
+ * Redis going away (docs/payments.md "Several instances"): a command fails at once while Redis is
+ * unreachable (no offline queue: nothing queued runs later, after its caller gave up); `runSteadily`
+ * retries one until it is answered or its caller stops waiting; a message is sent again until the
+ * other instance's subscription took it (PUBLISH counts its receivers) or `deliveryMs` passed; and
+ * once Redis answers again the sides re-assert what they wait for (`onReconnect`), since a Redis
+ * that restarted may have lost every key.
  */
 export interface PairingLink {
   readonly instanceId: string;
   appKey(userUuid: string): string;
   posKey(userUuid: string): string;
-  /** Runs one of redis-pairing-scripts.ts atomically. */
+  /** Runs one of redis-pairing-scripts.ts atomically (once: fails at once while Redis is unreachable). */
   run(script: string, keys: string[], args?: Array<string | number>): Promise<unknown>;
+  /**
+   * `run`, tried again while Redis is unreachable (or the connection drops under it) until it is
+   * answered; rejects with `RedisUnreachableError` once `until` (epoch ms) passed or `signal` aborted
+   * first. A script's own error is not retried. Scripts run this way must be safe to run twice (a
+   * reply lost with the connection).
+   */
+  runSteadily(script: string, keys: string[], args: Array<string | number>, stop: { until: number; signal?: AbortSignal }): Promise<unknown>;
+  /** Calls `listener` each time Redis answers this instance again after it did not (its heartbeat renewed). */
+  onReconnect(listener: () => void): void;
   /** The app key's value, if any. */
   readApp(userUuid: string): Promise<AppValue | undefined>;
-  /** Sends `message` to `instance` (fire and forget: a lost message ends in a timeout). */
+  /**
+   * Sends `message` to `instance`: in order with this instance's other messages to it, again and
+   * again while Redis is unreachable or that instance is not subscribed (reconnecting), for at most
+   * `deliveryMs`; a message no subscription took by then is dropped (logged): its receiver is gone,
+   * or has ended the wait it was for.
+   */
   deliver(instance: string, message: Message): void;
   /** Starts taking this instance's messages. */
   listen(receive: (message: Message) => void): Promise<void>;
@@ -39,7 +61,20 @@ export interface PairingLinkOptions {
   logger?: Logger;
   /** How often this instance renews its heartbeat and checks its peers'; default 1000 ms. Missing for 3 beats = dead. */
   heartbeatMs?: number;
+  /** How long a message is sent again before it is dropped; default 120 000 ms (the desk gives its app wait). */
+  deliveryMs?: number;
 }
+
+/** Redis did not answer before the caller stopped waiting. */
+export class RedisUnreachableError extends Error {
+  constructor(cause: unknown) {
+    super('Redis did not answer in time', { cause });
+    this.name = 'RedisUnreachableError';
+  }
+}
+
+/** Pause between tries while Redis does not answer. */
+const retryMs = 200;
 
 export async function openPairingLink(options: PairingLinkOptions): Promise<PairingLink> {
   const prefix = options.keyPrefix;
@@ -47,7 +82,12 @@ export async function openPairingLink(options: PairingLinkOptions): Promise<Pair
   const channelOf = (instance: string) => `${prefix}:to:${instance}`;
   const logError = (error: unknown, what: string) => options.logger?.error({ err: error }, `redis pairing desk: ${what}`);
 
-  const client = createClient({ url: options.url });
+  // No offline queue: a command while Redis is unreachable fails at once, so that nothing queued runs
+  // after its caller gave up (a claim of an app nobody waits for any more); runSteadily retries.
+  // Reconnects (its subscriber too) at most half a second apart: pairings wait on it.
+  const client = createClient({
+    url: options.url, disableOfflineQueue: true, socket: { reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 500) },
+  });
   client.on('error', (error: unknown) => logError(error, 'connection error'));
   const subscriber = client.duplicate();
   subscriber.on('error', (error: unknown) => logError(error, 'subscriber connection error'));
@@ -74,11 +114,18 @@ export async function openPairingLink(options: PairingLinkOptions): Promise<Pair
   // declared dead until the instances have had a full liveness period to beat again.
   let trustedFrom = Date.now();
   let beating = true;
+  const reconnectListeners: Array<() => void> = [];
   const beat = async () => {
     try {
       await client.set(aliveKey(instanceId), '1', { PX: livenessMs });
-      if (!beating) trustedFrom = Date.now() + livenessMs;
+      const back = !beating;
+      if (back) trustedFrom = Date.now() + livenessMs;
       beating = true;
+      // Alive again (its key renewed first): the sides re-assert what Redis may have lost.
+      if (back && !closed) {
+        options.logger?.info('redis pairing desk: Redis answers again');
+        for (const listener of reconnectListeners) listener();
+      }
     } catch (error) {
       beating = false;
       throw error;
@@ -114,11 +161,43 @@ export async function openPairingLink(options: PairingLinkOptions): Promise<Pair
   }, heartbeatMs);
   heartbeat.unref();
 
+  // Messages waiting to be taken, per receiving instance, in the order they were sent.
+  const deliveryMs = options.deliveryMs ?? 120_000;
+  const outboxes = new Map<string, Array<{ text: string; until: number }>>();
+  const pump = async (instance: string, box: Array<{ text: string; until: number }>) => {
+    while (box.length > 0 && !closed) {
+      const head = box[0]!;
+      const received = client.isReady ? await client.publish(channelOf(instance), head.text).catch(() => 0) : 0;
+      if (received > 0 || Date.now() >= head.until) {
+        if (received === 0) logError(new Error(`no subscription of instance ${instance} took it within ${deliveryMs} ms`), 'message dropped');
+        box.shift();
+      } else {
+        await sleep(retryMs);
+      }
+    }
+    outboxes.delete(instance);
+  };
+
   return {
     instanceId,
     appKey,
     posKey: (userUuid) => `${prefix}:pos:${userUuid}`,
     run: (script, keys, args = []) => client.eval(script, { keys, arguments: args.map(String) }),
+    async runSteadily(script, keys, args, stop) {
+      for (;;) {
+        try {
+          return await client.eval(script, { keys, arguments: args.map(String) });
+        } catch (error) {
+          // The script ran and refused, or Redis answered with an error: not a connection's failure.
+          if (error instanceof ErrorReply) throw error;
+          if (closed || stop.signal?.aborted || Date.now() + retryMs >= stop.until) throw new RedisUnreachableError(error);
+          await sleep(retryMs);
+        }
+      }
+    },
+    onReconnect(listener) {
+      reconnectListeners.push(listener);
+    },
     async readApp(userUuid) {
       const text = await client.get(appKey(userUuid));
       return text ? JSON.parse(text) as AppValue : undefined;
@@ -128,7 +207,15 @@ export async function openPairingLink(options: PairingLinkOptions): Promise<Pair
         queueMicrotask(() => receive(message));
         return;
       }
-      client.publish(channelOf(instance), JSON.stringify(message)).catch((error: unknown) => logError(error, 'publish failed'));
+      const box = outboxes.get(instance);
+      const entry = { text: JSON.stringify(message), until: Date.now() + deliveryMs };
+      if (box) {
+        box.push(entry);
+        return;
+      }
+      const fresh = [entry];
+      outboxes.set(instance, fresh);
+      pump(instance, fresh).catch((error: unknown) => logError(error, 'delivery failed'));
     },
     async listen(handler) {
       receive = handler;
@@ -173,10 +260,14 @@ export async function openPairingLink(options: PairingLinkOptions): Promise<Pair
       closed = true;
       clearInterval(heartbeat);
       watched.clear();
-      // Stopped cleanly: peers learn at their next check, not three beats later.
-      await client.del(aliveKey(instanceId)).catch(() => undefined);
-      await subscriber.unsubscribe().catch(() => undefined);
-      await Promise.allSettled([subscriber.close(), client.close()]);
+      // Stopped cleanly: peers learn at their next check, not three beats later (when Redis answers:
+      // a stop while it is unreachable does not wait for it).
+      if (client.isReady) await client.del(aliveKey(instanceId)).catch(() => undefined);
+      if (subscriber.isReady) await subscriber.unsubscribe().catch(() => undefined);
+      await Promise.allSettled([subscriber, client].map(async (c) => {
+        if (c.isReady) await c.close();
+        else if (c.isOpen) c.destroy();
+      }));
     },
   };
 }

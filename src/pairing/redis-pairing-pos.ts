@@ -5,7 +5,9 @@ import {
   canceled, createTransferHandoff, endsStream, pairingWindowExpired, posAlreadyWaiting, userUuidInPayment, waitWithin,
   type Settle, type TransferHandoff,
 } from './pairing-rules.ts';
-import type { PairingLink } from './redis-pairing-link.ts';
+import { ErrorReply } from 'redis';
+import { isDomainError } from '../shared/errors.ts';
+import { RedisUnreachableError, type PairingLink } from './redis-pairing-link.ts';
 import * as scripts from './redis-pairing-scripts.ts';
 import { keyLifetimes, toWire, type AppValue, type PosMessage, type PosRef } from './redis-pairing-wire.ts';
 
@@ -13,6 +15,11 @@ import { keyLifetimes, toWire, type AppValue, type PosMessage, type PosRef } fro
  * The POS side of the Redis pairing desk, on the instance that holds the POS's stream: claims the
  * app (or waits for it within the pairing window), sends the app its events through the app's
  * instance, and hands the app's TRANSFER and hang-up, sent from there, to the POS's flow.
+ *
+ * While Redis does not answer, the POS's steps are tried again within its pairing window (a window
+ * that ends first is 03, as when the app did not come); once Redis answers again every POS still
+ * waiting for its app claims it or registers its wait anew (a restarted Redis lost its key, and the
+ * app's word that it arrived may have been lost with it).
  */
 export interface RedisPosSide extends Pick<PairingDesk, 'takeApp' | 'failWaitingApp' | 'approveWaitingApp'> {
   receive(message: PosMessage): void;
@@ -25,6 +32,8 @@ interface PosSession {
   arrived?: () => void;
   /** The app arrived before this POS began to listen for it. */
   arrivedEarly?: boolean;
+  /** Set while the POS waits for its app: Redis answers again, claim the app or register the wait anew. */
+  reassert?: () => void;
   /** Stops watching the app's instance (paired across instances). */
   unwatch?: () => void;
 }
@@ -34,9 +43,9 @@ export function createRedisPosSide(link: PairingLink, appWaitMs: number): RedisP
   const sessions = new Map<string, PosSession>();
   const logFailure = (what: string) => (error: unknown) => link.logError(error, what);
 
-  /** An app still waiting (on any instance) is told `event` and let go. */
+  /** An app still waiting (on any instance) is told `event` and let go (asked again while Redis does not answer). */
   function releaseWaiting(userUuid: string, event: SessionEvent): void {
-    link.run(scripts.failWaitingApp, [link.appKey(userUuid)]).then((reply) => {
+    link.runSteadily(scripts.failWaitingApp, [link.appKey(userUuid)], [], { until: Date.now() + appWaitMs }).then((reply) => {
       if (typeof reply !== 'string') return;
       const value = JSON.parse(reply) as AppValue;
       link.deliver(value.i, { k: 'event', app: value.id, event: toWire(event) });
@@ -74,30 +83,48 @@ export function createRedisPosSide(link: PairingLink, appWaitMs: number): RedisP
   }
 
   /**
-   * Waits within the window for the app's instance to say the app arrived, then claims it. A
-   * timeout or abort while a claim is running waits for it: an app claimed is an app paired.
+   * Waits until `until` (the window's end) for the app's instance to say the app arrived, then
+   * claims it. A timeout or abort while a claim is running waits for it: an app claimed is an app
+   * paired. A claim Redis did not answer is tried again once it answers (`reassert`).
    */
-  function awaitArrival(session: PosSession, userUuid: string, windowMs: number, signal: AbortSignal): Promise<PairedApp> {
-    return waitWithin(windowMs, signal, pairingWindowExpired, (settle: Settle<PairedApp>) => {
+  function awaitArrival(session: PosSession, userUuid: string, until: number, signal: AbortSignal): Promise<PairedApp> {
+    const refText = JSON.stringify(session.ref);
+    return waitWithin(Math.max(0, until - Date.now()), signal, pairingWindowExpired, (settle: Settle<PairedApp>) => {
       let claiming = false;
+      let again: (() => void) | undefined;
       let interruption: (() => void) | undefined;
-      session.arrived = () => {
-        if (claiming) return;
+      const attempt = (run: () => Promise<unknown>) => {
+        if (claiming) {
+          again = () => attempt(run);
+          return;
+        }
         claiming = true;
-        link.run(scripts.claimApp, [link.appKey(userUuid)], [JSON.stringify(session.ref), pairedMs])
+        run()
           .then((reply) => claimed(reply, session, userUuid))
           .then((app) => {
             claiming = false;
-            if (app) settle.resolve(app);
+            if (app) return settle.resolve(app);
+            const next = again;
+            again = undefined;
+            if (next && !interruption) next();
             else interruption?.();
           }, (error: unknown) => {
             claiming = false;
-            settle.reject(error);
+            if (isDomainError(error) || error instanceof ErrorReply) return settle.reject(error);
+            // Redis unreachable: claimed (or registered anew) once it answers again.
+            link.logError(error, 'claim failed');
+            interruption?.();
           });
       };
+      session.arrived = () => attempt(() => link.run(scripts.claimApp, [link.appKey(userUuid)], [refText, pairedMs]));
+      session.reassert = () => attempt(() => link.run(scripts.takeApp, [link.appKey(userUuid), link.posKey(userUuid)],
+        [refText, pairedMs, Math.max(1, Math.ceil(until - Date.now()))]));
       if (session.arrivedEarly) session.arrived();
       return {
-        stop: () => { session.arrived = undefined; },
+        stop: () => {
+          session.arrived = undefined;
+          session.reassert = undefined;
+        },
         interrupted: (fail) => {
           if (claiming) interruption ??= fail;
           else fail();
@@ -106,6 +133,10 @@ export function createRedisPosSide(link: PairingLink, appWaitMs: number): RedisP
     });
   }
 
+  link.onReconnect(() => {
+    for (const session of sessions.values()) session.reassert?.();
+  });
+
   return {
     async takeApp(userUuid, windowMs, signal) {
       const session: PosSession = { ref: { i: link.instanceId, id: randomUUID() }, handoff: createTransferHandoff() };
@@ -113,10 +144,16 @@ export function createRedisPosSide(link: PairingLink, appWaitMs: number): RedisP
       // Registered before the claim: the app may hang up the moment it is claimed.
       sessions.set(session.ref.id, session);
       let waitingKeySet = false;
+      const until = Date.now() + windowMs;
       try {
-        const reply = await link.run(scripts.takeApp, [link.appKey(userUuid), link.posKey(userUuid)], [refText, pairedMs, Math.max(1, Math.ceil(windowMs))]);
+        // Redis unreachable: asked again within the window (its end while Redis is still away is 03, an abort 01).
+        const reply = await link.runSteadily(scripts.takeApp, [link.appKey(userUuid), link.posKey(userUuid)], [refText, pairedMs, Math.max(1, Math.ceil(windowMs))], { until, signal })
+          .catch((error: unknown) => {
+            if (!(error instanceof RedisUnreachableError)) throw error;
+            throw signal.aborted ? canceled() : pairingWindowExpired();
+          });
         waitingKeySet = (reply as string[])[0] === 'waiting';
-        return claimed(reply, session, userUuid) ?? await awaitArrival(session, userUuid, windowMs, signal);
+        return claimed(reply, session, userUuid) ?? await awaitArrival(session, userUuid, until, signal);
       } catch (error) {
         sessions.delete(session.ref.id);
         session.unwatch?.();

@@ -20,15 +20,19 @@ end
 `;
 
 /**
- * The app arrives. KEYS: app, pos. ARGV: value, ttl ms. Refuses (`busy`) while another app with the
- * same user_uuid is waiting or paired on a live instance; a departed one, or one whose instance
- * died, is replaced. Returns a waiting POS, if any.
+ * The app arrives, or re-asserts its wait once Redis answers again (it may have lost the key). KEYS:
+ * app, pos. ARGV: value, ttl ms. Refuses (`busy`) while another app with the same user_uuid is
+ * waiting or paired on a live instance; a departed one, or one whose instance died, is replaced. The
+ * same app session again (a retry, a re-assertion) is `kept` once a POS paired it or it left, else
+ * its key is renewed. Returns a waiting POS, if any.
  */
 export const registerApp = `${appInstanceAlive}
 local cur = redis.call('GET', KEYS[1])
 if cur then
   local v = cjson.decode(cur)
-  if v.s ~= 'departed' and alive(v) then return {'busy'} end
+  if v.id == cjson.decode(ARGV[1]).id then
+    if v.s ~= 'waiting' then return {'kept'} end
+  elseif v.s ~= 'departed' and alive(v) then return {'busy'} end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 local pos = redis.call('GET', KEYS[2])
@@ -38,7 +42,8 @@ return {'ok'}
 
 /**
  * Claims a waiting app (state paired, the POS recorded). KEYS: app. ARGV: pos ref, ttl ms. An app
- * whose instance died is no app: its key is removed.
+ * whose instance died is no app: its key is removed. An app this POS session claimed already (a
+ * retry whose first reply was lost) is `paired` again.
  */
 const claimBody = `${appInstanceAlive}
 local cur = redis.call('GET', KEYS[1])
@@ -48,6 +53,7 @@ if cur and not alive(cjson.decode(cur)) then
 end
 if cur then
   local v = cjson.decode(cur)
+  if v.s == 'paired' and v.p and v.p.id == cjson.decode(ARGV[1]).id then return {'paired', cur} end
   if v.s == 'departed' then return {'departed'} end
   if v.s ~= 'waiting' then return {'busy'} end
   v.s = 'paired'
@@ -62,10 +68,15 @@ return {'none'}
 `;
 
 /**
- * The POS arrives: claims the app or, when it is not there yet, registers as waiting for it (one POS
- * per user_uuid). KEYS: app, pos. ARGV: pos ref, paired ttl ms, window ms.
+ * The POS arrives (or re-asserts its wait once Redis answers again): claims the app or, when it is
+ * not there yet, registers as waiting for it (one POS per user_uuid; this POS again renews its own).
+ * KEYS: app, pos. ARGV: pos ref, paired ttl ms, window ms left.
  */
 export const takeApp = `${claimBody}
+if redis.call('GET', KEYS[2]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+  return {'waiting'}
+end
 if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[3]) then return {'waiting'} end
 return {'pos_busy'}
 `;
@@ -89,7 +100,7 @@ export const leaveApp = `
 local cur = redis.call('GET', KEYS[1])
 if not cur then return false end
 local v = cjson.decode(cur)
-if v.id ~= ARGV[1] then return false end
+if v.id ~= ARGV[1] or v.s == 'departed' then return false end
 if v.s == 'waiting' then
   v.s = 'departed'
   redis.call('SET', KEYS[1], cjson.encode(v), 'PX', ARGV[2])
