@@ -3,6 +3,7 @@ import { DomainError } from '../shared/errors.ts';
 import type { ChainEndpoint } from './chain-supervisor.ts';
 import { createReceiptWatcher, type ReceiptWatcher } from './receipt-watcher.ts';
 import { countingRpcCalls, type OnRpcCall } from './node-rpc-calls.ts';
+import { createBlockSchedule, type BlockSchedule } from './block-schedule.ts';
 import { networkNames, type NetworkName } from '../shared/networks.ts';
 
 export interface ChainClient {
@@ -14,6 +15,8 @@ export interface ChainClient {
   client: PublicClient;
   /** The network's one receipt watcher: every wait for a receipt shares its polling. */
   receipts: ReceiptWatcher;
+  /** When the network mines its next block, learnt from the heads its receipt watcher reads. */
+  blocks: BlockSchedule;
 }
 
 export type ChainClients = Readonly<Record<NetworkName, ChainClient>>;
@@ -44,11 +47,12 @@ export async function createChainClients(
       // Calls made in one tick (the balance reads, block numbers and receipts of concurrent transfers)
       // go to the node as one JSON-RPC batch: one HTTP round trip instead of one each.
       const client = createPublicClient({ chain, transport: http(endpoint.url, { retryCount: 2, batch: { wait: 0 }, ...countingRpcCalls(network, onRpcCall) }), pollingInterval });
+      const blocks = createBlockSchedule();
       const receipts = createReceiptWatcher(client, pollingInterval, {
-        confirmations: confirmations[network] ?? 1,
+        confirmations: confirmations[network] ?? 1, schedule: blocks,
         ...(endpoint.managed && { heads: newHeadsOf(endpoint.url.replace(/^http/, 'ws')) }),
       });
-      return [network, { network, chainId, managed: endpoint.managed, url: endpoint.url, client, receipts }];
+      return [network, { network, chainId, managed: endpoint.managed, url: endpoint.url, client, receipts, blocks }];
     }),
   );
   return Object.freeze(Object.fromEntries(entries) as Record<NetworkName, ChainClient>);
@@ -60,7 +64,7 @@ export async function createChainClients(
  * is made again a second later (viem's own reconnection writes its failures to the console); meanwhile
  * the watcher's polling goes on.
  */
-function newHeadsOf(wsUrl: string): (onHead: () => void) => () => void {
+function newHeadsOf(wsUrl: string): (onHead: (number: bigint) => void) => () => void {
   return (onHead) => {
     let closed = false;
     let retry: NodeJS.Timeout | undefined;

@@ -1,3 +1,4 @@
+import type { BlockSchedule } from './block-schedule.ts';
 import {
   formatTransactionReceipt, numberToHex, TransactionReceiptNotFoundError,
   type Address, type Hex, type PublicClient, type RpcTransactionReceipt, type TransactionReceipt,
@@ -46,7 +47,13 @@ export interface ReceiptWatcherOptions {
    * New heads pushed by the node (a WebSocket `newHeads` subscription): each one starts a poll at
    * once instead of at the next interval. Called with the listener; answers how to unsubscribe.
    */
-  heads?: (onHead: () => void) => () => void;
+  heads?: (onHead: (number: bigint) => void) => () => void;
+  /**
+   * Told of every head read or pushed; while it knows when the next block is due, the watcher asks
+   * for the head only from shortly before then (`pollMs` apart until it comes), not every `pollMs`
+   * all block long: a few calls per block instead of one per `pollMs`.
+   */
+  schedule?: BlockSchedule;
 }
 
 interface Waiter {
@@ -87,6 +94,24 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
   /** A head was announced while a poll was running: poll again as soon as it ends. */
   let headMissed = false;
   let blockReceipts = true;
+  /** When the scheduled poll runs (local ms). */
+  let timerAt = 0;
+  const schedule = options.schedule;
+  /** How long before a block is due the watcher starts asking for it. */
+  const earlyMs = Math.max(3 * pollMs, 100);
+
+  function pollIn(ms: number): void {
+    clearTimeout(timer);
+    timerAt = Date.now() + ms;
+    timer = setTimeout(() => void poll(), ms);
+  }
+
+  /** Until the next poll: `pollMs`, or, on a chain with a known schedule, until shortly before its next block. */
+  function nextPollDelay(): number {
+    const now = Date.now();
+    const due = schedule?.nextBlockAt(now);
+    return due === undefined ? pollMs : Math.max(pollMs, due - earlyMs - now);
+  }
 
   const finish = (hash: Hex, outcome: { receipt: TransactionReceipt } | { error: Error }) => {
     const waiting = waiters.get(hash);
@@ -184,6 +209,7 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
     polling = true;
     try {
       const head = await client.getBlockNumber({ cacheTime: 0 });
+      schedule?.observe(head, Date.now());
       // The chain got shorter (a reorg to fewer blocks): blocks from the new head on are new again.
       if (scanned !== undefined && head < scanned) scanned = head;
       const fresh = [...waiters].filter(([, w]) => !w.checked);
@@ -206,19 +232,19 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
       // The node did not answer this time: the next poll tries again, each wait keeps its own deadline.
     }
     polling = false;
-    if (waiters.size > 0) timer = setTimeout(() => void poll(), headMissed ? 0 : pollMs);
+    if (waiters.size > 0) pollIn(headMissed ? 0 : nextPollDelay());
     headMissed = false;
   }
 
   /** A new block: poll now (or right after the poll in flight), when anything is waited for. */
-  const unsubscribe = options.heads?.(() => {
+  const unsubscribe = options.heads?.((number) => {
+    schedule?.observe(number, Date.now());
     if (waiters.size === 0) return;
     if (polling) {
       headMissed = true;
       return;
     }
-    clearTimeout(timer);
-    timer = setTimeout(() => void poll(), 0);
+    pollIn(0);
   });
 
   return {
@@ -236,8 +262,9 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
           }, timeoutMs),
         };
         waiting.waiters.add(waiter);
-        // A poll in flight schedules the next one itself; an idle watcher starts at once.
-        if (!timer && !polling) timer = setTimeout(() => void poll(), 0);
+        // A poll in flight schedules the next one itself; an idle watcher starts at once, and one
+        // waiting for a block still far off looks a new transaction up soon (it may be mined already).
+        if (!polling && (!timer || (!waiting.checked && timerAt - Date.now() > pollMs))) pollIn(0);
       });
     },
     close() {

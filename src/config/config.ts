@@ -65,6 +65,7 @@ export const envSchema = z.object({
   CHAIN_CHECKPOINT_SECONDS: z.coerce.number().positive().max(86400).default(60).describe('the least time between two checkpoints of an embedded anvil\'s state into DATA_DIR/chains/<network>/state.json (more when a checkpoint takes long: they use at most 2% of the time; none while no block is mined; a due one waits for 1 s without a block, up to one more interval; one more at a clean stop). Blocks a crash of the node loses are rebuilt from the relayer\'s journal at the next start'),
   CHAIN_POLL_MS: z.coerce.number().int().min(10).default(50).describe('how often a chain client asks its node for the head while waiting for receipts'),
   SETTLEMENT_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(10_000).default(3).describe('transfers accepted within this many milliseconds of a batch\'s first one share its settlement transaction (docs/performance.md)'),
+  SETTLEMENT_BLOCK_MARGIN_MS: z.coerce.number().int().min(0).max(60_000).default(250).describe('on a network we do not run that mines at intervals, a settlement batch is sent this long before the next block is due (learnt from the heads), so the transfers accepted between two blocks share one transaction; keep it above the time a transaction needs to reach the block producer'),
   SETTLEMENT_BATCH_MAX_ITEMS: z.coerce.number().int().min(1).max(150).default(100).describe('transfers in one settlement transaction at most; a full batch is sent at once'),
   RELAYER_LANES: z.coerce.number().int().min(1).max(32).default(4).describe('relayer accounts settlement batches are spread over, each with its own nonce sequence (the first is the platform account; the others are derived from it and need gas on an external node)'),
   REPRICE_AFTER_SECONDS: z.coerce.number().positive().max(86400).default(30).describe('a relayed transaction still unmined this long after it was signed is signed again with its nonce and higher fees (one whose fee cap is below the base fee is re-priced at the first stale sweep)'),
@@ -139,7 +140,7 @@ export interface Config {
   /** The least time between two checkpoints of an embedded anvil's state. */
   readonly chainCheckpointSeconds: number;
   /** Settlement batching: the window after a batch's first transfer, and its largest size. */
-  readonly settlementBatch: { readonly windowMs: number; readonly maxItems: number };
+  readonly settlementBatch: { readonly windowMs: number; readonly maxItems: number; readonly blockMarginMs: number };
   /** Relayer accounts (lanes) settlement batches are spread over. */
   readonly relayerLanes: number;
   /** Re-pricing of stale relayed transactions: after how long unmined (seconds), and the fee cap's ceiling (gwei). */
@@ -269,7 +270,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpBodyLimitBytes: e.HTTP_BODY_LIMIT_BYTES,
     chainPollMs: e.CHAIN_POLL_MS,
     chainCheckpointSeconds: e.CHAIN_CHECKPOINT_SECONDS,
-    settlementBatch: { windowMs: e.SETTLEMENT_BATCH_WINDOW_MS, maxItems: e.SETTLEMENT_BATCH_MAX_ITEMS },
+    settlementBatch: { windowMs: e.SETTLEMENT_BATCH_WINDOW_MS, maxItems: e.SETTLEMENT_BATCH_MAX_ITEMS, blockMarginMs: e.SETTLEMENT_BLOCK_MARGIN_MS },
     relayerLanes: e.RELAYER_LANES,
     repricing: Object.freeze({ afterSeconds: e.REPRICE_AFTER_SECONDS, maxFeePerGasGwei: e.MAX_FEE_PER_GAS_GWEI }),
     confirmations: Object.freeze({

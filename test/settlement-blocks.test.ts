@@ -1,0 +1,76 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestClient, http, parseEther, type Hex } from 'viem';
+import { foundry } from 'viem/chains';
+import { generatePrivateKey } from 'viem/accounts';
+import { startAnvil, type AnvilProcess } from '../src/chain/anvil-process.ts';
+import { loadRelayerLanes } from '../src/chain/platform-account.ts';
+import { loadConfig } from '../src/config/config.ts';
+import { call, startTestPlatform, type TestPlatform } from './support/platform.ts';
+import { prepareTransfer } from './support/transfer-scheme.ts';
+
+// The payment network on a node that mines a block every 2 s (anvil's interval mining, as a real
+// network does), by RPC URL. Transfers arriving between two blocks share one settlement transaction:
+// at most one per block, and none lands in a later block than the one after its request (the next
+// block it could reach, given the margin before it).
+let node: AnvilProcess;
+let t: TestPlatform;
+const blockSeconds = 2;
+
+before(async () => {
+  node = await startAnvil({ chainId: foundry.id, port: 0 });
+  const controls = createTestClient({ mode: 'anvil', chain: foundry, transport: http(node.url) });
+  const relayerKey = generatePrivateKey();
+  for (const lane of loadRelayerLanes({ privateKey: relayerKey, dataDir: node.url, vault: undefined as never, count: loadConfig({}).relayerLanes })) {
+    await controls.setBalance({ address: lane.address, value: parseEther('1000') });
+  }
+  await controls.setIntervalMining({ interval: blockSeconds });
+  t = await startTestPlatform({ env: { RPC_URL_ETHEREUM: node.url, RELAYER_PRIVATE_KEY: relayerKey, SETTLEMENT_BLOCK_MARGIN_MS: '300' } });
+});
+after(async () => {
+  await t?.stop();
+  await node?.stop();
+});
+
+interface Account { address: string; secretKey: string }
+
+async function transferOnce(from: Account, to: string) {
+  const { data: _data, ...params } = await prepareTransfer(t.app, from, to, '1');
+  const head = await t.platform.chains.ethereum.client.getBlockNumber({ cacheTime: 0 });
+  const answer = await call(t.app, '/token', 'transfer', params);
+  assert.equal(answer.resultCode, '200', JSON.stringify(answer));
+  return { head, hash: answer.TransactionID as Hex };
+}
+
+test('on a chain mining every 2 s, transfers spread over several blocks share one settlement transaction per block, each in the next block it could reach', async () => {
+  const { platform } = t;
+  const { client } = platform.chains.ethereum;
+  const count = 36;
+  const senders: Account[] = [];
+  for (let i = 0; i < count + 4; i++) senders.push((await call(t.app, '/token', 'createAddress', {})).resultData as Account);
+  const receiver = (await call(t.app, '/token', 'createAddress', {})).resultData as Account;
+  await Promise.all(senders.map((sender) => platform.wallet.mint('ethereum', { to: sender.address, amount: '5' })));
+
+  // A few transfers first: the platform learns the chain's interval from the heads it reads meanwhile.
+  for (const sender of senders.slice(count)) await transferOnce(sender, receiver.address);
+  assert.ok(Math.abs((platform.chains.ethereum.blocks.intervalMs() ?? 0) - blockSeconds * 1000) < 200,
+    `the interval learnt: ${platform.chains.ethereum.blocks.intervalMs()} ms`);
+
+  // 36 transfers, one every 150 ms: about 5 s, three blocks or so.
+  const sent = await Promise.all(senders.slice(0, count).map(async (sender, i) => {
+    await new Promise((resolve) => setTimeout(resolve, i * 150));
+    return transferOnce(sender, receiver.address);
+  }));
+
+  const receipts = await Promise.all([...new Set(sent.map((s) => s.hash))].map((hash) => client.getTransactionReceipt({ hash })));
+  const perBlock = new Map<bigint, number>();
+  for (const receipt of receipts) perBlock.set(receipt.blockNumber, (perBlock.get(receipt.blockNumber) ?? 0) + 1);
+  for (const [block, transactions] of perBlock) assert.equal(transactions, 1, `block ${block} holds ${transactions} settlement transactions`);
+  assert.ok(receipts.length <= perBlock.size && receipts.length < count / 4, `${count} transfers in ${receipts.length} settlement transactions`);
+  const blockOf = new Map(receipts.map((r) => [r.transactionHash, r.blockNumber]));
+  for (const { head, hash } of sent) {
+    // Asked after block `head`: block head+1 if it was sent before its margin, else head+2.
+    assert.ok(blockOf.get(hash)! <= head + 2n, `a transfer asked after block ${head} landed in block ${blockOf.get(hash)}`);
+  }
+  assert.equal((await call(t.app, '/token', 'getBalance', { address: receiver.address })).resultData.balance, String(count + 4));
+});
