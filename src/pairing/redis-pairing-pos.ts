@@ -41,11 +41,18 @@ interface PosSession {
 export function createRedisPosSide(link: PairingLink, appWaitMs: number): RedisPosSide {
   const { pairedMs } = keyLifetimes(appWaitMs);
   const sessions = new Map<string, PosSession>();
+  /**
+   * POS sessions that gave up without pairing, by user_uuid, until the app is let go: a claim of
+   * theirs Redis ran but whose reply was lost (the connection dropped) left that app paired to them.
+   */
+  const abandoned = new Map<string, string>();
   const logFailure = (what: string) => (error: unknown) => link.logError(error, what);
 
   /** An app still waiting (on any instance) is told `event` and let go (asked again while Redis does not answer). */
   function releaseWaiting(userUuid: string, event: SessionEvent): void {
-    link.runSteadily(scripts.failWaitingApp, [link.appKey(userUuid)], [], { until: Date.now() + appWaitMs }).then((reply) => {
+    const gaveUp = abandoned.get(userUuid);
+    abandoned.delete(userUuid);
+    link.runSteadily(scripts.failWaitingApp, [link.appKey(userUuid)], gaveUp ? [gaveUp] : [], { until: Date.now() + appWaitMs }).then((reply) => {
       if (typeof reply !== 'string') return;
       const value = JSON.parse(reply) as AppValue;
       link.deliver(value.i, { k: 'event', app: value.id, event: toWire(event) });
@@ -157,6 +164,9 @@ export function createRedisPosSide(link: PairingLink, appWaitMs: number): RedisP
       } catch (error) {
         sessions.delete(session.ref.id);
         session.unwatch?.();
+        abandoned.set(userUuid, session.ref.id);
+        // Let go with the POS's failure (failWaitingApp) right after; forgotten if nobody does.
+        setTimeout(() => { if (abandoned.get(userUuid) === session.ref.id) abandoned.delete(userUuid); }, 60_000).unref();
         throw error;
       } finally {
         if (waitingKeySet) link.run(scripts.deleteIfEqual, [link.posKey(userUuid)], [refText]).catch(logFailure('cleanup failed'));

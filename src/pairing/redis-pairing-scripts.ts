@@ -111,10 +111,15 @@ if v.s == 'paired' then return cjson.encode(v.p) end
 return false
 `;
 
-/** Removes a waiting (unpaired) app and returns it. KEYS: app. */
+/**
+ * Removes a waiting (unpaired) app and returns it. KEYS: app. ARGV: optionally the id of a POS
+ * session that gave up: an app it paired (a claim whose reply Redis lost) is removed and returned too.
+ */
 export const failWaitingApp = `
 local cur = redis.call('GET', KEYS[1])
-if cur and cjson.decode(cur).s == 'waiting' then
+if not cur then return false end
+local v = cjson.decode(cur)
+if v.s == 'waiting' or (ARGV[1] and v.s == 'paired' and v.p and v.p.id == ARGV[1]) then
   redis.call('DEL', KEYS[1])
   return cur
 end
