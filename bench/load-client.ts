@@ -3,7 +3,7 @@
 // closed loop of `concurrency` clients, each starting its next request when its last one answered.
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { specTransfer, type Sender } from './spec-transfer.ts';
+import { rpcCall, signTransfer, specTransfer, type Sender } from './spec-transfer.ts';
 import { paymentBurst, type PaymentBurst, type PaymentPair, type PaymentTarget } from './payments.ts';
 
 export interface TransfersJob {
@@ -38,7 +38,84 @@ export interface PaymentsJob {
   windowMs: number;
 }
 
-type Job = TransfersJob | RequestsJob | PaymentsJob;
+/** Transfers arriving as customers pay: a Poisson process at `ratePerSecond` for `durationMs`, each from the next sender. */
+export interface PoissonTransfersJob {
+  kind: 'poisson-transfers';
+  baseUrl: string;
+  senders: Sender[];
+  recipient: string;
+  amount: string;
+  ratePerSecond: number;
+  durationMs: number;
+  /** The arrivals are the same for the same seed (the batched run and its one-per-transaction baseline). */
+  seed: number;
+}
+
+/** One transfer of a Poisson job: when its `transfer` call left and was answered (epoch ms, both processes' clock), and its transaction. */
+export interface TimedTransfer {
+  sentAt: number;
+  answeredAt: number;
+  /** The whole scheme, temp key to answer. */
+  schemeMs: number;
+  transactionId: string;
+}
+
+export interface PoissonResult {
+  arrivals: number;
+  transfers: TimedTransfer[];
+  failed: number;
+  firstError?: string;
+  elapsedMs: number;
+}
+
+type Job = TransfersJob | RequestsJob | PaymentsJob | PoissonTransfersJob;
+
+/** A small seeded generator (mulberry32): uniform in [0, 1). */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const wallClock = () => performance.timeOrigin + performance.now();
+
+/** Open loop: each arrival starts its scheme at its time, whatever the earlier ones are doing; ends once every one is answered. */
+async function poissonTransfers(job: PoissonTransfersJob): Promise<PoissonResult> {
+  const random = seeded(job.seed);
+  const result: PoissonResult = { arrivals: 0, transfers: [], failed: 0, elapsedMs: 0 };
+  const begin = performance.now();
+  const running: Array<Promise<void>> = [];
+  let next = 0;
+  for (;;) {
+    next += -Math.log(1 - random()) * (1000 / job.ratePerSecond);
+    if (next >= job.durationMs) break;
+    const wait = begin + next - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const sender = job.senders[result.arrivals % job.senders.length]!;
+    result.arrivals++;
+    running.push((async () => {
+      const t0 = performance.now();
+      try {
+        const { tempKey, hashKey, signature } = await signTransfer(job.baseUrl, sender, job.recipient, job.amount);
+        const sentAt = wallClock();
+        const answer = await rpcCall(job.baseUrl, '/token', 'transfer', { fromAddress: sender.address, toAddress: job.recipient, amount: job.amount, tempKey, hashKey, signature });
+        const answeredAt = wallClock();
+        result.transfers.push({ sentAt, answeredAt, schemeMs: performance.now() - t0, transactionId: String(answer.resultData.transactionId) });
+      } catch (error) {
+        result.failed++;
+        result.firstError ??= String((error as Error).message ?? error);
+      }
+    })());
+  }
+  await Promise.all(running);
+  result.elapsedMs = performance.now() - begin;
+  return result;
+}
 
 export interface LoadResult {
   completed: number;
@@ -76,8 +153,10 @@ async function closedLoop(concurrency: number, maxTotal: number, windowMs: numbe
 
 export async function runJob(job: TransfersJob | RequestsJob): Promise<LoadResult>;
 export async function runJob(job: PaymentsJob): Promise<PaymentBurst>;
-export async function runJob(job: Job): Promise<LoadResult | PaymentBurst> {
+export async function runJob(job: PoissonTransfersJob): Promise<PoissonResult>;
+export async function runJob(job: Job): Promise<LoadResult | PaymentBurst | PoissonResult> {
   if (job.kind === 'payments') return paymentBurst(job.target, job.pairs, job);
+  if (job.kind === 'poisson-transfers') return poissonTransfers(job);
   if (job.kind === 'transfers') {
     const transferLatenciesMs: number[] = [];
     const result = await closedLoop(job.senders.length, job.maxTotal, job.windowMs, async (client) => {
@@ -98,6 +177,7 @@ export async function runJob(job: Job): Promise<LoadResult | PaymentBurst> {
 export interface LoadClient {
   run(job: TransfersJob | RequestsJob): Promise<LoadResult>;
   run(job: PaymentsJob): Promise<PaymentBurst>;
+  run(job: PoissonTransfersJob): Promise<PoissonResult>;
   stop(): Promise<void>;
 }
 

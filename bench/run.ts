@@ -22,18 +22,21 @@ import { benchIpfsUpload } from './ipfs-upload.ts';
 import { measureSettlementHistory } from './settlement-history.ts';
 import { measureStorageGrowth } from './storage-growth.ts';
 import { measureIdleStreams } from './idle-streams.ts';
+import { measureRealChain } from './real-chain.ts';
 
 const quick = process.argv.includes('--quick');
 const plan = quick
   ? {
     runs: 3, levels: [1, 10, 100, 200], windowMs: 2_000, maxTotal: 1_000, requestWindowMs: 1_000, burst: 100, historyTarget: 50_000, historyBudgetMs: 20_000, chunk: 250,
     settlement: { burstBatches: 10, chunkBatches: 20, holders: 200 }, idleSteps: [500, 1_000, 2_000],
+    realChain: { blockTimes: [2], rates: [1, 10, 100], durationMs: 10_000, runs: 1, accounts: 100 },
   }
   : {
     runs: 3, levels: [1, 10, 100, 200], windowMs: 6_000, maxTotal: 3_000, requestWindowMs: 3_000, burst: 200, historyTarget: 50_000, historyBudgetMs: 120_000, chunk: 500,
     settlement: { burstBatches: 20, chunkBatches: 25, holders: 500 }, idleSteps: [1_000, 5_000, 10_000],
+    realChain: { blockTimes: [2, 12], rates: [1, 10, 100], durationMs: 30_000, runs: 2, accounts: 100 },
   };
-const sections = ['token-api', 'requests', 'payments', 'chain-history', 'settlement-history', 'storage-growth', 'idle-streams'] as const;
+const sections = ['token-api', 'requests', 'payments', 'chain-history', 'settlement-history', 'storage-growth', 'idle-streams', 'real-chain'] as const;
 type Section = typeof sections[number];
 const onlyArgument = process.argv.find((arg) => arg.startsWith('--only='));
 const only = onlyArgument?.slice('--only='.length).split(',').filter(Boolean);
@@ -186,6 +189,17 @@ if (runs('idle-streams')) {
   idleStreams = await measureIdleStreams({ steps: plan.idleSteps, holdMs: 11_000, log });
 }
 
+// 7. Settlement on a chain that mines at intervals (anvil --block-time), Poisson arrivals, beside one transfer per transaction.
+let realChain;
+if (runs('real-chain')) {
+  const load = await startLoadClient();
+  try {
+    realChain = await measureRealChain({ ...plan.realChain, log }, load);
+  } finally {
+    await load.stop();
+  }
+}
+
 const ipfsUpload = process.argv.includes('--ipfs') ? await benchIpfsUpload() : undefined;
 
 const date = new Date().toISOString().slice(0, 10);
@@ -204,6 +218,7 @@ const results = {
     },
   }),
   ...(idleStreams && { idleStreams }),
+  ...(realChain && { realChain }),
   ...(ipfsUpload && { ipfsUpload }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
@@ -235,6 +250,14 @@ if (idleStreams) {
     row(`${step.streams} idle DoPayment streams`, `RSS ${step.rssMiB} MiB, ${signed(step.growthMiB)}`, `bare HTTP/2 ${signed(bare.growthMiB)}`, `${step.marginalMiBPer1000} MiB/1,000 marginal`);
   }
   if (idleStreams.withinTarget !== undefined) row(`${idleStreams.target.streams} idle streams under ${idleStreams.target.maxRssMB} MB`, String(idleStreams.withinTarget), '', '');
+}
+for (const chain of realChain ?? []) {
+  row(`${chain.blockTimeSeconds} s blocks: direct transferWithAuthorization`, `${chain.direct.gas} gas, ${chain.direct.calldataBytes} B`, '', '');
+  row(`${chain.blockTimeSeconds} s blocks: fullest batch (${chain.floor.items} sent at once)`, `${chain.floor.gasPerTransfer} gas, ${chain.floor.calldataBytesPerTransfer} B per transfer`, '', '');
+  for (const l of chain.levels) {
+    const figures = (m: typeof l.batched) => `${m.transfersPerTransaction.median}/tx ${m.transactionsPerBlock.median} tx/blk ${m.gasPerTransfer.median} gas ${m.calldataBytesPerTransfer.median} B ${m.rpcCallsPerTransfer.median} calls p50 ${m.p50Ms.median} ms/${m.p50Blocks.median} blk p99 ${m.p99Ms.median} ms/${m.p99Blocks.median} blk`;
+    console.log(`${chain.blockTimeSeconds} s blocks, Poisson ${l.ratePerSecond}/s\n  batched:      ${figures(l.batched)}\n  one per tx:   ${figures(l.oneByOne)}\n  gas vs floor ${l.gasVsFloor}x, vs direct ${l.gasVsDirect}x`);
+  }
 }
 const rss = tokenTransfers?.at(-1);
 if (rss) row(`server RSS growth, ${rss.senders}-sender burst`, format(rss.serverRssGrowthMiB, ' MiB'), '', '');
