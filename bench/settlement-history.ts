@@ -1,15 +1,18 @@
 // The chain's transfer rate as its history grows, with transfers settled as the platform settles them:
 // EIP-3009 authorizations signed beforehand by many holders, executed up to 100 at a time by one
-// `VixpSettlement.settle` transaction (contracts/VixpSettlement.sol), on an anvil run with the
+// `VixpSettlement.settle` transaction (contracts/VixpSettlement.sol, encoded as the relayer encodes it:
+// src/chain/settlement-calldata.ts), on an anvil run with the
 // platform's settings (its state checkpointed as src/chain/chain-checkpoint.ts does), then on a bare
 // anvil to the same count. A
 // burst on the fresh chain, a fill to the target number of transfers in chunks (the curve), and the
 // same burst again.
 import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { encodeDeployData, encodeFunctionData, parseEventLogs, toHex, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
+import { encodeDeployData, parseEventLogs, toHex, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
 import { generatePrivateKey } from 'viem/accounts';
 import { localAccount } from '../src/chain/local-account.ts';
+import type { SettlementItem } from '../src/chain/relayer.ts';
+import { batchBaseGas, batchItemGas, encodeSettlement } from '../src/chain/settlement-calldata.ts';
 import { vixpName } from '../src/chain/platform-contracts.ts';
 import { vixpSettlementAbi, vixpSettlementBytecode } from '../src/gen/contracts/vixp-settlement.ts';
 import { transferAuthorizationTypes } from '../src/wallet/authorize-transfer.ts';
@@ -18,8 +21,8 @@ import { ratio, repeat, spread, type Spread } from './measure.ts';
 
 /** Items per settlement transaction: the platform's default (SETTLEMENT_BATCH_MAX_ITEMS). */
 export const batchItems = 100;
-/** The relayer's gas for a batch (src/chain/relayer.ts): a base and a fixed allowance per item. */
-const batchGas = 60_000n + 175_000n * BigInt(batchItems);
+/** The relayer's gas for a batch (src/chain/settlement-calldata.ts): a base and a fixed allowance per item. */
+const batchGas = batchBaseGas + batchItemGas * BigInt(batchItems);
 
 export interface SettlementPoint {
   /** Transfers executed on the chain before this chunk. */
@@ -58,8 +61,6 @@ export interface SettlementHistory {
   curve: SettlementPoint[];
 }
 
-interface Item { token: Address; from: Address; to: Address; value: bigint; validAfter: bigint; validBefore: bigint; nonce: Hex; signature: Hex }
-
 /**
  * Probes a fresh chain `probes` times with `burstBatches` settlement batches sent at once, fills it
  * with batches (`chunkBatches` at a time, each chunk timed until mined) up to `target` transfers or
@@ -89,7 +90,7 @@ export async function measureSettlementHistory(options: {
       const calldata: Hex[] = [];
       for (let b = 0; b < batches; b++) {
         const items = await signer(batchItems);
-        calldata.push(encodeFunctionData({ abi: vixpSettlementAbi, functionName: 'settle', args: [items] }));
+        calldata.push(encodeSettlement(settlement, items).data);
       }
       const begin = performance.now();
       // Each account sends its share in nonce order (a nonce ahead of the pool would wait for the next block).
@@ -159,12 +160,12 @@ function authorizationSigner(chain: BareChain, holders: LocalAccount[], payees: 
   const domain = { name: vixpName, version: '1', chainId: chain.chainId, verifyingContract: chain.token } as const;
   const validBefore = BigInt(Math.floor(Date.now() / 1000) + 86_400);
   let next = 0;
-  return async (count: number): Promise<Item[]> => {
-    const items: Item[] = [];
+  return async (count: number): Promise<SettlementItem[]> => {
+    const items: SettlementItem[] = [];
     for (let i = 0; i < count; i++, next++) {
       const holder = holders[next % holders.length]!;
-      const message = { from: holder.address, to: payees[next % payees.length]!, value: 1n, validAfter: 0n, validBefore, nonce: toHex(randomBytes(32)) };
-      const signature = await holder.signTypedData({ domain, types: transferAuthorizationTypes, primaryType: 'TransferWithAuthorization', message });
+      const message = { from: holder.address, to: payees[next % payees.length]!, value: 1n, validBefore, nonce: toHex(randomBytes(32)) };
+      const signature = await holder.signTypedData({ domain, types: transferAuthorizationTypes, primaryType: 'TransferWithAuthorization', message: { ...message, validAfter: 0n } });
       items.push({ token: chain.token, ...message, signature });
     }
     return items;

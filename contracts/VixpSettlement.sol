@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-/// @notice The EIP-3009 entry point the settlement calls (the packed-signature form, as in USDC v2.2).
+/// @notice The EIP-3009 entry point the settlement calls: the `(v, r, s)` form (as in USDC v2.2).
 interface IERC3009 {
     function transferWithAuthorization(
         address from,
@@ -10,7 +10,9 @@ interface IERC3009 {
         uint256 validAfter,
         uint256 validBefore,
         bytes32 nonce,
-        bytes memory signature
+        uint8 v,
+        bytes32 r,
+        bytes32 s
     ) external;
 }
 
@@ -22,21 +24,51 @@ interface IERC3009 {
  * transaction's receipt: that is how a caller learns its item's outcome. A skipped item emits
  * `ItemSkipped(index, nonce)`; its authorization is untouched and stays usable until it is
  * cancelled or expires, exactly as if it had been submitted alone and reverted.
+ *
+ * Calldata layout (standard ABI encoding of `settle(Group[])`, every field one static 32-byte word):
+ *
+ *     0x00  4 B   selector of settle((address,(address,address,uint256,uint256,bytes32,bytes32,bytes32)[])[])
+ *     0x04  32 B  offset of the groups array            } once per batch: 68 B
+ *           32 B  number of groups                      }
+ *     per group, one per token in the batch: 128 B
+ *           32 B  offset of the group
+ *           32 B  token                (each token once per batch, not once per item)
+ *           32 B  offset of the items array
+ *           32 B  number of items
+ *     per item: 224 B (7 words)
+ *           from, to, value, validBefore, nonce, r, vs
+ *
+ * `validAfter` is not sent: it is always 0 (the platform signs every authorization valid at once),
+ * and the token is called with 0. `r` and `vs` are the EIP-2098 compact signature: `vs` is `s`
+ * with the recovery bit (`v - 27`) in its top bit, which a low `s` always leaves free. A batch of
+ * 100 items of one token is 68 + 128 + 100 × 224 = 22,596 bytes, 226 per item (the earlier layout
+ * repeated the token, a zero `validAfter` and a dynamic 65-byte signature: 417 per item).
+ *
+ * Item `index` in `ItemSkipped` and `BatchGasTooLow` counts items across groups, in calldata order.
+ *
  * @dev Anyone may call it: an EIP-3009 authorization is executable by anyone and pays only its
  * signed payee, so a caller gains nothing by front-running a batch. Each item runs with a fixed gas
  * allowance; the batch reverts as a whole (nothing executed) when the transaction's gas cannot
  * cover the next item, so a too-low gas limit never turns into items skipped for lack of gas.
+ * A batch of one costs more here than the token's own `transferWithAuthorization` called directly
+ * (this call and its calldata on top): the platform sends a batch of one to the token directly.
  */
 contract VixpSettlement {
-    struct Authorization {
-        address token;
+    /// @notice One authorization (`validAfter` = 0) with its EIP-2098 compact signature `(r, vs)`.
+    struct Item {
         address from;
         address to;
         uint256 value;
-        uint256 validAfter;
         uint256 validBefore;
         bytes32 nonce;
-        bytes signature;
+        bytes32 r;
+        bytes32 vs;
+    }
+
+    /// @notice The items of one token.
+    struct Group {
+        address token;
+        Item[] items;
     }
 
     /// @notice Gas each item may use: an EIP-3009 transfer to a fresh payee costs ~75,000.
@@ -49,17 +81,32 @@ contract VixpSettlement {
     error BatchGasTooLow(uint256 index);
 
     /// @notice Executes every item it can; answers how many were executed.
-    function settle(Authorization[] calldata items) external returns (uint256 executed) {
-        for (uint256 i = 0; i < items.length; ++i) {
-            // 63/64 of what is left is forwarded: keep enough that the call gets its full allowance.
-            if (gasleft() < (ITEM_GAS * 64) / 63 + 10_000) revert BatchGasTooLow(i);
-            Authorization calldata item = items[i];
-            try IERC3009(item.token).transferWithAuthorization{gas: ITEM_GAS}(
-                item.from, item.to, item.value, item.validAfter, item.validBefore, item.nonce, item.signature
-            ) {
-                ++executed;
-            } catch {
-                emit ItemSkipped(i, item.nonce);
+    function settle(Group[] calldata groups) external returns (uint256 executed) {
+        uint256 index = 0;
+        for (uint256 g = 0; g < groups.length; ++g) {
+            IERC3009 token = IERC3009(groups[g].token);
+            Item[] calldata items = groups[g].items;
+            for (uint256 i = 0; i < items.length; ++i) {
+                // 63/64 of what is left is forwarded: keep enough that the call gets its full allowance.
+                if (gasleft() < (ITEM_GAS * 64) / 63 + 10_000) revert BatchGasTooLow(index);
+                Item calldata item = items[i];
+                bytes32 vs = item.vs;
+                try token.transferWithAuthorization{gas: ITEM_GAS}(
+                    item.from,
+                    item.to,
+                    item.value,
+                    0,
+                    item.validBefore,
+                    item.nonce,
+                    uint8(uint256(vs) >> 255) + 27,
+                    item.r,
+                    vs & bytes32(uint256(type(uint256).max >> 1))
+                ) {
+                    ++executed;
+                } catch {
+                    emit ItemSkipped(index, item.nonce);
+                }
+                ++index;
             }
         }
     }

@@ -1,4 +1,4 @@
-import { encodeDeployData, getAddress, type Address, type Hex } from 'viem';
+import { encodeDeployData, getAddress, toFunctionSelector, type Address, type Hex } from 'viem';
 import type { ChainJournal } from './chain-journal.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { ChainClients } from './chain-clients.ts';
@@ -18,6 +18,18 @@ export interface PlatformContracts {
   /** Executes batches of EIP-3009 transfer authorizations, each item on its own (contracts/VixpSettlement.sol). */
   settlement: Address;
 }
+
+/**
+ * The settlement contract's deployment name. A new name for each calldata layout: a platform started
+ * on the state of an earlier version (its deployments table names the old contract) deploys this one
+ * rather than calling the old contract with the new ABI. 2: per-token groups of 7-word items with
+ * EIP-2098 signatures (contracts/VixpSettlement.sol); the first one (`VixpSettlement`) took one
+ * `(token, from, to, value, validAfter, validBefore, nonce, bytes signature)` tuple per item.
+ */
+export const settlementDeploymentName = 'VixpSettlement-2';
+
+/** The selector of the settlement entry point the relayer calls: a configured contract must have it. */
+const settleSelector = toFunctionSelector(vixpSettlementAbi.find((entry) => entry.type === 'function' && entry.name === 'settle')!);
 
 export type PlatformContractsByNetwork = Readonly<Record<NetworkName, PlatformContracts>>;
 
@@ -44,7 +56,7 @@ export async function ensurePlatformContracts(deps: PlatformContractsDeps): Prom
     const didRegistry = given.didRegistry ? await useConfigured(deps, network, 'didRegistry', given.didRegistry) : await ensureDeployed(deps, network, 'EthereumDIDRegistry', encodeDeployData({
       abi: ethrDidRegistryAbi, bytecode: ethrDidRegistryBytecode,
     }));
-    const settlement = given.settlement ? await useConfigured(deps, network, 'settlement', given.settlement) : await ensureDeployed(deps, network, 'VixpSettlement', encodeDeployData({
+    const settlement = given.settlement ? await useConfigured(deps, network, 'settlement', given.settlement) : await ensureDeployed(deps, network, settlementDeploymentName, encodeDeployData({
       abi: vixpSettlementAbi, bytecode: vixpSettlementBytecode,
     }));
     return [network, { vixpToken, didRegistry, settlement }];
@@ -81,15 +93,21 @@ async function ensureDeployed(deps: PlatformContractsDeps, network: NetworkName,
 }
 
 /**
- * A contract configured by address: it must have code there, and a VIXP token must be owned by the
- * platform account (which mints); anything else stops the start with the setting named.
+ * A contract configured by address: it must have code there, a VIXP token must be owned by the
+ * platform account (which mints), and a settlement contract must be this release's (its code holds
+ * the `settle` selector the relayer calls: one deployed from an earlier contracts/VixpSettlement.sol
+ * does not); anything else stops the start with the setting named.
  */
 async function useConfigured(deps: PlatformContractsDeps, network: NetworkName, name: keyof PlatformContracts, configured: Address): Promise<Address> {
   const { client } = deps.chains[network];
   const setting = `CONTRACTS_${network.toUpperCase()}`;
   const address = getAddress(configured);
-  if (((await client.getCode({ address })) ?? '0x') === '0x') {
+  const code = (await client.getCode({ address })) ?? '0x';
+  if (code === '0x') {
     throw new Error(`${setting}: ${name}=${address} has no contract code on ${network}`);
+  }
+  if (name === 'settlement' && !code.toLowerCase().includes(settleSelector.slice(2))) {
+    throw new Error(`${setting}: settlement=${address} is not the settlement contract of this release (no ${settleSelector} settle entry point; an earlier VixpSettlement?): deploy contracts/VixpSettlement.sol, or leave settlement out and the platform deploys it`);
   }
   if (name === 'vixpToken') {
     const owner = await client.readContract({ address, abi: vixpTokenAbi, functionName: 'owner' }).catch(() => undefined);

@@ -1,4 +1,4 @@
-import { encodeFunctionData, keccak256, parseEventLogs, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
+import { keccak256, parseEventLogs, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
 import type { ChainJournal, ChainTxStatus, JournalIntent, SignTransaction } from './chain-journal.ts';
 import { repriceStale } from './reprice-stale.ts';
 import { positionOf, rebuildLostBlocks } from './rebuild-lost-blocks.ts';
@@ -9,7 +9,7 @@ import { errorSummary } from '../shared/redact.ts';
 import type { ChainClients } from './chain-clients.ts';
 import { ReceiptNotFinalError } from './receipt-watcher.ts';
 import type { NetworkName } from '../shared/networks.ts';
-import { vixpSettlementAbi } from '../gen/contracts/vixp-settlement.ts';
+import { batchBaseGas, batchItemGas, encodeSettlement } from './settlement-calldata.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import { failpoint } from '../shared/failpoints.ts';
 
@@ -107,9 +107,6 @@ export interface RelayerDeps {
   onReprice?: (network: NetworkName) => void;
 }
 
-/** Gas of a settlement batch: the contract's per-item allowance (150,000 × 64/63 + 10,000) and calldata, plus a base. */
-const batchBaseGas = 60_000n;
-const batchItemGas = 175_000n;
 /** A transaction pending this long on an automining chain we run gets a block mined for it. */
 const nudgeAfterMs = 1_000;
 /** How long a sweep of stale transactions waits for their receipts (the next sweep waits again). */
@@ -435,18 +432,15 @@ export function createRelayer(deps: RelayerDeps): Relayer {
   async function relayBatch(network: NetworkName, account: LocalAccount, settlement: Address, batch: PendingItem[], prepared: () => void): Promise<void> {
     const fees = await feesOf(network, account.address);
     const byNonce = new Map(batch.map((pending) => [pending.item.nonce as string, pending]));
-    const gas = batchBaseGas + batchItemGas * BigInt(batch.length);
     failpoint('relay.before-journal');
     const journaled = await journal.journal(
       { network, relayer: account.address, intent: { kind: 'settlement', contractAddress: settlement }, authorizationNonces: [...byNonce.keys()] },
       clock(),
-      signer(network, account, fees, gas, settlement, (included) => encodeFunctionData({
-        abi: vixpSettlementAbi, functionName: 'settle',
-        args: [included.map((nonce) => {
-          const { item } = byNonce.get(nonce) as PendingItem;
-          return { token: item.token, from: item.from, to: item.to, value: item.value, validAfter: 0n, validBefore: item.validBefore, nonce: item.nonce, signature: item.signature };
-        })],
-      })),
+      (nonce, included) => {
+        // What is still reserved when journaled: a batch of one goes to its token directly (settlement-calldata.ts).
+        const call = encodeSettlement(settlement, included.map((key) => (byNonce.get(key) as PendingItem).item));
+        return signer(network, account, fees, call.gas, call.to, () => call.data)(nonce, included);
+      },
     );
     const included = journaled === 'released' ? new Set<string>() : new Set(journaled.included);
     for (const pending of batch) {
