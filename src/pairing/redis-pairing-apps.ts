@@ -201,7 +201,7 @@ export function createRedisAppSide(link: PairingLink, appWaitMs: number): RedisA
     connectApp(arrival) {
       const id = randomUUID();
       const app: LocalApp = {
-        id, arrival, value: { s: 'waiting', id, i: link.instanceId, u: arrival.userId, a: arrival.userAddress },
+        id, arrival, value: { s: 'waiting', id, i: link.instanceId, u: arrival.userId, a: arrival.userAddress, t: Date.now() },
         waitEnds: Date.now() + appWaitMs, left: new AbortController(),
         state: 'registering', registered: Promise.resolve(false), queue: Promise.resolve(), hungUp: false, transferSent: false,
       };

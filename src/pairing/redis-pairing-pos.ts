@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { PairedApp, PairingDesk } from './pairing-desk.ts';
 import type { SessionEvent } from '../payments/payment-events.ts';
 import {
@@ -38,6 +39,9 @@ interface PosSession {
   unwatch?: () => void;
 }
 
+/** How long after Redis answers again an app waiting elsewhere may take to be registered anew (a few heartbeats). */
+const reregisterMs = 5000;
+
 export function createRedisPosSide(link: PairingLink, appWaitMs: number): RedisPosSide {
   const { pairedMs } = keyLifetimes(appWaitMs);
   const sessions = new Map<string, PosSession>();
@@ -48,15 +52,34 @@ export function createRedisPosSide(link: PairingLink, appWaitMs: number): RedisP
   const abandoned = new Map<string, string>();
   const logFailure = (what: string) => (error: unknown) => link.logError(error, what);
 
-  /** An app still waiting (on any instance) is told `event` and let go (asked again while Redis does not answer). */
+  /**
+   * An app still waiting (on any instance) is told `event` and let go. While Redis does not answer it
+   * is asked again; once Redis answers after such a wait, the app's instance may not have registered
+   * it again yet (a restarted Redis lost its key): asked again for `reregisterMs`, for an app that
+   * arrived before this failure only (never one that came for a new attempt since).
+   */
   function releaseWaiting(userUuid: string, event: SessionEvent): void {
     const gaveUp = abandoned.get(userUuid);
     abandoned.delete(userUuid);
-    link.runSteadily(scripts.failWaitingApp, [link.appKey(userUuid)], gaveUp ? [gaveUp] : [], { until: Date.now() + appWaitMs }).then((reply) => {
-      if (typeof reply !== 'string') return;
+    const failedAt = Date.now();
+    const args = [gaveUp ?? '', failedAt];
+    const tell = (reply: unknown) => {
+      if (typeof reply !== 'string') return false;
       const value = JSON.parse(reply) as AppValue;
       link.deliver(value.i, { k: 'event', app: value.id, event: toWire(event) });
-    }).catch(logFailure('releasing a waiting app failed'));
+      return true;
+    };
+    const release = async () => {
+      const first = await link.run(scripts.failWaitingApp, [link.appKey(userUuid)], [gaveUp ?? '']).then((reply) => ({ reply }), () => undefined);
+      if (first) return tell(first.reply);
+      if (tell(await link.runSteadily(scripts.failWaitingApp, [link.appKey(userUuid)], args, { until: failedAt + appWaitMs }))) return true;
+      for (const until = Date.now() + reregisterMs; Date.now() < until;) {
+        await sleep(reregisterMs / 10);
+        if (tell(await link.run(scripts.failWaitingApp, [link.appKey(userUuid)], args).catch(() => undefined))) return true;
+      }
+      return false;
+    };
+    release().catch(logFailure('releasing a waiting app failed'));
   }
 
   function pairedApp(session: PosSession, userUuid: string, value: AppValue): PairedApp {

@@ -3,9 +3,9 @@
  * any instances) can never both take one app, and an app's timeout or hang-up never races a POS's
  * claim into a half-paired state.
  *
- * The app key `<prefix>:app:<user_uuid>` holds JSON `{s, id, i, u, a, p?}`: state (`waiting`, `paired`,
- * `departed`), the app session id, its instance id, user id, user address and, once paired, the
- * POS's `{i, id}`. The POS key `<prefix>:pos:<user_uuid>` holds the JSON `{i, id}` of a POS waiting
+ * The app key `<prefix>:app:<user_uuid>` holds JSON `{s, id, i, u, a, t, p?}`: state (`waiting`,
+ * `paired`, `departed`), the app session id, its instance id, user id, user address, when it arrived
+ * (epoch ms) and, once paired, the POS's `{i, id}`. The POS key `<prefix>:pos:<user_uuid>` holds the JSON `{i, id}` of a POS waiting
  * for that app.
  */
 
@@ -112,14 +112,16 @@ return false
 `;
 
 /**
- * Removes a waiting (unpaired) app and returns it. KEYS: app. ARGV: optionally the id of a POS
- * session that gave up: an app it paired (a claim whose reply Redis lost) is removed and returned too.
+ * Removes a waiting (unpaired) app and returns it. KEYS: app. ARGV (optional): the id of a POS session
+ * that gave up ('' for none): an app it paired (a claim whose reply Redis lost) is removed and
+ * returned too; a time (epoch ms): an app that arrived after it is left alone.
  */
 export const failWaitingApp = `
 local cur = redis.call('GET', KEYS[1])
 if not cur then return false end
 local v = cjson.decode(cur)
-if v.s == 'waiting' or (ARGV[1] and v.s == 'paired' and v.p and v.p.id == ARGV[1]) then
+if ARGV[2] and v.t and v.t > tonumber(ARGV[2]) then return false end
+if v.s == 'waiting' or (ARGV[1] and ARGV[1] ~= '' and v.s == 'paired' and v.p and v.p.id == ARGV[1]) then
   redis.call('DEL', KEYS[1])
   return cur
 end

@@ -9,8 +9,8 @@ import type { SessionEvent, TransferCredentials } from '../payments/payment-even
 /** A POS session: its instance and its id there. */
 export interface PosRef { i: string; id: string }
 
-/** The app key's value: state, app session id, its instance, user id, user address, and its POS once paired. */
-export interface AppValue { s: 'waiting' | 'paired' | 'departed'; id: string; i: string; u: string; a: string; p?: PosRef }
+/** The app key's value: state, app session id, its instance, user id, user address, when it arrived (epoch ms), and its POS once paired. */
+export interface AppValue { s: 'waiting' | 'paired' | 'departed'; id: string; i: string; u: string; a: string; t?: number; p?: PosRef }
 
 interface WireError { code: DomainErrorCode; message: string; details?: string }
 type WireEvent = Exclude<SessionEvent, { type: 'failed' }> | (Omit<Extract<SessionEvent, { type: 'failed' }>, 'error'> & { error: WireError });

@@ -53,14 +53,14 @@ after(async () => {
 });
 
 type Side = 'A' | 'B';
-/** What one stream heard last: END_PAY's code, or why it heard none. */
-interface End { code?: string; message?: string; lost?: string }
+/** What one stream heard last: END_PAY's code and tran_no, or why it heard none. */
+interface End { code?: string; message?: string; tranNo?: string; lost?: string }
 const endOf = async (session: Session, boundMs: number): Promise<End> => {
   try {
     for (;;) {
       const message = await nextOrEnd(session, boundMs);
       if (message.content.state === 'REQUEST_TRANSFER') continue;
-      return { code: message.common.res_code, message: message.common.res_message };
+      return { code: message.common.res_code, message: message.common.res_message, tranNo: message.content.tran_no };
     }
   } catch (error) {
     return { lost: (error as Error).message };
@@ -116,7 +116,7 @@ class Pair {
         const request = await nextOrEnd(this.app, bound);
         if (request.content.state !== 'REQUEST_TRANSFER') {
           requested(false);
-          return { code: request.common.res_code, message: request.common.res_message };
+          return { code: request.common.res_code, message: request.common.res_message, tranNo: request.content.tran_no };
         }
         requested(true);
         await this.transferGate;
@@ -195,6 +195,8 @@ async function readyz(): Promise<{ status: number; body: any }> {
 }
 
 test('Redis stopped ~8 s and started again during logins and POS/app pairs: no 500, every pairing ends once with one documented code on both streams, then logins and payments work and the chain agrees', { skip }, async (t) => {
+  const began = Date.now();
+  const mark = (what: string) => t.diagnostic(`${((Date.now() - began) / 1000).toFixed(1)} s: ${what}`);
   const users = await Promise.all(Array.from({ length: 9 }, () => rigUser(rig, 20)));
   const [u1, u2, u3, u4, u5, u6, u7, u8, u9] = users as [RigUser, RigUser, RigUser, RigUser, RigUser, RigUser, RigUser, RigUser, RigUser];
   const victim = await rigUser(rig, 0);
@@ -240,6 +242,7 @@ test('Redis stopped ~8 s and started again during logins and POS/app pairs: no 5
     p7.open('app');
     await waitFor(() => appRegistered(p7.uuid), { timeoutMs: 10_000, message: 'the app of the 7th pair waits in Redis' });
 
+    mark('Redis stopped');
     await redis.stop();
     const stoppedAt = Date.now();
     redisDown();
@@ -258,9 +261,12 @@ test('Redis stopped ~8 s and started again during logins and POS/app pairs: no 5
 
     await waitFor(() => Date.now() - stoppedAt >= 8000, { timeoutMs: 20_000, intervalMs: 100, message: '8 s of outage' });
     await redis.start();
+    mark('Redis started');
     await waitFor(async () => (await readyz()).status === 200, { timeoutMs: 15_000, intervalMs: 100, message: '/readyz ready again once Redis is back' });
 
+    for (const p of pairs) void p.ends.then(({ app, pos }) => mark(`${p.label}: ended (app ${app.code}, POS ${pos.code})`));
     const ends = await within(Promise.all(pairs.map((p) => p.ends)), 90_000, 'every pairing ends');
+    mark('every pairing ended');
     loggingIn = false;
     await loginLoop;
 
@@ -277,6 +283,8 @@ test('Redis stopped ~8 s and started again during logins and POS/app pairs: no 5
         failures.push(`${heard}: the record does not say what the POS was told`);
       }
       else if (pos.code !== p.expect) failures.push(`${heard}: expected ${p.expect}${p.expect === '00' ? ' (Redis came back within its windows)' : ''}`);
+      // The app is told the POS's failure (its tran_no), not left to time out on its own much later.
+      else if (pos.code !== '00' && app.tranNo !== p.tranNo) failures.push(`${heard}: the app's END_PAY names tran_no '${app.tranNo}', not the POS's: it was not told the POS's failure`);
     }
     const errors = logins.filter((l) => l.status >= 500 || l.status === 0);
     if (errors.length > 0) failures.push(`${errors.length} of ${logins.length} logins answered a 5xx or nothing: ${errors[0]!.status} ${errors[0]!.body.slice(0, 200)}`);
@@ -307,5 +315,7 @@ test('Redis stopped ~8 s and started again during logins and POS/app pairs: no 5
       && String(t.args.to).toLowerCase() === store.settlementAddress.toLowerCase()).length;
     assert.equal(moved, record?.status === 'approved' ? 1 : 0, `${p.label}: ${record?.status}, moved ${moved} times on chain`);
   }
+  mark('the chain agrees');
   await assertInvariants(rig);
+  mark('invariants hold');
 });
