@@ -131,12 +131,12 @@ describe('VixpSettlement: cost per transfer beside the token\'s own transferWith
 
 /** Gas per transfer, measured here (docs/performance.md, "Settlement gas and calldata"). */
 const expectedGas: Record<string, number> = {
-  'alone, bytes signature × 1, warm': 68977, 'alone, v r s × 1, warm': 68580, 'platform × 1, warm': 68580, 'settle × 1, warm': 74604,
-  'alone, bytes signature × 10, warm': 68972, 'alone, v r s × 10, warm': 68575, 'platform × 10, warm': 51330,
-  'alone, bytes signature × 100, warm': 68971, 'alone, v r s × 100, warm': 68574, 'platform × 100, warm': 49002,
-  'alone, bytes signature × 1, fresh': 86077, 'alone, v r s × 1, fresh': 85680, 'platform × 1, fresh': 85680, 'settle × 1, fresh': 91704,
-  'alone, bytes signature × 10, fresh': 86065, 'alone, v r s × 10, fresh': 85668, 'platform × 10, fresh': 68423,
-  'alone, bytes signature × 100, fresh': 86071, 'alone, v r s × 100, fresh': 85674, 'platform × 100, fresh': 66101,
+  'alone, bytes signature × 1, warm': 68977, 'alone, v r s × 1, warm': 68580, 'platform × 1, warm': 68580, 'settle × 1, warm': 74092,
+  'alone, bytes signature × 10, warm': 68972, 'alone, v r s × 10, warm': 68575, 'platform × 10, warm': 50682,
+  'alone, bytes signature × 100, warm': 68971, 'alone, v r s × 100, warm': 68574, 'platform × 100, warm': 48340,
+  'alone, bytes signature × 1, fresh': 86077, 'alone, v r s × 1, fresh': 85680, 'platform × 1, fresh': 85680, 'settle × 1, fresh': 91192,
+  'alone, bytes signature × 10, fresh': 86065, 'alone, v r s × 10, fresh': 85668, 'platform × 10, fresh': 67775,
+  'alone, bytes signature × 100, fresh': 86071, 'alone, v r s × 100, fresh': 85674, 'platform × 100, fresh': 65440,
 };
 
 describe('VixpSettlement: each item on its own', () => {
@@ -182,6 +182,20 @@ describe('VixpSettlement: each item on its own', () => {
     const [receipt] = await sendAll(relayer, [call]);
     assert.equal(receipt!.status, 'reverted');
     for (const item of items) assert.equal(await authorizationState(token, item.from, item.nonce), false);
+  });
+
+  test('a group naming an address without code reverts the batch whole (NotAToken): a call there would succeed and do nothing', async () => {
+    const item = { ...(await signItem(holders[30]!, token, warmPayees[30]!, 'no code')), token: warmPayees[31]! };
+    const call = encodeSettlementBatch(settlement, [item, await signItem(holders[31]!, token, warmPayees[31]!, 'beside no code')]);
+    const [receipt] = await sendAll(relayer, [call]);
+    assert.equal(receipt!.status, 'reverted');
+    const { args: [groups] } = decodeFunctionData({ abi: vixpSettlementAbi, data: call.data }) as unknown as { args: readonly [never] };
+    await assert.rejects(client.simulateContract({ address: settlement, abi: vixpSettlementAbi, functionName: 'settle', args: [groups], account: relayer }), (error: unknown) => {
+      const revert = error instanceof BaseError ? error.walk((e) => e instanceof ContractFunctionRevertedError) : undefined;
+      assert.ok(revert instanceof ContractFunctionRevertedError, String(error));
+      assert.deepEqual([revert.data?.errorName, revert.data?.args], ['NotAToken', [warmPayees[31]]]);
+      return true;
+    });
   });
 
   test('a batch of one that cannot execute reverts (the token\'s own call), and its authorization stays unused', async () => {
