@@ -64,7 +64,8 @@ export interface Relayer {
    */
   send(network: NetworkName, request: RelayRequest): Promise<RelayResult>;
   /**
-   * Settles one reserved authorization through the `settlement` contract, batched with the others
+   * Settles one reserved authorization through the `settlement` contract (a batch left with one item
+   * is sent to its token directly: settlement-calldata.ts), batched with the others
    * accepted within the batch window, on the least busy lane. The journaling transaction marks the
    * authorization submitted with the batch's hash; throws (`chain.transaction_failed` when the
    * authorization was no longer reserved, `chain.unavailable`) only when it was not journaled.
