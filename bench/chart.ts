@@ -109,9 +109,22 @@ export function renderChart(results: any): string {
       { label: 'platform RSS growth', colour: '#3b6ea5', points: [[0, 0], ...idle.platform.steps.map((p: any) => [p.streams, p.growthMiB])] },
       { label: 'bare HTTP/2 RSS growth', colour: '#888', points: [[0, 0], ...idle.bareHttp2.steps.map((p: any) => [p.streams, p.growthMiB])] },
     ]),
+    ...(results.realChain ?? []).flatMap((chain: any) => {
+      const once = (value: number) => ({ median: value, min: value, max: value, runs: [value] });
+      return [
+        barPanel(`Gas per transfer, ${chain.blockTimeSeconds} s blocks, Poisson (grey: one per transaction)`, 'gas', chain.levels.flatMap((l: any) => [
+          { label: `${l.ratePerSecond}/s`, value: l.batched.gasPerTransfer },
+          { label: `${l.ratePerSecond}/s`, value: l.oneByOne.gasPerTransfer, baseline: true, note: 'one per tx' },
+        ]), { label: `fullest batch (${chain.floor.items})`, value: once(chain.floor.gasPerTransfer) }),
+        barPanel(`Transfer p50 ms, ${chain.blockTimeSeconds} s blocks, Poisson (grey: one per transaction)`, 'ms', chain.levels.flatMap((l: any) => [
+          { label: `${l.ratePerSecond}/s`, value: l.batched.p50Ms },
+          { label: `${l.ratePerSecond}/s`, value: l.oneByOne.p50Ms, baseline: true, note: 'one per tx' },
+        ]), { label: 'block interval', value: once(chain.blockTimeSeconds * 1000) }),
+      ];
+    }),
   ].filter((panel): panel is string => typeof panel === 'string');
   const hw = results.hardware;
-  const runs = history?.probes ?? settlement?.fresh.runs.length ?? 3;
+  const runs = history?.probes ?? settlement?.fresh.runs.length ?? results.realChain?.[0]?.levels[0]?.batched.completed.length ?? 3;
   const caption = `${results.date} (${results.mode}${results.only ? `, only ${results.only.join(', ')}` : ''}): ${hw.nproc} × ${hw.cpuModel}, ${hw.memoryGiB} GiB, ${hw.node}, ${hw.anvil}; medians of ${runs} runs, whiskers min–max`;
   const rows = Math.ceil(panels.length / 2);
   const body = panels.map((panel, i) => `<g transform="translate(${(i % 2) * W},${Math.floor(i / 2) * H + 24})">\n${panel}\n</g>`).join('\n');

@@ -64,6 +64,12 @@ function hardware() {
 }
 
 const loadBefore = load1();
+/** A machine busy with other work before and after the run: its latencies say more about the machine than about the platform. */
+const busyNote = () => {
+  const cores = os.availableParallelism();
+  const busiest = Math.max(loadBefore, load1());
+  return busiest > cores ? `shared machine under load: load average ${loadBefore} at the start and ${load1()} at the end on ${cores} cores (other work was running); latencies and rates are inflated, ratios within one run are what to compare` : undefined;
+};
 
 // 1. The baseline: a fresh bare anvil per run, one ERC-20 transaction per transfer.
 let anvilErc20: ReturnType<typeof spread> | undefined;
@@ -205,7 +211,7 @@ const ipfsUpload = process.argv.includes('--ipfs') ? await benchIpfsUpload() : u
 const date = new Date().toISOString().slice(0, 10);
 const results = {
   date, mode: quick ? 'quick' : 'full', ...(only && { only }), durationSeconds: Math.round((Date.now() - began) / 1000),
-  hardware: hardware(), loadAverageAtStart: loadBefore, loadAverageAtEnd: load1(),
+  hardware: hardware(), loadAverageAtStart: loadBefore, loadAverageAtEnd: load1(), ...(busyNote() && { note: busyNote() }),
   ...(anvilErc20 && { baseline: { anvilErc20: { transfersPerEoaBurst: plan.burst, transfersPerSecond: anvilErc20 } } }),
   ...(tokenTransfers && { tokenTransfers: { windowMs: plan.windowMs, levels: tokenTransfers } }),
   ...(payments && { payments: { windowMs: plan.windowMs, levels: payments } }),
@@ -261,4 +267,5 @@ for (const chain of realChain ?? []) {
 }
 const rss = tokenTransfers?.at(-1);
 if (rss) row(`server RSS growth, ${rss.senders}-sender burst`, format(rss.serverRssGrowthMiB, ' MiB'), '', '');
+if (results.note) console.log(`\nnote: ${results.note}`);
 console.log(`\n${jsonFile.pathname}\n${chartFile}\n${results.durationSeconds} s`);
