@@ -51,6 +51,12 @@ export interface AuthorizationRepository {
    * it `submitted`.)
    */
   reserve(record: Omit<AuthorizationRecord, 'status' | 'txHash' | 'cancelTxHash'>, hooks: ReserveHooks): Promise<ReserveOutcome>;
+  /**
+   * Undoes a reservation that was never journaled (so never signed into a transaction, never sent):
+   * deletes it, freeing its funds, and makes `tempKeyHash`, the temp key it used up, usable again, in
+   * one transaction. False (nothing changed) when it is no longer `reserved`.
+   */
+  release(nonce: string, tempKeyHash?: string): Promise<boolean>;
   /** Ends an open authorization; false if it had already ended. */
   finish(nonce: string, status: Exclude<AuthorizationStatus, 'reserved' | 'submitted'>, fields: { txHash?: string; cancelTxHash?: string }, now: number): Promise<boolean>;
   find(nonce: string): Promise<AuthorizationRecord | undefined>;
@@ -142,6 +148,14 @@ export function createAuthorizationRepository(db: Db, locking: AccountLocking = 
         if (error instanceof Refused) return error.outcome;
         throw error;
       }
+    },
+    async release(nonce, tempKeyHash) {
+      return db.transaction().execute(async (trx) => {
+        const deleted = await trx.deleteFrom('authorizations').where('nonce', '=', nonce).where('status', '=', 'reserved').executeTakeFirst();
+        if (Number(deleted.numDeletedRows) !== 1) return false;
+        if (tempKeyHash !== undefined) await trx.updateTable('temp_keys').set({ used_at: null }).where('key_hash', '=', tempKeyHash).execute();
+        return true;
+      });
     },
     async finish(nonce, status, fields, now) {
       const result = await db.updateTable('authorizations')

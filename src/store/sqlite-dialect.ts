@@ -1,6 +1,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDatabase } from 'kysely';
+import { DomainError } from '../shared/errors.ts';
 
 /** Prepared statements kept per connection (the platform's queries are a few hundred distinct texts). */
 const statementCacheSize = 1_000;
@@ -20,6 +21,10 @@ const statementCacheSize = 1_000;
  *   the WAL file has been fsynced by Node's thread pool. Writers that finish while an fsync is under
  *   way share the next one. The guarantee is `synchronous = FULL`'s: nothing is answered before it
  *   is on disk, so it survives `kill -9` and power loss (docs/decisions.md "Group commit").
+ * - **A full disk** (SQLITE_FULL: the WAL or the database file could not grow) is `store.full`, a
+ *   domain error: nothing of that statement or transaction was written (SQLite rolls the transaction
+ *   back itself), and the caller answers that nothing was done. Kysely's own rollback after SQLite's
+ *   is then a no-op, so the error it reports is the disk's, not "no transaction is active".
  */
 export function createNodeSqliteDialect(file: string): SqliteDialect {
   const durability = groupCommit(`${file}-wal`);
@@ -85,6 +90,26 @@ function groupCommit(walFile: string) {
   };
 }
 
+/** SQLITE_FULL (13), as node:sqlite reports it in `errcode` (an extended code keeps it in its low byte). */
+const sqliteFull = 13;
+
+/** A full disk's SQLite error as `store.full`; any other error unchanged. */
+function storageError(error: unknown): unknown {
+  const errcode = (error as { errcode?: unknown } | null)?.errcode;
+  if (typeof errcode === 'number' && (errcode & 0xff) === sqliteFull) {
+    return new DomainError('store.full', 'the platform\'s storage is full: nothing was done, try again later', { cause: error });
+  }
+  return error;
+}
+
+function translated<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    throw storageError(error);
+  }
+}
+
 function adapt(db: DatabaseSync, durability: ReturnType<typeof groupCommit>): SqliteDatabase {
   const wrote = durability.wrote;
   const statements = new Map<string, { statement: StatementSync; reader: boolean; writes: boolean }>();
@@ -106,21 +131,23 @@ function adapt(db: DatabaseSync, durability: ReturnType<typeof groupCommit>): Sq
       void durability.close();
     },
     prepare(sql) {
-      const { statement, reader, writes } = prepare(sql);
+      // SQLite ends a transaction itself on some errors (SQLITE_FULL among them): Kysely's rollback after it has nothing to do.
+      if (/^\s*rollback\s*$/i.test(sql) && !db.isTransaction) return { reader: false, all: () => [], run: () => ({ changes: 0, lastInsertRowid: 0 }), iterate: () => [][Symbol.iterator]() };
+      const { statement, reader, writes } = translated(() => prepare(sql));
       const params = (values: ReadonlyArray<unknown>) => values as SQLInputValue[];
       return {
         reader,
         all: (values) => {
-          const rows = statement.all(...params(values));
+          const rows = translated(() => statement.all(...params(values)));
           if (writes) wrote();
           return rows;
         },
         run: (values) => {
-          const result = statement.run(...params(values));
+          const result = translated(() => statement.run(...params(values)));
           wrote();
           return result;
         },
-        iterate: (values) => statement.iterate(...params(values)),
+        iterate: (values) => translated(() => statement.iterate(...params(values))),
       };
     },
   };

@@ -11,6 +11,8 @@ import { DomainError } from '../shared/errors.ts';
 import type { Relayer } from '../chain/relayer.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { authorizationNonce, authorizeTransfer } from './authorize-transfer.ts';
+import { retryUnsent } from './unsent-reservations.ts';
+import type { AuthorizationRepository } from '../store/authorization-repository.ts';
 
 // What happens to a transfer's authorization when the relayer fails, on the real store (SQLite and
 // PostgreSQL) with a stand-in chain and relayer: the real chain's paths are in test/money-safety.test.ts.
@@ -27,29 +29,61 @@ for (const factory of storeFactories) {
     const holder = privateKeyToAccount(generatePrivateKey());
     const token = { contractAddress: '0x00000000000000000000000000000000000000aa' as Address, symbol: 'VIXP', name: 'VIXP', decimals: 18 };
 
-    async function attempt(failure: Error) {
+    async function attempt(failure: Error, options: { tempKeyHash?: string; authorizations?: AuthorizationRepository } = {}) {
       await store.db.insertInto('accounts').values({ address: holder.address, private_key_enc: 'x', secret_key_enc: 'x', created_at: 0 })
         .onConflict((oc) => oc.column('address').doNothing()).execute();
       const relayer = { settle: async () => { throw failure; } } as unknown as Relayer;
       const deps = {
         contracts: { ethereum: { settlement: '0x00000000000000000000000000000000000000bb' } },
-        chains: { ethereum: { chainId: 31337, client: { getBlockNumber: async () => 1n, readContract: async () => 10n ** 20n } } },
-        authorizations: createAuthorizationRepository(store.db), relayer, vault, clock: () => Date.now(), authorizationTtlSeconds: 120,
+        chains: { ethereum: { chainId: 31337, blocks: { recentHead: () => undefined }, client: { getBlockNumber: async () => 1n, readContract: async () => 10n ** 20n } } },
+        authorizations: options.authorizations ?? createAuthorizationRepository(store.db), relayer, vault, clock: () => Date.now(), authorizationTtlSeconds: 120,
       } as unknown as WalletDeps;
       const reference = `test:${randomBytes(8).toString('hex')}`;
       await assert.rejects(authorizeTransfer(deps, 'ethereum', {
         token, from: holder.address, to: holder.address, value: 5n, reference, privateKeyEnc: vault.encrypt(generatePrivateKey()),
+        ...(options.tempKeyHash !== undefined && { tempKeyHash: options.tempKeyHash }),
       }), failure);
-      return store.db.selectFrom('authorizations').select('status').where('nonce', '=', authorizationNonce('ethereum', reference) as Hex)
-        .executeTakeFirstOrThrow();
+      const nonce = authorizationNonce('ethereum', reference);
+      return { nonce, record: await store.db.selectFrom('authorizations').select('status').where('nonce', '=', nonce as Hex).executeTakeFirst() };
     }
 
+    /** A temp key of the holder, unused: its hash. */
+    async function tempKey(): Promise<string> {
+      const keyHash = randomBytes(32).toString('hex');
+      await store.db.insertInto('temp_keys').values({ key_hash: keyHash, address: holder.address, key_type: 'transfer', expires_at: Date.now() + 60_000, used_at: null, created_at: Date.now() }).execute();
+      return keyHash;
+    }
+    const usedAt = async (keyHash: string) => (await store.db.selectFrom('temp_keys').select('used_at').where('key_hash', '=', keyHash).executeTakeFirstOrThrow()).used_at;
+    const storeFull = () => new DomainError('store.full', 'the disk is full');
+
+    test('a full disk before journaling undoes the reservation and gives its temp key back: nothing was sent', async () => {
+      const keyHash = await tempKey();
+      const { record } = await attempt(storeFull(), { tempKeyHash: keyHash });
+      assert.equal(record, undefined, 'no authorization is left reserved');
+      assert.equal(await usedAt(keyHash), null, 'the temp key is usable again');
+    });
+
+    test('a disk still too full to undo it: undone at the next try once there is room', async () => {
+      const keyHash = await tempKey();
+      const real = createAuthorizationRepository(store.db);
+      let full = true;
+      const authorizations: AuthorizationRepository = { ...real, release: async (...args) => { if (full) throw storeFull(); return real.release(...args); } };
+      const { nonce, record } = await attempt(storeFull(), { tempKeyHash: keyHash, authorizations });
+      assert.equal(record?.status, 'reserved', 'still reserved while the disk is full');
+      assert.notEqual(await usedAt(keyHash), null);
+      await assert.rejects(retryUnsent(authorizations, nonce), /disk is full/);
+      full = false;
+      await retryUnsent(authorizations, nonce);
+      assert.equal(await store.db.selectFrom('authorizations').select('status').where('nonce', '=', nonce as Hex).executeTakeFirst(), undefined);
+      assert.equal(await usedAt(keyHash), null, 'the temp key is usable again');
+    });
+
     test('a refusal before journaling voids it: nothing was sent', async () => {
-      assert.equal((await attempt(new DomainError('chain.transaction_failed', 'would revert'))).status, 'void');
+      assert.equal((await attempt(new DomainError('chain.transaction_failed', 'would revert'))).record?.status, 'void');
     });
 
     test('an unexpected failure (possibly after the broadcast) leaves it open, holding its funds', async () => {
-      assert.equal((await attempt(new Error('database connection lost'))).status, 'reserved');
+      assert.equal((await attempt(new Error('database connection lost'))).record?.status, 'reserved');
     });
   });
 }

@@ -2,10 +2,11 @@ import { keccak256, stringToHex, type Address, type Hex } from 'viem';
 import { localAccount } from '../chain/local-account.ts';
 import type { NetworkName } from '../shared/networks.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
-import { DomainError, leavesOutcomeOpen } from '../shared/errors.ts';
+import { DomainError, isDomainError, leavesOutcomeOpen } from '../shared/errors.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import type { ResolvedToken } from './token.ts';
 import { resolveAuthorization } from './resolve-authorization.ts';
+import { releaseUnsent } from './unsent-reservations.ts';
 
 export interface AuthorizeTransferParameters {
   token: ResolvedToken;
@@ -47,6 +48,9 @@ export const transferAuthorizationTypes = {
  * on chain before anything is answered: `chain.transaction_failed` then means nothing moved and
  * nothing signed stays usable. `chain.outcome_pending` means the chain did not settle it either
  * way yet (the node is down or slow); the funds stay held until the expiry sweep decides.
+ * `store.full` (the disk is full) means nothing was sent: the reservation is undone and the temp key
+ * is usable again (at once, or once the store can write: unsent-reservations.ts). A write that fails
+ * after the transfer was sent never turns into a refusal: the chain says how it ended.
  */
 export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, params: AuthorizeTransferParameters): Promise<{ transactionId: Hex }> {
   const { client, chainId } = deps.chains[network];
@@ -88,14 +92,30 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
       token: token.contractAddress, from, to, value, validBefore: BigInt(validBefore), nonce, signature,
     });
   } catch (error) {
-    // The relayer's domain errors come only before journaling: nothing was sent, the signature never
-    // left this process. Any other failure may come after the broadcast: the authorization stays
-    // open, holding its funds, until the chain settles it (the expiry sweep).
-    if (!leavesOutcomeOpen(error)) await deps.authorizations.finish(nonce, 'void', {}, deps.clock());
-    throw error;
+    // A failure that may come after the broadcast: the authorization stays open, holding its funds,
+    // until the chain settles it (the expiry sweep).
+    if (leavesOutcomeOpen(error)) throw error;
+    const record = await deps.authorizations.find(nonce);
+    if (record?.status !== 'submitted') {
+      // Not journaled (journaling marks it submitted in the same transaction): nothing was sent, the
+      // signature never left this process. A full disk gives the temp key back for a retry.
+      if (isStoreFull(error)) await releaseUnsent(deps.authorizations, nonce, params.tempKeyHash);
+      else {
+        await deps.authorizations.finish(nonce, 'void', {}, deps.clock()).catch(async (failure: unknown) => {
+          if (isStoreFull(failure)) await releaseUnsent(deps.authorizations, nonce, params.tempKeyHash);
+          throw failure;
+        });
+      }
+      throw error;
+    }
+    // Journaled and sent, then a write of its outcome failed (the disk filled meanwhile): the chain decides.
+    result = { txHash: (record.txHash ?? '0x') as Hex, status: 'signed' as const };
   }
   if (result.status === 'confirmed') {
-    await deps.authorizations.finish(nonce, 'used', { txHash: result.txHash }, deps.clock());
+    // Executed: answered so even when the disk is too full to record it now (the expiry sweep records it).
+    await deps.authorizations.finish(nonce, 'used', { txHash: result.txHash }, deps.clock()).catch((failure: unknown) => {
+      if (!isStoreFull(failure)) throw failure;
+    });
     return { transactionId: result.txHash };
   }
   const outcome = await resolveAuthorization(deps, network, nonce);
@@ -106,3 +126,4 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
   throw new DomainError('chain.transaction_failed', 'the transfer was not executed on chain; its authorization is cancelled', { details: result.txHash });
 }
 
+const isStoreFull = (error: unknown) => isDomainError(error) && error.code === 'store.full';

@@ -75,6 +75,9 @@ function endedOutcome(record: AuthorizationRecord): AuthorizationOutcome | undef
   }
 }
 
+/** A record the store could not write (a full disk): the chain's answer stands, a later sweep records it. */
+const unrecorded = () => false;
+
 /**
  * What the chain says of the nonce: used (with the transaction that used it), cancelled, or past its
  * validity without either; undefined while it can still execute or the node does not answer.
@@ -94,18 +97,18 @@ async function settledOnChain(deps: ResolveDeps, network: NetworkName, record: A
       const wallClock = BigInt(Math.floor(deps.clock() / 1000)) - clockDriftSeconds;
       const chainTime = head.timestamp > wallClock ? head.timestamp : wallClock;
       if (chainTime < BigInt(record.validBefore)) return undefined;
-      await deps.authorizations.finish(nonce, 'expired', {}, deps.clock());
+      await deps.authorizations.finish(nonce, 'expired', {}, deps.clock()).catch(unrecorded);
       return { status: 'expired' };
     }
     const fromBlock = BigInt(record.fromBlock);
     const [used] = await client.getContractEvents({ address, abi: vixpTokenAbi, eventName: 'AuthorizationUsed', args: { authorizer, nonce }, fromBlock });
     if (used) {
-      await deps.authorizations.finish(nonce, 'used', { txHash: used.transactionHash }, deps.clock());
+      await deps.authorizations.finish(nonce, 'used', { txHash: used.transactionHash }, deps.clock()).catch(unrecorded);
       return { status: 'used', txHash: used.transactionHash };
     }
     const [canceled] = await client.getContractEvents({ address, abi: vixpTokenAbi, eventName: 'AuthorizationCanceled', args: { authorizer, nonce }, fromBlock });
     if (!canceled) return undefined;
-    await deps.authorizations.finish(nonce, 'canceled', { cancelTxHash: canceled.transactionHash }, deps.clock());
+    await deps.authorizations.finish(nonce, 'canceled', { cancelTxHash: canceled.transactionHash }, deps.clock()).catch(unrecorded);
     return { status: 'canceled' };
   } catch {
     return undefined;

@@ -14,6 +14,7 @@ import { transferFromCustody, type TransferFromCustodyParameters } from './trans
 import { authorizationNonce } from './authorize-transfer.ts';
 import { outcomeOf } from './transfer-outcome.ts';
 import { resolveAuthorization, sweepExpiredAuthorizations } from './resolve-authorization.ts';
+import { retryUnsent } from './unsent-reservations.ts';
 
 /** The custodial wallet with its dependencies bound: what transports and other domains call. */
 export function createWalletService(deps: WalletDeps) {
@@ -31,13 +32,23 @@ export function createWalletService(deps: WalletDeps) {
     /** Platform-initiated transfer from a custodial account we hold (refunds, reward payouts). */
     transferFromCustody: (network: NetworkName, params: TransferFromCustodyParameters) => outcomeOf(transferFromCustody(deps, network, params)),
     /** How the transfer of an operation (by its reference) ended, settling it on chain if it can. */
-    transferOutcome: (network: NetworkName, reference: string) => resolveAuthorization(deps, network, authorizationNonce(network, reference)),
+    transferOutcome: async (network: NetworkName, reference: string) => {
+      const nonce = authorizationNonce(network, reference);
+      // A reservation the full disk kept from being sent, undone first: it then never was (`void`).
+      await retryUnsent(deps.authorizations, nonce);
+      return resolveAuthorization(deps, network, nonce);
+    },
     /** The same for the latest attempt of an operation whose references are `<prefix><attempt>`; `void` when it signed none. */
     latestTransferOutcome: async (network: NetworkName, prefix: string) => {
       const latest = await deps.authorizations.findLatestByReferencePrefix(network, prefix);
+      if (latest) await retryUnsent(deps.authorizations, latest.nonce);
       return latest ? resolveAuthorization(deps, network, latest.nonce as Hex) : { status: 'void' as const };
     },
-    sweepExpiredAuthorizations: (network: NetworkName) => sweepExpiredAuthorizations(deps, network),
+    sweepExpiredAuthorizations: async (network: NetworkName) => {
+      // Reservations the full disk kept from being sent and from being undone: undone once it has room.
+      await retryUnsent(deps.authorizations).catch(() => undefined);
+      return sweepExpiredAuthorizations(deps, network);
+    },
   };
 }
 
