@@ -20,6 +20,19 @@ import { failpoint } from '../shared/failpoints.ts';
  */
 const staleAfterMs = (deps: Pick<PaymentDeps, 'pairingWindowMs' | 'idleTimeoutMs'>) => deps.pairingWindowMs + deps.idleTimeoutMs + 5 * 60_000;
 
+/**
+ * Payments (by id) whose run in this process ended without recording how (the write failed: a full
+ * disk), or ended pending on its transfer: nothing holds them any more, so a retry of the tran_no
+ * settles them from the chain at once instead of answering 13 until the stale window has passed.
+ * Per payment repository (one per composed platform); forgotten at a restart, where the stale window applies.
+ */
+const endedUnsettled = new WeakMap<PaymentDeps['payments'], Set<string>>();
+const endedUnsettledOf = (deps: Pick<PaymentDeps, 'payments'>) => {
+  let ended = endedUnsettled.get(deps.payments);
+  if (!ended) endedUnsettled.set(deps.payments, ended = new Set());
+  return ended;
+};
+
 /** The POS's StartPayment START_PAY: its own fields and the QR code's. */
 export interface StartPaymentRequest {
   tid: string;
@@ -77,8 +90,10 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
   }, deps.clock());
   if (!claim.claimed) {
     let { existing } = claim;
-    if (existing.status === 'pending' && (deps.clock() - existing.updatedAt > staleAfterMs(deps) || await runnerDied(deps, existing))) {
+    const endedHere = existing.status === 'pending' && endedUnsettledOf(deps).has(existing.id);
+    if (existing.status === 'pending' && (endedHere || deps.clock() - existing.updatedAt > staleAfterMs(deps) || await runnerDied(deps, existing))) {
       const settled = await settleStalePayment(deps, existing);
+      if (settled !== 'pending') endedUnsettledOf(deps).delete(existing.id);
       if (settled === 'failed') return runPaymentAttempt(deps, store, request, pos);
       if (settled === 'approved') existing = (await deps.payments.findByTranNo(store.tid, request.tranNo)) ?? existing;
     }
@@ -167,14 +182,22 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
     pos.send({ type: 'end_pay', approval });
     app.send({ type: 'end_pay', approval });
   } catch (error) {
-    const failure = isDomainError(error) ? error : new DomainError('internal', 'the payment failed', { cause: error });
+    let failure = isDomainError(error) ? error : new DomainError('internal', 'the payment failed', { cause: error });
     if (!isDomainError(error)) deps.logger.error({ err: error, tid: store.tid, tranNo: request.tranNo }, 'payment failed');
-    // A transfer not settled on chain leaves the tran_no pending (never reusable, never approved
-    // unconfirmed): a retry after the stale window settles it from the chain; the POS sees 10 until then.
-    if (!transferred) {
+    // A transfer not settled on chain, or settled and then not recorded, leaves the tran_no pending
+    // (never reusable, never approved unconfirmed): its next retry settles it from the chain; the POS
+    // sees 10 until then, never "nothing moved" (23).
+    if (transferred) {
+      if (failure.code === 'store.full') failure = new DomainError('internal', 'the payment\'s outcome could not be recorded', { cause: error });
+      endedUnsettledOf(deps).add(id);
+    } else {
       await deps.payments.markFailed(id, failure.code, deps.clock(), paymentFailedEvent({
         tid: store.tid, tranNo: request.tranNo, exchangeAmount, exchangeCurrency: request.exchangeCurrency || deps.defaultCurrency,
-      }, failure.code));
+      }, failure.code)).catch((unrecorded: unknown) => {
+        // Nothing moved, but the disk is too full to say so: a retry records it failed and runs again.
+        deps.logger.warn({ err: unrecorded, tid: store.tid, tranNo: request.tranNo }, 'failed payment not recorded');
+        endedUnsettledOf(deps).add(id);
+      });
     }
     if (app) app.send({ type: 'failed', error: failure, tranNo: request.tranNo });
     else deps.desk.failWaitingApp(request.userUuid, { error: failure, tranNo: request.tranNo });
