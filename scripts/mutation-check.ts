@@ -284,7 +284,7 @@ for (const check of selected) {
     console.log(`   unmutated: ${plain.passed ? 'pass' : 'FAIL'} (${plain.seconds} s)`);
     if (!plain.passed) {
       allCaught = false;
-      rows.push(`| \`${check.name}\` | \`${check.tests.join(' ')}\` "${check.pattern}" | **fails unmutated**: proves nothing | ${plain.seconds} s |`);
+      rows.push(`| \`${check.name}\` | \`${check.tests.join(' ')}\` "${check.pattern.replaceAll('|', '\\|')}" | **fails unmutated**: proves nothing | ${plain.seconds} s |`);
       continue;
     }
   }
@@ -295,7 +295,7 @@ for (const check of selected) {
     // The file changed while the run went on (its text is checked once more at each copy).
     allCaught = false;
     console.error(`   ${(error as Error).message}`);
-    rows.push(`| \`${check.name}\` | \`${check.tests.join(' ')}\` "${check.pattern}" | **edit no longer applies** | — |`);
+    rows.push(`| \`${check.name}\` | \`${check.tests.join(' ')}\` "${check.pattern.replaceAll('|', '\\|')}" | **edit no longer applies** | — |`);
     continue;
   }
   // Caught only by a failing test: a file that fails to load (a syntax error, a missing module) proves nothing.
@@ -307,7 +307,7 @@ for (const check of selected) {
   const verdict = caught ? `caught: ${mutated.failed} failing` : broken ? '**no test ran to its end** (see the output)' : '**not caught**';
   console.log(`   mutated: ${caught ? `caught (${mutated.failed} failing: ${failing})` : verdict} (${mutated.seconds} s)`);
   const seconds = baseline ? `${baselineSeconds} + ${mutated.seconds} s` : `${mutated.seconds} s`;
-  rows.push(`| \`${check.name}\` | \`${check.tests.join(' ')}\` "${check.pattern}" | ${verdict} | ${seconds} |`);
+  rows.push(`| \`${check.name}\` | \`${check.tests.join(' ')}\` "${check.pattern.replaceAll('|', '\\|')}" | ${verdict} | ${seconds} |`);
 }
 
 console.log(`\n== test:mutations: ${selected.length} checks in ${Math.round((Date.now() - total) / 1000)} s${baseline ? '' : ' (no baseline)'}\n`);
