@@ -11,6 +11,7 @@
  *   npm run test:mutations -- markapproved-any-status        # some checks, by name
  *   npm run test:mutations -- --ci --no-baseline             # the fast set CI runs (after npm test)
  *   npm run test:mutations -- --list                         # every check, as docs/reliability.md shows it
+ *   npm run test:mutations -- --check                        # only that every edit still applies (no test run)
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -193,7 +194,7 @@ function usage(message: string): never {
 }
 
 const args = process.argv.slice(2);
-const known = new Set(['--no-baseline', '--ci', '--list']);
+const known = new Set(['--no-baseline', '--ci', '--list', '--check']);
 for (const flag of args.filter((a) => a.startsWith('--'))) if (!known.has(flag)) usage(`unknown option ${flag} (${[...known].join(', ')})`);
 const baseline = !args.includes('--no-baseline');
 const chosen = args.filter((a) => !a.startsWith('--'));
@@ -271,6 +272,10 @@ function runTests(check: Check, mutate: boolean): Run {
 
 // Every selected mutation applies to the code as it is, before anything runs.
 for (const check of selected) mutatedText(check);
+if (args.includes('--check')) {
+  console.log(`test:mutations: the ${selected.length} edits apply to the code as it is`);
+  process.exit(0);
+}
 
 const rows: string[] = [];
 let allCaught = true;
