@@ -79,7 +79,7 @@ import { describeFailure } from './shared/failure-summary.ts';
 import { armFaults, onChainNodeCrash } from './shared/failpoints.ts';
 import { createMetrics, type Metrics } from './shared/metrics.ts';
 import type { Readiness } from './shared/readiness.ts';
-import { composeObservability, withTransferMetrics } from './platform-observability.ts';
+import { composeObservability, recordMinedCost, withTransferMetrics } from './platform-observability.ts';
 import { createWebhookRepository } from './store/webhook-repository.ts';
 import { startWebhookWorker } from './webhooks/webhook-worker.ts';
 import { resCodeByFamily } from './transports/grpc/res-codes.ts';
@@ -245,6 +245,7 @@ export async function composePlatform(config: Config, logger: Logger, options: C
       batch: config.settlementBatch, onBatch: (network, size) => metrics.settlementBatchSize.observe({ network }, size),
       repricing: { afterMs: config.repricing.afterSeconds * 1000, maxFeePerGas: parseGwei(String(config.repricing.maxFeePerGasGwei)) },
       onReprice: (network) => metrics.relayerRepriced.inc({ network }),
+      onMined: recordMinedCost(metrics),
     });
     if (options.finishJournal ?? true) {
       await Promise.all(networkNames.map((network) => relayer.recover(network)));

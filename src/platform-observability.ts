@@ -13,7 +13,7 @@ import { networkNames, type NetworkName } from './shared/networks.ts';
 import type { Store } from './store/db.ts';
 import { countJournalBacklog, countPendingByRelayer, findStuckBacklog } from './store/journal-backlog.ts';
 import { sqliteDiskProbe } from './store/sqlite-disk-probe.ts';
-import type { Relayer } from './chain/relayer.ts';
+import type { MinedCost, Relayer } from './chain/relayer.ts';
 import type { ChainClients } from './chain/chain-clients.ts';
 import { countingRpcCalls } from './chain/node-rpc-calls.ts';
 import type { IpfsBackend } from './ipfs/ipfs-backend.ts';
@@ -138,5 +138,28 @@ export function withTransferMetrics(wallet: WalletService, metrics: Metrics): Wa
     ...wallet,
     transfer: (network, params) => timed('transfer', network, () => wallet.transfer(network, params)),
     transferFromCustody: (network, params) => timed('custody', network, () => wallet.transferFromCustody(network, params)),
+  };
+}
+
+/**
+ * The relayer's mined transactions into the cost metrics: gas used and fees paid per network, the
+ * transfers each settlement transaction executed, and how many settlement transactions each block
+ * held (counted per block, observed once a later block's transaction is recorded).
+ */
+export function recordMinedCost(metrics: Metrics): (network: NetworkName, mined: MinedCost) => void {
+  const perBlock = new Map<NetworkName, Map<bigint, number>>();
+  return (network, mined) => {
+    metrics.relayerGasUsed.inc({ network }, Number(mined.gasUsed));
+    metrics.relayerFeesPaid.inc({ network }, Number(formatEther(mined.feeWei)));
+    if (mined.transfers === 0) return;
+    metrics.settlementTransfersPerTransaction.observe({ network }, mined.transfers);
+    const blocks = perBlock.get(network) ?? new Map<bigint, number>();
+    perBlock.set(network, blocks);
+    blocks.set(mined.blockNumber, (blocks.get(mined.blockNumber) ?? 0) + 1);
+    for (const [block, count] of blocks) {
+      if (block >= mined.blockNumber) continue;
+      metrics.settlementTransactionsPerBlock.observe({ network }, count);
+      blocks.delete(block);
+    }
   };
 }

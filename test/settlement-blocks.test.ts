@@ -73,4 +73,21 @@ test('on a chain mining every 2 s, transfers spread over several blocks share on
     assert.ok(blockOf.get(hash)! <= head + 2n, `a transfer asked after block ${head} landed in block ${blockOf.get(hash)}`);
   }
   assert.equal((await call(t.app, '/token', 'getBalance', { address: receiver.address })).resultData.balance, String(count + 4));
+
+  // What each settlement transaction cost is recorded from its receipt, and the metrics add it up.
+  const recorded = await platform.store.db.selectFrom('chain_txs').select(['tx_hash', 'gas_used', 'fee_wei'])
+    .where('tx_hash', 'in', receipts.map((r) => r.transactionHash)).execute();
+  for (const receipt of receipts) {
+    const row = recorded.find((r) => r.tx_hash === receipt.transactionHash);
+    assert.equal(row?.gas_used, Number(receipt.gasUsed), `${receipt.transactionHash}: gas used recorded`);
+    assert.equal(row?.fee_wei, String(receipt.gasUsed * receipt.effectiveGasPrice), `${receipt.transactionHash}: fee recorded`);
+  }
+  const metric = async (name: string) => (await platform.metrics.registry.getSingleMetric(name)!.get()).values;
+  const gasMetric = (await metric('vixpay_relayer_gas_used_total')).find((v) => v.labels.network === 'ethereum')?.value ?? 0;
+  assert.ok(gasMetric >= receipts.reduce((sum, r) => sum + Number(r.gasUsed), 0), `gas used metric ${gasMetric}`);
+  const perBlockMetric = await metric('vixpay_settlement_transactions_per_block');
+  const bucketOne = perBlockMetric.find((v) => v.labels.network === 'ethereum' && v.labels.le === 1)?.value;
+  const observed = perBlockMetric.find((v) => v.labels.network === 'ethereum' && (v as { metricName?: string }).metricName?.endsWith('_count'))?.value;
+  assert.ok(observed !== undefined && observed >= perBlock.size - 1, `blocks observed: ${observed}`);
+  assert.equal(bucketOne, observed, 'every block held one settlement transaction');
 });

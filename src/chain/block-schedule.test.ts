@@ -19,6 +19,8 @@ test('a chain mining every 2 s: the interval and the next block\'s time, as earl
   // A block seen twice counts once.
   schedule.observe(8n, minedAt(8) + 900);
   assert.equal(schedule.nextBlockAt(minedAt(8) + 300), next);
+  assert.equal(schedule.recentHead(minedAt(8) + 300), 8n, 'the latest head, seen lately');
+  assert.equal(schedule.recentHead(minedAt(8) + 60_000), undefined, 'none when not seen for long');
 });
 
 test('a late block: the next one is due in the past; a schedule unseen for long is carried forward', () => {

@@ -16,6 +16,8 @@ export interface BlockSchedule {
   nextBlockAt(now: number): number | undefined;
   /** The interval between blocks (ms), once learnt. */
   intervalMs(): number | undefined;
+  /** The latest head seen, if seen within the last `maxAgeMs` (default 10 s): a block at or below the head. */
+  recentHead(now: number, maxAgeMs?: number): bigint | undefined;
 }
 
 export interface BlockScheduleOptions {
@@ -31,9 +33,10 @@ interface Sighting {
 }
 
 /**
- * The interval is the time per block between successive sightings, taken only when they agree (the
- * middle half within 20% of their median: a chain that mines on demand shows no such regularity),
- * averaged over those within 20% of the median. The phase is the earliest sighting each block allows: a poll sees a head some time
+ * The interval is the time per block between successive sightings, taken only when most agree
+ * (within 25% of their median: a chain that mines on demand shows no such regularity), averaged over
+ * those that do. A window where few agree drops the schedule; one in between (sightings made late
+ * by a busy event loop) leaves the last one learnt in place. The phase is the earliest sighting each block allows: a poll sees a head some time
  * after it was mined, never before, so the smallest `at − (number − latest) × interval` over recent
  * sightings is the best estimate of when the latest block was mined.
  */
@@ -44,7 +47,6 @@ export function createBlockSchedule(options: BlockScheduleOptions = {}): BlockSc
   let learnt: { interval: number; latestAt: number; latest: Sighting } | undefined;
 
   function learn(): void {
-    learnt = undefined;
     if (sightings.length < 4) return;
     const perBlock: number[] = [];
     for (let i = 1; i < sightings.length; i++) {
@@ -54,12 +56,14 @@ export function createBlockSchedule(options: BlockScheduleOptions = {}): BlockSc
     }
     perBlock.sort((x, y) => x - y);
     const median = perBlock[Math.floor(perBlock.length / 2)]!;
-    const q1 = perBlock[Math.floor(perBlock.length / 4)]!;
-    const q3 = perBlock[Math.floor((perBlock.length * 3) / 4)]!;
-    if (median < minIntervalMs || q3 - q1 > median * 0.2) return;
-    // The mean of the agreeing ones: each sighting's lag then weighs less (a missed slot, which shows
-    // as one long gap between consecutive blocks, does not).
-    const agreeing = perBlock.filter((x) => Math.abs(x - median) <= median * 0.2);
+    // Most gaps agree with the median on a chain that mines at intervals (a late sighting or a missed
+    // slot makes one or two disagree); on a chain that mines on demand few do.
+    const agreeing = perBlock.filter((x) => Math.abs(x - median) <= median * 0.25);
+    if (median < minIntervalMs || agreeing.length < perBlock.length * 0.4) {
+      learnt = undefined;
+      return;
+    }
+    if (agreeing.length < perBlock.length * 0.6) return;
     const interval = agreeing.reduce((sum, x) => sum + x, 0) / agreeing.length;
     const latest = sightings[sightings.length - 1]!;
     const latestAt = Math.min(...sightings.map((s) => s.at - Number(s.number - latest.number) * interval));
@@ -70,9 +74,10 @@ export function createBlockSchedule(options: BlockScheduleOptions = {}): BlockSc
     observe(number, at) {
       const last = sightings[sightings.length - 1];
       if (last && number <= last.number) {
+        if (number === last.number) return;
         // The chain got shorter (a node that lost blocks, a reorg): start over from here.
-        if (number < last.number) sightings.length = 0;
-        else return;
+        sightings.length = 0;
+        learnt = undefined;
       }
       sightings.push({ number, at });
       if (sightings.length > window) sightings.shift();
@@ -87,5 +92,9 @@ export function createBlockSchedule(options: BlockScheduleOptions = {}): BlockSc
       return latestAt + Math.ceil((now - latestAt) / interval) * interval;
     },
     intervalMs: () => learnt?.interval,
+    recentHead(now, maxAgeMs = 10_000) {
+      const last = sightings[sightings.length - 1];
+      return last && now - last.at <= maxAgeMs ? last.number : undefined;
+    },
   };
 }

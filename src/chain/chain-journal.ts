@@ -50,6 +50,9 @@ export interface MinedPosition {
   blockTimestamp?: number | undefined;
   /** Its index in the block. */
   txIndex?: number | undefined;
+  /** What it cost, from its receipt: gas used, and the fee paid in wei (gas used × effective gas price). */
+  gasUsed?: number | undefined;
+  feeWei?: bigint | undefined;
 }
 
 /** A transaction recorded mined whose block the node no longer has (a managed anvil's crash). */

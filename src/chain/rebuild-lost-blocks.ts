@@ -20,6 +20,8 @@ export function positionOf(receipt: TransactionReceipt): MinedPosition {
     blockNumber: Number(receipt.blockNumber),
     blockTimestamp: blockTimestamp === undefined || blockTimestamp === null ? undefined : Number(BigInt(blockTimestamp)),
     txIndex: receipt.transactionIndex ?? undefined,
+    gasUsed: Number(receipt.gasUsed),
+    feeWei: receipt.effectiveGasPrice === undefined ? undefined : receipt.gasUsed * receipt.effectiveGasPrice,
   };
 }
 

@@ -96,7 +96,13 @@ export interface RelayerDeps {
   clock: Clock;
   logger: Logger;
   receiptTimeoutMs?: number;
-  batch?: { windowMs: number; maxItems: number };
+  /**
+   * `windowMs`: on a chain that mines on demand (anvil's automine), a batch is sent this long after
+   * its first transfer. `blockMarginMs`: on a chain that mines at intervals, a batch is sent this long
+   * before the next block is due (what a transaction needs to reach that block), so that the
+   * transfers accepted between two blocks share one transaction.
+   */
+  batch?: { windowMs: number; maxItems: number; blockMarginMs?: number };
   /** Called with the size of every settlement batch journaled. */
   onBatch?: (network: NetworkName, size: number) => void;
   /**
@@ -106,6 +112,18 @@ export interface RelayerDeps {
   repricing?: { afterMs: number; maxFeePerGas: bigint };
   /** Called for every re-priced version journaled. */
   onReprice?: (network: NetworkName) => void;
+  /** Called for every journaled transaction recorded mined: its block, cost, and the transfers it executed. */
+  onMined?: (network: NetworkName, mined: MinedCost) => void;
+}
+
+/** What a mined transaction of the relayer cost, from its receipt. */
+export interface MinedCost {
+  blockNumber: bigint;
+  gasUsed: bigint;
+  /** Gas used × effective gas price, in wei. */
+  feeWei: bigint;
+  /** The transfer authorizations it executed (0 for a deployment, a mint or a cancellation). */
+  transfers: number;
 }
 
 /** A transaction pending this long on an automining chain we run gets a block mined for it. */
@@ -156,6 +174,7 @@ export function createRelayer(deps: RelayerDeps): Relayer {
   const receiptTimeoutMs = deps.receiptTimeoutMs ?? 60_000;
   const repricing = deps.repricing ?? { afterMs: 30_000, maxFeePerGas: 500n * 10n ** 9n };
   const windowMs = deps.batch?.windowMs ?? 3;
+  const blockMarginMs = deps.batch?.blockMarginMs ?? 250;
   const maxItemsSetting = deps.batch?.maxItems ?? 100;
   const [platform] = deps.lanes;
   if (!platform) throw new Error('the relayer needs at least one lane');
@@ -275,6 +294,9 @@ export function createRelayer(deps: RelayerDeps): Relayer {
     }
     const status = receipt.status === 'success' ? 'confirmed' : 'failed';
     await journal.markMined(id, status, positionOf(receipt), clock(), receipt.transactionHash);
+    deps.onMined?.(network, {
+      blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed, feeWei: receipt.gasUsed * (receipt.effectiveGasPrice ?? 0n), transfers: usedNonces(receipt).length,
+    });
     return { txHash: receipt.transactionHash, status, receipt };
   }
 
@@ -387,7 +409,7 @@ export function createRelayer(deps: RelayerDeps): Relayer {
       let open = openBatches.get(network);
       if (!open) {
         const opened: OpenBatch = { settlement, items: [], windowPassed: false, timer: undefined };
-        opened.timer = setTimeout(() => { opened.windowPassed = true; sendOpenBatch(network, lanes, false); }, windowMs);
+        opened.timer = setTimeout(() => { opened.windowPassed = true; sendOpenBatch(network, lanes, false); }, closeDelay(network));
         openBatches.set(network, opened);
         open = opened;
       }
@@ -398,6 +420,24 @@ export function createRelayer(deps: RelayerDeps): Relayer {
       open.items.push({ item, resolve, reject });
       if (open.items.length >= maxItems) sendOpenBatch(network, lanes, true);
     }).finally(() => queued.set(network, (queued.get(network) ?? 1) - 1));
+  }
+
+  /**
+   * How long a batch opened now stays open. On a network we do not run whose blocks come at a known
+   * interval: until `blockMarginMs` before the next block it can still reach (the one after, when
+   * that moment has passed), so one transaction per block carries every transfer accepted meanwhile
+   * and none waits for a later block than it would have reached alone. Otherwise (a chain that
+   * mines on demand, or whose interval is not learnt yet): `windowMs`.
+   */
+  function closeDelay(network: NetworkName): number {
+    const { managed, blocks } = chains[network];
+    const now = Date.now();
+    const due = managed ? undefined : blocks.nextBlockAt(now);
+    const interval = blocks.intervalMs();
+    if (due === undefined || interval === undefined) return windowMs;
+    let close = due - blockMarginMs;
+    while (close < now + windowMs) close += interval;
+    return close - now;
   }
 
   /**

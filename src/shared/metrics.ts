@@ -67,6 +67,22 @@ export function createMetrics() {
       name: 'vixpay_settlement_batch_size', help: 'Transfers carried by each settlement transaction journaled, by network',
       labelNames: ['network'] as const, buckets: [1, 2, 5, 10, 20, 50, 100, 150], registers: [registry],
     }),
+    relayerGasUsed: new Counter({
+      name: 'vixpay_relayer_gas_used_total', help: 'Gas used by the relayer\'s mined transactions (the platform pays it), by network',
+      labelNames: ['network'] as const, registers: [registry],
+    }),
+    relayerFeesPaid: new Counter({
+      name: 'vixpay_relayer_fees_paid_ether_total', help: 'Fees paid for the relayer\'s mined transactions (gas used × effective gas price), in ether, by network',
+      labelNames: ['network'] as const, registers: [registry],
+    }),
+    settlementTransfersPerTransaction: new Histogram({
+      name: 'vixpay_settlement_transfers_per_transaction', help: 'Transfers executed by each mined settlement transaction (its AuthorizationUsed logs), by network',
+      labelNames: ['network'] as const, buckets: [1, 2, 5, 10, 20, 50, 100, 150], registers: [registry],
+    }),
+    settlementTransactionsPerBlock: new Histogram({
+      name: 'vixpay_settlement_transactions_per_block', help: 'Settlement transactions of the relayer in each block that holds one, by network',
+      labelNames: ['network'] as const, buckets: [1, 2, 3, 5, 10, 20], registers: [registry],
+    }),
     nodeRpcCalls: new Counter({
       name: 'vixpay_node_rpc_calls_total', help: 'JSON-RPC calls sent to each network\'s node (each call of a batch, each retry), by network and method',
       labelNames: ['network', 'method'] as const, registers: [registry],

@@ -72,6 +72,7 @@ export function createChainJournal(db: Db, newId: () => string): ChainJournal {
         await trx.updateTable('chain_txs')
           .set({
             status, block_number: position.blockNumber, block_timestamp: position.blockTimestamp ?? null, tx_index: position.txIndex ?? null,
+            gas_used: position.gasUsed ?? null, fee_wei: position.feeWei?.toString() ?? null,
             updated_at: now, error: status === 'failed' ? 'reverted' : null,
           })
           .where('id', '=', id).execute();

@@ -77,6 +77,9 @@ export interface ChainTxsTable {
   /** Migration 0014: the block's timestamp (seconds) and the transaction's index in it, once mined. */
   block_timestamp: number | null;
   tx_index: number | null;
+  /** Migration 0016: the gas the receipt says it used, and the fee paid in wei (decimal string). */
+  gas_used: number | null;
+  fee_wei: string | null;
   error: string | null;
   created_at: number;
   updated_at: number;

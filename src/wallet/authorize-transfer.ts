@@ -60,7 +60,9 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
   const validBefore = Math.floor(now / 1000) + deps.authorizationTtlSeconds;
   let fromBlock: bigint;
   try {
-    fromBlock = await client.getBlockNumber();
+    // Where the chain's events about it can start: a head the receipt watcher read lately does (an
+    // earlier block only widens the search), without a call per transfer.
+    fromBlock = deps.chains[network].blocks.recentHead(Date.now()) ?? await client.getBlockNumber();
   } catch {
     throw new DomainError('chain.unavailable', `network ${network} does not answer`);
   }
