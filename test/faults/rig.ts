@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Address, Hex } from 'viem';
@@ -77,7 +77,9 @@ export async function startFaultRig(extraEnv: Record<string, string> = {}): Prom
       rig.server = await startOnFreePorts({ FAILPOINTS: failpoints.map((name) => `${name}=${action}`).join(',') });
       // A chain node killed too was started again by the server, on a new port: attach to it anew
       // (after the server's own start has finished its journal).
-      const url = readFileSync(path.join(dataDir, 'chains', 'ethereum', 'anvil.url'), 'utf8').trim();
+      // (A node the server does not run, RPC_URL_ETHEREUM, has no such file and stays where it was.)
+      const urlFile = path.join(dataDir, 'chains', 'ethereum', 'anvil.url');
+      const url = existsSync(urlFile) ? readFileSync(urlFile, 'utf8').trim() : rig.operator.chains.ethereum.url;
       if (url !== rig.operator.chains.ethereum.url) {
         await rig.operator.stop();
         rig.operator = await composeOperator();
