@@ -253,6 +253,11 @@ function runTests(check: Check, mutate: boolean): Run {
     const run = spawnSync(process.execPath, [
       '--test', '--test-concurrency=1', '--test-force-exit', '--test-timeout=600000', `--test-name-pattern=${check.pattern}`, ...check.tests,
     ], { cwd: copy, encoding: 'utf8', env, maxBuffer: 64 * 1024 * 1024 });
+    // Ctrl-C reaches the test run too: stop here (the copy is removed below), not at the next check.
+    if (run.signal === 'SIGINT' || run.signal === 'SIGTERM') {
+      rmSync(copy, { recursive: true, force: true });
+      process.exit(130);
+    }
     const output = `${run.stdout}${run.stderr}`;
     const failed = Number(/^ℹ fail (\d+)/m.exec(output)?.[1] ?? '0');
     const ran = Number(/^ℹ pass (\d+)/m.exec(output)?.[1] ?? '0') + failed;
