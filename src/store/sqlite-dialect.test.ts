@@ -1,10 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { readThenWrite } from '../../test/support/read-then-write.ts';
+import { sql } from 'kysely';
+import { isDomainError } from '../shared/errors.ts';
 import { openStore } from './db.ts';
 
 // Two processes on one SQLite file: the server and an operator's `vixpay` command (the fault rig's
@@ -36,5 +39,57 @@ test('a transaction that reads, then writes, waits for another process\'s commit
   } finally {
     await server.close();
     rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+// A full disk: SQLite's file on a 4 MiB tmpfs filled to the last byte by another file. A write is then
+// the typed `store.full` (nothing of it written), also inside a transaction, whose error stays the
+// disk's (Kysely's rollback after SQLite's own rolled it back had reported "no transaction is
+// active"); once the other file is gone, writes work again on the same connection.
+test('a write on a full disk is store.full, nothing of it written, and writes work again once there is room', async (t) => {
+  const mount = mkdtempSync(path.join(tmpdir(), 'vixpay-sqlite-full-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m,mode=0700', 'tmpfs', mount], { stdio: 'pipe' });
+  } catch (error) {
+    rmSync(mount, { recursive: true, force: true });
+    t.skip(`mounting a tmpfs is refused here (needs root or CAP_SYS_ADMIN): ${(error as Error).message.split('\n')[0]}`);
+    return;
+  }
+  const store = await openStore({ dataDir: mount }).catch(async (error: unknown) => {
+    execFileSync('umount', ['-l', mount]);
+    throw error;
+  });
+  const ballast = path.join(mount, 'ballast');
+  const nonces = () => store.db.selectFrom('relayer_nonces').select('address').execute();
+  const insert = (db: Pick<typeof store.db, 'insertInto'>, address: string) =>
+    db.insertInto('relayer_nonces').values({ network: 'ethereum', address, next_nonce: 0 }).execute();
+  try {
+    await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(store.db);
+    const fd = openSync(ballast, 'w');
+    try {
+      for (let chunk = 1 << 20; chunk >= 512; chunk >>= 1) {
+        for (;;) {
+          try { writeSync(fd, Buffer.alloc(chunk, 1)); } catch { break; }
+        }
+      }
+    } finally {
+      closeSync(fd);
+    }
+    const big = 'x'.repeat(64 * 1024);
+    await assert.rejects(insert(store.db, big), (error: unknown) => isDomainError(error) && error.code === 'store.full');
+    await assert.rejects(store.db.transaction().execute(async (trx) => {
+      await insert(trx, `a-${big}`);
+      await insert(trx, `b-${big}`);
+    }), (error: unknown) => isDomainError(error) && error.code === 'store.full', 'the transaction fails with the disk\'s error');
+    assert.deepEqual(await nonces(), [], 'nothing of either was written');
+
+    rmSync(ballast);
+    await store.db.transaction().execute(async (trx) => { await insert(trx, big); });
+    assert.equal((await nonces()).length, 1, 'writes work again');
+  } finally {
+    await store.close();
+    rmSync(ballast, { force: true });
+    execFileSync('umount', ['-l', mount]);
+    rmSync(mount, { recursive: true, force: true });
   }
 });
