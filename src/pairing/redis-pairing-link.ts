@@ -115,10 +115,12 @@ export async function openPairingLink(options: PairingLinkOptions): Promise<Pair
   let trustedFrom = Date.now();
   let beating = true;
   const reconnectListeners: Array<() => void> = [];
-  const beat = async () => {
+  const beat = async (reconnected = false) => {
     try {
       await client.set(aliveKey(instanceId), '1', { PX: livenessMs });
-      const back = !beating;
+      // Back after failed beats, or on a new connection (an outage shorter than a beat, a restart
+      // that lost every key): peers get a full liveness period before anybody is declared dead.
+      const back = !beating || reconnected;
       if (back) trustedFrom = Date.now() + livenessMs;
       beating = true;
       // Alive again (its key renewed first): the sides re-assert what Redis may have lost.
@@ -155,6 +157,11 @@ export async function openPairingLink(options: PairingLinkOptions): Promise<Pair
     await Promise.allSettled([subscriber.close(), client.close()]);
     throw error;
   }
+  // Each new connection after the first: beat and re-assert at once, whether or not a beat failed.
+  client.on('ready', () => {
+    if (closed) return;
+    beat(true).catch((error: unknown) => logError(error, 'heartbeat failed'));
+  });
   const heartbeat = setInterval(() => {
     beat().catch((error: unknown) => logError(error, 'heartbeat failed'));
     if (watched.size > 0) checkPeers().catch((error: unknown) => logError(error, 'peer check failed'));
@@ -164,6 +171,8 @@ export async function openPairingLink(options: PairingLinkOptions): Promise<Pair
   // Messages waiting to be taken, per receiving instance, in the order they were sent.
   const deliveryMs = options.deliveryMs ?? 120_000;
   const outboxes = new Map<string, Array<{ text: string; until: number }>>();
+  /** Ids of the last messages taken (each message carries one, `_m`), oldest first. */
+  const seen = new Set<string>();
   const pump = async (instance: string, box: Array<{ text: string; until: number }>) => {
     while (box.length > 0 && !closed) {
       const head = box[0]!;
@@ -208,7 +217,7 @@ export async function openPairingLink(options: PairingLinkOptions): Promise<Pair
         return;
       }
       const box = outboxes.get(instance);
-      const entry = { text: JSON.stringify(message), until: Date.now() + deliveryMs };
+      const entry = { text: JSON.stringify({ ...message, _m: randomUUID() }), until: Date.now() + deliveryMs };
       if (box) {
         box.push(entry);
         return;
@@ -221,7 +230,14 @@ export async function openPairingLink(options: PairingLinkOptions): Promise<Pair
       receive = handler;
       await subscriber.subscribe(channelOf(instanceId), (text: string) => {
         try {
-          receive(JSON.parse(text) as Message);
+          const { _m: id, ...message } = JSON.parse(text) as Message & { _m?: string };
+          // A message sent again because the reply to its PUBLISH was lost arrives twice: taken once.
+          if (id !== undefined) {
+            if (seen.has(id)) return;
+            seen.add(id);
+            if (seen.size > 10_000) seen.delete(seen.values().next().value!);
+          }
+          receive(message as Message);
         } catch (error) {
           logError(error, 'bad message');
         }
