@@ -8,6 +8,7 @@ import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { formatEther, formatUnits } from 'viem';
 import { skipWithout } from './support/parts.ts';
+import { networkNames } from '../src/shared/networks.ts';
 import { assertSameShape } from './support/doc-examples.ts';
 import { newUser, startPaymentTest, type PaymentTest, type TestUser } from './support/payments.ts';
 import {
@@ -157,16 +158,59 @@ test('the console after a scripted day: figures match the database and the chain
     assert.equal(await row.nth(4).innerText(), `${onChain} VIXP`);
     assert.equal(await row.nth(2).innerText(), String(approved.filter((r) => r.tid === store.tid).length));
   }
-  // Relayer lanes: every relayer of chain_txs, with its pending count and its gas on chain.
-  const lanes = await db.selectFrom('chain_txs').select(['network', 'relayer']).distinct().execute();
-  assert.equal(await page.locator('#relayers tr').count(), lanes.length);
-  for (const lane of lanes) {
-    const row = page.locator(`#relayers tr[data-relayer="${lane.network}:${lane.relayer}"] td`);
-    const pending = (await db.selectFrom('chain_txs').select('id').where('network', '=', lane.network).where('relayer', '=', lane.relayer).where('status', '=', 'signed').execute()).length;
-    assert.equal(await row.nth(2).innerText(), String(pending));
-    const gas = formatEther(await p.t.platform.chains[lane.network as 'ethereum'].client.getBalance({ address: lane.relayer as `0x${string}` }));
-    // The relayer may spend gas between the page's read and ours (the test's own payments are done).
-    assert.equal(await row.nth(4).innerText(), gas);
+  // Relayer lanes: every lane on every network, those that never sent a transaction too, with its
+  // journal counts and its gas on chain rounded for a person.
+  const laneAddresses = p.t.platform.relayer.lanes;
+  assert.ok(laneAddresses.length > 1);
+  const used = await db.selectFrom('chain_txs').select(['network', 'relayer']).distinct().execute();
+  assert.ok(used.length < networkNames.length * laneAddresses.length, 'some lane has sent nothing yet');
+  assert.equal(await page.locator('#relayers tr').count(), networkNames.length * laneAddresses.length);
+  for (const network of networkNames) {
+    for (const [lane, address] of laneAddresses.entries()) {
+      const row = page.locator(`#relayers tr[data-relayer="${network}:${address}"] td`);
+      assert.equal(await row.nth(1).innerText(), String(lane));
+      const journaled = await db.selectFrom('chain_txs').select('status').where('network', '=', network).where('relayer', '=', address).execute();
+      assert.equal(await row.nth(3).innerText(), String(journaled.filter((tx) => tx.status === 'signed').length));
+      assert.equal(await row.nth(4).innerText(), String(journaled.length));
+      const gas = Number(formatEther(await p.t.platform.chains[network].client.getBalance({ address })));
+      // The relayer may spend gas between the page's read and ours (the test's own payments are done).
+      const symbol = network.includes('bnb') ? 'BNB' : 'ETH';
+      assert.equal(await row.nth(5).innerText(), `${gas.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })} ${symbol}`);
+    }
+  }
+
+  // Settlement costs today, network by network, against what the chain's receipts add up to.
+  for (const network of networkNames) {
+    const mined = await db.selectFrom('chain_txs').select('tx_hash').where('network', '=', network).where('status', '!=', 'signed').execute();
+    let gas = 0n;
+    let fees = 0n;
+    let settlementGas = 0n;
+    let settlements = 0;
+    let transfers = 0;
+    for (const { tx_hash: hash } of mined) {
+      const receipt = await p.t.platform.chains[network].client.getTransactionReceipt({ hash: hash as `0x${string}` });
+      gas += receipt.gasUsed;
+      fees += receipt.gasUsed * receipt.effectiveGasPrice;
+      const executed = (await db.selectFrom('authorizations').select('nonce').where('network', '=', network).where('tx_hash', '=', hash).where('status', '=', 'used').execute()).length;
+      if (executed > 0) {
+        settlements++;
+        settlementGas += receipt.gasUsed;
+        transfers += executed;
+      }
+    }
+    const row = page.locator(`#settlement-costs tr[data-network="${network}"] td`);
+    assert.equal(await row.nth(1).innerText(), String(mined.length), `${network} transactions`);
+    assert.equal(await row.nth(2).innerText(), gas.toLocaleString('en-US'), `${network} gas`);
+    assert.equal(await row.nth(3).getAttribute('title'), formatEther(fees), `${network} fees`);
+    assert.match(await row.nth(3).innerText(), new RegExp(`^[\\d.,]+ ${network.includes('bnb') ? 'BNB' : 'ETH'}$`));
+    assert.equal(await row.nth(4).innerText(), String(settlements), `${network} settlement transactions`);
+    assert.equal(await row.nth(5).innerText(), String(transfers), `${network} transfers`);
+    assert.equal(await row.nth(6).innerText(), transfers ? Math.round(Number(settlementGas) / transfers).toLocaleString('en-US') : '–', `${network} gas per transfer`);
+    assert.equal(await row.nth(7).innerText(), settlements ? String(Number((transfers / settlements).toFixed(2))) : '–');
+    if (network === 'ethereum') {
+      assert.ok(transfers >= 8, 'the day\'s approvals, refund and claims settled on ethereum');
+      assert.ok(gas > 0n && fees > 0n);
+    }
   }
 
   // The per-minute chart holds every payment of the window (the whole day fits in the last hour).

@@ -1,7 +1,8 @@
 import { formatTokenAmount } from '../shared/amount.ts';
 import type { Clock } from '../shared/clock.ts';
-import type { ConsoleRepository, TokenAmountRow } from '../store/console-repository.ts';
+import type { ConsoleRepository, RelayerLaneRow, TokenAmountRow } from '../store/console-repository.ts';
 import type { PaymentStatus } from '../store/schema.ts';
+import { nativeSymbols, roundedForPerson, settlementCosts, startOfDay, type SettlementCosts } from './settlement-costs.ts';
 
 export interface ConsoleFiguresDeps {
   repository: ConsoleRepository;
@@ -11,6 +12,12 @@ export interface ConsoleFiguresDeps {
   /** A relayer's native balance (gas), read on chain, in ether units. */
   nativeBalance(network: string, address: string): Promise<string>;
   journalBacklog(): Promise<Record<string, number>>;
+  /** Every network, in order. */
+  networks: readonly string[];
+  /** Every relayer lane's address, lane 0 (the platform account) first: each has one on every network. */
+  relayerLanes: readonly string[];
+  /** The platform's day (TIME_ZONE): settlement costs count from its start. */
+  timeZone: string;
   /** The res_code a POS was answered for a payment's outcome (the transport's table). */
   resCodeOf(status: PaymentStatus, failureCode: string | null): { resCode: string; resMessage: string };
   clock: Clock;
@@ -37,7 +44,10 @@ export interface ConsoleFigures {
   refunds: { count: number; amounts: TokenTotal[] };
   rewards: { issued: number; claimed: number; canceled: number; open: number; claimedAmounts: TokenTotal[] };
   stores: Array<{ tid: string; name: string; settlementAddress: string; approved: number; balance: string; token: string; network: string }>;
-  relayers: Array<{ network: string; address: string; pending: number; transactions: number; nativeBalance: string }>;
+  /** Every lane on every network (lane 0: the platform account), and any other relayer of the journal. */
+  relayers: Array<{ network: string; lane: number | null; address: string; pending: number; transactions: number; nativeBalance: string; balanceRounded: string }>;
+  /** Per network, what settlement cost since the platform's day began. */
+  settlementCosts: { since: string; timeZone: string; networks: SettlementCosts[] };
   journal: { backlog: Record<string, number>; total: number; oldestPendingAt: string | null; oldestPendingAgeSeconds: number | null };
 }
 
@@ -64,9 +74,10 @@ export async function consoleFigures(deps: ConsoleFiguresDeps, windowMinutes: nu
   const now = deps.clock();
   const firstMinute = Math.floor(now / 60_000) * 60_000 - (windowMinutes - 1) * 60_000;
   const { repository: repo } = deps;
-  const [minutes, outcomes, approved, refunds, rewards, stores, lanes, oldest, backlog] = await Promise.all([
+  const dayStart = startOfDay(now, deps.timeZone);
+  const [minutes, outcomes, approved, refunds, rewards, stores, lanes, oldest, backlog, mined] = await Promise.all([
     repo.paymentsPerMinute(firstMinute), repo.paymentOutcomes(), repo.approvedAmounts(), repo.refundAmounts(), repo.rewards(),
-    repo.stores(), repo.relayerLanes(), repo.oldestPendingOperation(), deps.journalBacklog(),
+    repo.stores(), repo.relayerLanes(), repo.oldestPendingOperation(), deps.journalBacklog(), repo.minedSince(deps.networks, dayStart),
   ]);
 
   const perMinute = Array.from({ length: windowMinutes }, (_, i) => ({ at: firstMinute + i * 60_000, approved: 0, failed: 0, pending: 0 }));
@@ -87,9 +98,10 @@ export async function consoleFigures(deps: ConsoleFiguresDeps, windowMinutes: nu
 
   const [storeRows, relayerRows] = await Promise.all([
     Promise.all(stores.map(async (s) => ({ ...s, ...(await deps.storeBalance(s.settlementAddress)) }))),
-    Promise.all(lanes.map(async (l) => ({
-      network: l.network, address: l.relayer, pending: l.pending, transactions: l.total, nativeBalance: await deps.nativeBalance(l.network, l.relayer),
-    }))),
+    Promise.all(everyLane(deps, lanes).map(async (l) => {
+      const nativeBalance = await deps.nativeBalance(l.network, l.address);
+      return { ...l, nativeBalance, balanceRounded: roundedForPerson(nativeBalance, nativeSymbols[l.network] ?? 'ETH') };
+    })),
   ]);
   const backlogTotal = Object.values(backlog).reduce((a, b) => a + b, 0);
   return {
@@ -109,10 +121,31 @@ export async function consoleFigures(deps: ConsoleFiguresDeps, windowMinutes: nu
     },
     stores: storeRows,
     relayers: relayerRows,
+    settlementCosts: { since: new Date(dayStart).toISOString(), timeZone: deps.timeZone, networks: settlementCosts(deps.networks, mined) },
     journal: {
       backlog, total: backlogTotal,
       oldestPendingAt: oldest === undefined ? null : new Date(oldest).toISOString(),
       oldestPendingAgeSeconds: oldest === undefined ? null : Math.max(0, Math.round((now - oldest) / 1000)),
     },
   };
+}
+
+/**
+ * Each configured lane on each network, with its journal counts (none yet: zeros), then any relayer
+ * the journal knows that is no lane any more (RELAYER_LANES lowered): network by network, lane order.
+ */
+function everyLane(deps: Pick<ConsoleFiguresDeps, 'networks' | 'relayerLanes'>, journal: RelayerLaneRow[]) {
+  const key = (network: string, address: string) => `${network}:${address.toLowerCase()}`;
+  const counts = new Map(journal.map((row) => [key(row.network, row.relayer), row]));
+  const laneOf = new Map(deps.relayerLanes.map((address, lane) => [address.toLowerCase(), lane]));
+  const rows = deps.networks.flatMap((network) => deps.relayerLanes.map((address, lane) => {
+    const row = counts.get(key(network, address));
+    return { network, lane: lane as number | null, address, pending: row?.pending ?? 0, transactions: row?.total ?? 0 };
+  }));
+  for (const row of journal) {
+    if (!laneOf.has(row.relayer.toLowerCase()) || !deps.networks.includes(row.network)) {
+      rows.push({ network: row.network, lane: null, address: row.relayer, pending: row.pending, transactions: row.total });
+    }
+  }
+  return rows;
 }

@@ -43,6 +43,16 @@ export interface RelayerLaneRow {
   total: number;
 }
 
+/** A relayed transaction mined: its receipt's gas and fee (migration 0016), and the transfers it executed. */
+export interface MinedCostRow {
+  network: string;
+  gasUsed: string | null;
+  /** gasUsed × effectiveGasPrice, wei (decimal text). */
+  feeWei: string | null;
+  /** Authorizations used by this transaction (0 for a mint, a deployment, a cancellation). */
+  transfers: number;
+}
+
 /** One row of the console's tables: a payment, a refund or a reward. */
 export interface ActivityRow {
   kind: 'payment' | 'reward';
@@ -70,6 +80,8 @@ export interface ConsoleRepository {
   rewards(): Promise<RewardRow[]>;
   stores(): Promise<StoreRow[]>;
   relayerLanes(): Promise<RelayerLaneRow[]>;
+  /** Relayed transactions of `networks` mined (succeeded or reverted: both paid gas) in blocks of `sinceMs` (block timestamp) or later. */
+  minedSince(networks: readonly string[], sinceMs: number): Promise<MinedCostRow[]>;
   /** created_at of the oldest journaled transaction not yet known mined, if any. */
   oldestPendingOperation(): Promise<number | undefined>;
   recentActivity(limit: number): Promise<ActivityRow[]>;
@@ -154,6 +166,18 @@ export function createConsoleRepository(db: Db): ConsoleRepository {
         .select(['network', 'relayer', pending.as('pending'), (eb) => eb.fn.countAll<number>().as('total')])
         .groupBy(['network', 'relayer']).orderBy('network').orderBy('relayer').execute();
       return rows.map((r) => ({ network: r.network, relayer: r.relayer, pending: Number(r.pending), total: Number(r.total) }));
+    },
+
+    async minedSince(networks, sinceMs) {
+      const transfers = sql<number>`(select count(*) from authorizations a where a.tx_hash = c.tx_hash and a.network = c.network and a.status = 'used')`;
+      const rows = await db.selectFrom('chain_txs as c')
+        .select(['c.network', 'c.gas_used', 'c.fee_wei', transfers.as('transfers')])
+        // updated_at (when it was recorded mined, never before its block) narrows on chain_txs_network_updated.
+        .where('c.network', 'in', networks).where('c.updated_at', '>=', sinceMs)
+        .where('c.status', '!=', 'signed').where('c.block_timestamp', '>=', Math.floor(sinceMs / 1000)).execute();
+      return rows.map((r) => ({
+        network: r.network, gasUsed: r.gas_used === null ? null : String(r.gas_used), feeWei: r.fee_wei, transfers: Number(r.transfers),
+      }));
     },
 
     async oldestPendingOperation() {

@@ -14,6 +14,7 @@ import * as staleOperations from './0013-stale-operations.ts';
 import * as chainTxPositions from './0014-chain-tx-positions.ts';
 import * as webhookAllowPrivate from './0015-webhook-allow-private.ts';
 import * as chainTxGas from './0016-chain-tx-gas.ts';
+import * as authorizationTxHash from './0017-authorization-tx-hash.ts';
 
 /** Every migration, in order. Each domain adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0014-chain-tx-positions': chainTxPositions,
   '0015-webhook-allow-private': webhookAllowPrivate,
   '0016-chain-tx-gas': chainTxGas,
+  '0017-authorization-tx-hash': authorizationTxHash,
 };

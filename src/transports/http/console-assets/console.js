@@ -16,6 +16,11 @@ function amounts(totals) {
   return totals.length === 0 ? '0' : totals.map((t) => `${t.amount} ${t.token}`).join(' + ');
 }
 
+/** A whole number with its thousands grouped (gas counts: `1,234,567`). */
+function grouped(value) {
+  return BigInt(value).toLocaleString('en-US');
+}
+
 function cell(row, text, className) {
   const td = document.createElement('td');
   td.textContent = text;
@@ -136,13 +141,29 @@ async function refresh() {
     cell(row, s.settlementAddress, 'mono');
     cell(row, `${s.balance} ${s.token}`);
   });
+  const costs = figures.settlementCosts;
+  figure('settlementCosts.since', new Date(costs.since).toLocaleString());
+  figure('settlementCosts.timeZone', costs.timeZone);
+  fillTable('settlement-costs', costs.networks, (row, c) => {
+    row.dataset.network = c.network;
+    cell(row, c.network);
+    cell(row, grouped(c.transactions));
+    cell(row, grouped(c.gasUsed));
+    cell(row, c.feesPaidRounded).title = c.feesPaid;
+    cell(row, grouped(c.settlementTransactions));
+    cell(row, grouped(c.transfers));
+    cell(row, c.averageGasPerTransfer === null ? '–' : grouped(c.averageGasPerTransfer));
+    cell(row, c.transfersPerTransaction === null ? '–' : String(c.transfersPerTransaction));
+  });
   fillTable('relayers', figures.relayers, (row, r) => {
     row.dataset.relayer = `${r.network}:${r.address}`;
     cell(row, r.network);
+    cell(row, r.lane === null ? 'retired' : String(r.lane));
     cell(row, r.address, 'mono');
     cell(row, String(r.pending));
     cell(row, String(r.transactions));
-    cell(row, r.nativeBalance);
+    // Rounded for a person; the exact balance on hover.
+    cell(row, r.balanceRounded).title = r.nativeBalance;
   });
   drawCharts(figures);
   const recent = await getJson('/console/api/recent');

@@ -1,7 +1,7 @@
 import { formatEther } from 'viem';
 import type { Platform } from '../../../compose.ts';
 import { domainErrorCodes, type DomainErrorCode } from '../../../shared/errors.ts';
-import { isNetworkName } from '../../../shared/networks.ts';
+import { isNetworkName, networkNames } from '../../../shared/networks.ts';
 import { countJournalBacklog } from '../../../store/journal-backlog.ts';
 import { createConsoleRepository } from '../../../store/console-repository.ts';
 import { createOperatorRepository } from '../../../store/operator-repository.ts';
@@ -41,6 +41,9 @@ export function consoleDeps(platform: Platform): ConsoleRoutesDeps {
       },
       nativeBalance: async (name, address) => formatEther(await chains[network(name)].client.getBalance({ address: address as `0x${string}` })),
       journalBacklog: () => countJournalBacklog(store.db),
+      networks: networkNames,
+      relayerLanes: platform.relayer.lanes,
+      timeZone: config.timeZone,
       // The res_code the POS was answered (SPEC.md's payment table and ours, docs/payments.md).
       resCodeOf: (status, failureCode) => {
         if (status === 'approved') return { resCode: success.res_code, resMessage: success.res_message };
