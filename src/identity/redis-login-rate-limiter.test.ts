@@ -96,4 +96,19 @@ describe('login throttle while its Redis is down', { skip: await privateRedisSki
       client.destroy();
     }
   });
+
+  test('a hung Redis (frozen: connected, answering nothing) is not waited for past the command timeout', async () => {
+    const hung = await createRedisLoginRateLimiter({ url: redis.url, keyPrefix: 'hung', commandTimeoutMs: 300 });
+    redis.freeze();
+    try {
+      // Counted on this instance: the sixth attempt of the id is refused, none hangs.
+      const results = [];
+      for (let i = 0; i < 6; i++) results.push(await Promise.resolve(hung.beginAttempt('trudy', '10.0.0.5')).then(() => 'counted', (e: unknown) => e));
+      assert.deepEqual(results.slice(0, 5), ['counted', 'counted', 'counted', 'counted', 'counted']);
+      assert.ok(results[5] instanceof LoginRateLimitedError);
+    } finally {
+      redis.thaw();
+      await hung.close();
+    }
+  });
 });

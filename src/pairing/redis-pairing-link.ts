@@ -195,8 +195,17 @@ export async function openPairingLink(options: PairingLinkOptions): Promise<Pair
     async runSteadily(script, keys, args, stop) {
       for (;;) {
         try {
-          return await client.eval(script, { keys, arguments: args.map(String) });
+          // A Redis that accepts the command and does not answer (hung, overloaded) is waited for
+          // until `until` only: the caller's wait ends then, whatever Redis does with it later.
+          const reply = client.eval(script, { keys, arguments: args.map(String) });
+          let timer: NodeJS.Timeout | undefined;
+          const deadline = new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new RedisUnreachableError(new Error('no answer'))), Math.max(0, stop.until - Date.now()));
+          });
+          reply.catch(() => undefined);
+          return await Promise.race([reply, deadline]).finally(() => clearTimeout(timer));
         } catch (error) {
+          if (error instanceof RedisUnreachableError) throw error;
           // The script ran and refused, or Redis answered with an error: not a connection's failure.
           if (error instanceof ErrorReply) throw error;
           if (closed || stop.signal?.aborted || Date.now() + retryMs >= stop.until) throw new RedisUnreachableError(error);

@@ -78,6 +78,25 @@ describe('Redis pairing desk across a Redis outage', { skip: await privateRedisS
     assert.deepEqual(await transfer, credentials);
   });
 
+  test('a hung Redis (frozen: connected, answering nothing) holds a POS no longer than its window: 03 then; after it, pairing works', async () => {
+    const q = randomUUID();
+    const connection = a.connectApp(arrival(q));
+    await until(() => inRedis('app', q), 'the app waits in Redis');
+    redis.freeze();
+    try {
+      await assert.rejects(b.takeApp(q, 500, live()), { code: 'payment.expired' });
+    } finally {
+      redis.thaw();
+    }
+    connection.hangUp();
+    const r = randomUUID();
+    const next = a.connectApp(arrival(r));
+    const app = await b.takeApp(r, 8000, live());
+    const transfer = app.awaitTransfer(8000, live());
+    next.submitTransfer(credentials);
+    assert.deepEqual(await transfer, credentials);
+  });
+
   test('a POS whose window ends while Redis is down gets 03 then; the app waiting for it is told that failure once Redis is back', async () => {
     const q = randomUUID();
     const s = sink();

@@ -66,6 +66,10 @@ export interface PrivateRedis {
   start(): Promise<void>;
   /** Kills it (-9) and waits for its exit. */
   stop(): Promise<void>;
+  /** Freezes it (SIGSTOP): connections stay open, nothing is answered, as a hung Redis. */
+  freeze(): void;
+  /** Lets a frozen one go on (SIGCONT). */
+  thaw(): void;
 }
 
 /** The `skip` option of a test that starts a Redis of its own: false when `redis-server` runs. */
@@ -108,6 +112,8 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
       child.kill('SIGKILL');
       await exited;
     },
+    freeze() { child?.kill('SIGSTOP'); },
+    thaw() { child?.kill('SIGCONT'); },
   };
   await redis.start();
   return redis;
