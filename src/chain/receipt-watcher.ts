@@ -97,8 +97,11 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
   /** When the scheduled poll runs (local ms). */
   let timerAt = 0;
   const schedule = options.schedule;
-  /** How long before a block is due the watcher starts asking for it. */
-  const earlyMs = Math.max(3 * pollMs, 100);
+  /**
+   * How long before a block is due the watcher starts asking for it: early enough that a schedule
+   * that runs late sees the block come (a head sighted late would keep it late).
+   */
+  const earlyMs = () => Math.max(3 * pollMs, 100, (schedule?.intervalMs() ?? 0) / 10);
 
   function pollIn(ms: number): void {
     clearTimeout(timer);
@@ -110,7 +113,7 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
   function nextPollDelay(): number {
     const now = Date.now();
     const due = schedule?.nextBlockAt(now);
-    return due === undefined ? pollMs : Math.max(pollMs, due - earlyMs - now);
+    return due === undefined ? pollMs : Math.max(pollMs, due - earlyMs() - now);
   }
 
   const finish = (hash: Hex, outcome: { receipt: TransactionReceipt } | { error: Error }) => {

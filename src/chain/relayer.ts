@@ -422,12 +422,22 @@ export function createRelayer(deps: RelayerDeps): Relayer {
     }).finally(() => queued.set(network, (queued.get(network) ?? 1) - 1));
   }
 
+  /** How long the last few batches of each network took from closing to broadcast (ms). */
+  const preparations = new Map<NetworkName, number[]>();
+  function notePreparation(network: NetworkName, ms: number): void {
+    const recent = preparations.get(network) ?? [];
+    recent.push(ms);
+    if (recent.length > 8) recent.shift();
+    preparations.set(network, recent);
+  }
+
   /**
    * How long a batch opened now stays open. On a network we do not run whose blocks come at a known
-   * interval: until `blockMarginMs` before the next block it can still reach (the one after, when
-   * that moment has passed), so one transaction per block carries every transfer accepted meanwhile
-   * and none waits for a later block than it would have reached alone. Otherwise (a chain that
-   * mines on demand, or whose interval is not learnt yet): `windowMs`.
+   * interval: until `blockMarginMs`, plus the time a batch takes to prepare, before the next block it
+   * can still reach (the one after, when that moment has passed), so one transaction per block
+   * carries every transfer accepted meanwhile and none waits for a later block than it would have
+   * reached alone. Otherwise (a chain that mines on demand, or whose interval is not learnt yet):
+   * `windowMs`.
    */
   function closeDelay(network: NetworkName): number {
     const { managed, blocks } = chains[network];
@@ -435,7 +445,10 @@ export function createRelayer(deps: RelayerDeps): Relayer {
     const due = managed ? undefined : blocks.nextBlockAt(now);
     const interval = blocks.intervalMs();
     if (due === undefined || interval === undefined) return windowMs;
-    let close = due - blockMarginMs;
+    // The batch must also be journaled, signed and broadcast before the margin: as long as the
+    // slowest of the last few took (a busy database or node), at most half a block.
+    const preparation = Math.min(Math.max(0, ...(preparations.get(network) ?? [])), interval / 2);
+    let close = due - blockMarginMs - preparation;
     while (close < now + windowMs) close += interval;
     return close - now;
   }
@@ -455,10 +468,12 @@ export function createRelayer(deps: RelayerDeps): Relayer {
     lane.preparing++;
     lane.inFlight++;
     let prepared = false;
+    const closedAt = Date.now();
     const done = () => {
       if (prepared) return;
       prepared = true;
       lane.preparing--;
+      notePreparation(network, Date.now() - closedAt);
       sendOpenBatch(network, lanes, false);
     };
     relayBatch(network, lane.account, open.settlement, open.items, done)
