@@ -78,6 +78,24 @@ describe('Redis pairing desk across a Redis outage', { skip: await privateRedisS
     assert.deepEqual(await transfer, credentials);
   });
 
+  test('a payment that ends while Redis is down frees its user_uuid once Redis is back with its data: the user pays again', async () => {
+    const q = randomUUID();
+    const s = sink();
+    a.connectApp(arrival(q, s));
+    await until(() => inRedis('app', q), 'the app waits in Redis');
+    const app = await b.takeApp(q, 8000, live());
+    await redis.stop({ keepData: true });
+    app.send({ type: 'failed', error: new DomainError('payment.expired', 'x'), tranNo: 'T4' });
+    await redis.start();
+    assert.ok(await inRedis('app', q), 'Redis came back with the paired app\'s key');
+    await until(() => s.events.length === 1, 'the app hears its END_PAY');
+    await until(async () => !(await inRedis('app', q)), 'the ended payment\'s key is released');
+    const again = sink();
+    a.connectApp(arrival(q, again));
+    await until(() => inRedis('app', q), 'the user\'s next DoPayment waits in Redis');
+    assert.deepEqual(again.events, [], 'not refused as a user_uuid in use');
+  });
+
   test('a hung Redis (frozen: connected, answering nothing) holds a POS no longer than its window: 03 then; after it, pairing works', async () => {
     const q = randomUUID();
     const connection = a.connectApp(arrival(q));

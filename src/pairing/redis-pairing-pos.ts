@@ -94,7 +94,8 @@ export function createRedisPosSide(link: PairingLink, appWaitMs: number): RedisP
           // The app's payment is over: its user_uuid is free again, and this POS session too.
           sessions.delete(session.ref.id);
           session.unwatch?.();
-          link.run(scripts.releaseApp, [link.appKey(userUuid)], [value.id]).catch(logFailure('release failed'));
+          // Asked again while Redis does not answer: a key left paired would refuse the user's next payment (11).
+          link.runSteadily(scripts.releaseApp, [link.appKey(userUuid)], [value.id], { until: Date.now() + pairedMs }).catch(logFailure('release failed'));
         }
         link.deliver(value.i, { k: 'event', app: value.id, pos: session.ref, event: toWire(event) });
       },

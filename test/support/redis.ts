@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import net from 'node:net';
 import { createClient } from 'redis';
 import { skipWithout } from './parts.ts';
@@ -62,10 +65,10 @@ export async function keysUnder(prefix: string): Promise<string[]> {
 /** A redis-server of a test's own, on a free port, that the test stops and starts (never the shared one at 6379). */
 export interface PrivateRedis {
   url: string;
-  /** Starts it (again, empty: no persistence, as a Redis without it comes back) and waits until it answers PING. */
+  /** Starts it (again: empty, as a Redis without persistence comes back, unless it stopped keeping its data) and waits until it answers PING. */
   start(): Promise<void>;
-  /** Kills it (-9) and waits for its exit. */
-  stop(): Promise<void>;
+  /** Kills it (-9) and waits for its exit; `keepData`: a clean SHUTDOWN SAVE instead, so the next start loads every key. */
+  stop(options?: { keepData?: boolean }): Promise<void>;
   /** Freezes it (SIGSTOP): connections stay open, nothing is answered, as a hung Redis. */
   freeze(): void;
   /** Lets a frozen one go on (SIGCONT). */
@@ -86,6 +89,7 @@ export async function privateRedisSkip(): Promise<string | false> {
 export async function startPrivateRedis(): Promise<PrivateRedis> {
   const port = await freePort();
   const url = `redis://127.0.0.1:${port}`;
+  const dir = mkdtempSync(path.join(tmpdir(), 'vixpay-redis-'));
   let child: ChildProcess | undefined;
   const answers = async () => {
     const client = createClient({ url, socket: { reconnectStrategy: false, connectTimeout: 500 } });
@@ -103,14 +107,23 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     url,
     async start() {
       if (child && child.exitCode === null && child.signalCode === null) return;
-      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
       await waitFor(answers, { timeoutMs: 10_000, intervalMs: 50, message: `the private redis-server answers on port ${port}` });
     },
-    async stop() {
+    async stop(options = {}) {
       if (!child || child.exitCode !== null || child.signalCode !== null) return;
       const exited = once(child, 'exit');
-      child.kill('SIGKILL');
+      if (options.keepData) {
+        const client = createClient({ url, socket: { reconnectStrategy: false } });
+        client.on('error', () => undefined);
+        await client.connect();
+        await client.sendCommand(['SHUTDOWN', 'SAVE']).catch(() => undefined);
+        if (client.isOpen) client.destroy();
+      } else {
+        child.kill('SIGKILL');
+      }
       await exited;
+      if (!options.keepData) rmSync(path.join(dir, 'dump.rdb'), { force: true });
     },
     freeze() { child?.kill('SIGSTOP'); },
     thaw() { child?.kill('SIGCONT'); },
