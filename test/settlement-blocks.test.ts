@@ -1,11 +1,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestClient, http, parseEther, type Hex } from 'viem';
-import { foundry } from 'viem/chains';
-import { generatePrivateKey } from 'viem/accounts';
-import { startAnvil, type AnvilProcess } from '../src/chain/anvil-process.ts';
-import { loadRelayerLanes } from '../src/chain/platform-account.ts';
-import { loadConfig } from '../src/config/config.ts';
+import type { Hex } from 'viem';
+import type { AnvilProcess } from '../src/chain/anvil-process.ts';
+import { startExternalNode } from './support/external-node.ts';
 import { call, startTestPlatform, type TestPlatform } from './support/platform.ts';
 import { prepareTransfer } from './support/transfer-scheme.ts';
 
@@ -18,13 +15,8 @@ let t: TestPlatform;
 const blockSeconds = 2;
 
 before(async () => {
-  node = await startAnvil({ chainId: foundry.id, port: 0 });
-  const controls = createTestClient({ mode: 'anvil', chain: foundry, transport: http(node.url) });
-  const relayerKey = generatePrivateKey();
-  for (const lane of loadRelayerLanes({ privateKey: relayerKey, dataDir: node.url, vault: undefined as never, count: loadConfig({}).relayerLanes })) {
-    await controls.setBalance({ address: lane.address, value: parseEther('1000') });
-  }
-  await controls.setIntervalMining({ interval: blockSeconds });
+  let relayerKey: string;
+  ({ node, relayerKey } = await startExternalNode({ blockSeconds }));
   t = await startTestPlatform({ env: { RPC_URL_ETHEREUM: node.url, RELAYER_PRIVATE_KEY: relayerKey, SETTLEMENT_BLOCK_MARGIN_MS: '300' } });
 });
 after(async () => {

@@ -4,12 +4,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { createTestClient, http, parseEther, type Hex } from 'viem';
+import { createTestClient, http, type Hex } from 'viem';
 import { foundry } from 'viem/chains';
-import { generatePrivateKey } from 'viem/accounts';
 import { startAnvil, type AnvilProcess } from '../../src/chain/anvil-process.ts';
-import { loadRelayerLanes } from '../../src/chain/platform-account.ts';
-import { loadConfig } from '../../src/config/config.ts';
+import { startExternalNode } from '../support/external-node.ts';
 import { freePort, rpcOver } from '../support/server-process.ts';
 import { waitFor } from '../support/wait-for.ts';
 import { assertInvariants, balanceRaw, fundedAccount, serverLog, signedTransfer, startFaultRig, units, type FaultRig, type Funded } from './rig.ts';
@@ -30,12 +28,8 @@ const saved = path.join(dir, 'state.json');
 
 before(async () => {
   port = await freePort();
-  node = await startAnvil({ chainId: foundry.id, port });
-  const relayerKey = generatePrivateKey();
-  const controls = createTestClient({ mode: 'anvil', chain: foundry, transport: http(node.url) });
-  for (const lane of loadRelayerLanes({ privateKey: relayerKey, dataDir: dir, vault: undefined as never, count: loadConfig({}).relayerLanes })) {
-    await controls.setBalance({ address: lane.address, value: parseEther('1000') });
-  }
+  let relayerKey: string;
+  ({ node, relayerKey } = await startExternalNode({ port }));
   rig = await startFaultRig({ RPC_URL_ETHEREUM: node.url, RELAYER_PRIVATE_KEY: relayerKey, AUTHORIZATION_TTL_SECONDS: '120' });
 });
 after(async () => {

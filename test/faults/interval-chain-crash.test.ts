@@ -1,11 +1,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestClient, http, parseEther, type Hex } from 'viem';
-import { foundry } from 'viem/chains';
-import { generatePrivateKey } from 'viem/accounts';
-import { startAnvil, type AnvilProcess } from '../../src/chain/anvil-process.ts';
-import { loadRelayerLanes } from '../../src/chain/platform-account.ts';
-import { loadConfig } from '../../src/config/config.ts';
+import type { Hex } from 'viem';
+import type { AnvilProcess } from '../../src/chain/anvil-process.ts';
+import { startExternalNode } from '../support/external-node.ts';
 import { rpcOver } from '../support/server-process.ts';
 import { waitFor } from '../support/wait-for.ts';
 import { assertInvariants, balanceRaw, fundedAccount, maybeLost, signedTransfer, startFaultRig, units, type FaultRig } from './rig.ts';
@@ -20,13 +17,8 @@ let node: AnvilProcess;
 let rig: FaultRig;
 
 before(async () => {
-  node = await startAnvil({ chainId: foundry.id, port: 0 });
-  const controls = createTestClient({ mode: 'anvil', chain: foundry, transport: http(node.url) });
-  const relayerKey = generatePrivateKey();
-  for (const lane of loadRelayerLanes({ privateKey: relayerKey, dataDir: node.url, vault: undefined as never, count: loadConfig({}).relayerLanes })) {
-    await controls.setBalance({ address: lane.address, value: parseEther('1000') });
-  }
-  await controls.setIntervalMining({ interval: 2 });
+  let relayerKey: string;
+  ({ node, relayerKey } = await startExternalNode({ blockSeconds: 2 }));
   rig = await startFaultRig({ RPC_URL_ETHEREUM: node.url, RELAYER_PRIVATE_KEY: relayerKey, AUTHORIZATION_TTL_SECONDS: '20', RECEIPT_TIMEOUT_SECONDS: '15' });
 });
 after(async () => {
