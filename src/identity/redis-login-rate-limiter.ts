@@ -67,9 +67,13 @@ export async function createRedisLoginRateLimiter(options: RedisLoginRateLimiter
   // No offline queue: while Redis is unreachable a command fails at once instead of hanging.
   const client = createClient({ url: options.url, disableOfflineQueue: true });
   let degraded = false;
+  // One line per outage, not one per reconnection attempt.
+  let quiet = false;
   client.on('error', (error: unknown) => {
-    if (!degraded) options.logger?.error({ err: error }, 'redis login throttle: connection error');
+    if (!quiet && !degraded) options.logger?.error({ err: error }, 'redis login throttle: connection error (retrying)');
+    quiet = true;
   });
+  client.on('ready', () => { quiet = false; });
   await client.connect();
   const keys = (id: string, ip: string) => [`${prefix}:id:${id}`, `${prefix}:ip:${ip}`];
 

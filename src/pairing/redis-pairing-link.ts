@@ -88,9 +88,18 @@ export async function openPairingLink(options: PairingLinkOptions): Promise<Pair
   const client = createClient({
     url: options.url, disableOfflineQueue: true, socket: { reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 500) },
   });
-  client.on('error', (error: unknown) => logError(error, 'connection error'));
+  // One line per outage and connection, not one per reconnection attempt (two a second).
+  const logOnce = (c: { on(event: string, listener: (...args: unknown[]) => void): unknown }, what: string) => {
+    let quiet = false;
+    c.on('error', (error) => {
+      if (!quiet) logError(error, what);
+      quiet = true;
+    });
+    c.on('ready', () => { quiet = false; });
+  };
+  logOnce(client, 'connection error (retrying)');
   const subscriber = client.duplicate();
-  subscriber.on('error', (error: unknown) => logError(error, 'subscriber connection error'));
+  logOnce(subscriber, 'subscriber connection error (retrying)');
   await client.connect();
   try {
     await subscriber.connect();
