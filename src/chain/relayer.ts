@@ -618,15 +618,18 @@ export function createRelayer(deps: RelayerDeps): Relayer {
 
 const itemKey = (token: string, authorizer: string, nonce: string) => `${token.toLowerCase()}:${authorizer.toLowerCase()}:${nonce.toLowerCase()}`;
 
+/** The `AuthorizationUsed(authorizer, nonce)` logs of a successful receipt: the authorizations it executed. */
+function usedAuthorizations(receipt: TransactionReceipt) {
+  if (receipt.status !== 'success') return [];
+  return parseEventLogs({ abi: vixpTokenAbi, eventName: 'AuthorizationUsed', logs: receipt.logs });
+}
+
 /** The authorization nonces a receipt shows used. */
 function usedNonces(receipt: TransactionReceipt): string[] {
-  if (receipt.status !== 'success') return [];
-  return parseEventLogs({ abi: vixpTokenAbi, eventName: 'AuthorizationUsed', logs: receipt.logs }).map((log) => log.args.nonce);
+  return usedAuthorizations(receipt).map((log) => log.args.nonce);
 }
 
 /** The items a settlement receipt executed: each has its token's `AuthorizationUsed(authorizer, nonce)`. */
 function executedItems(receipt: TransactionReceipt): Set<string> {
-  if (receipt.status !== 'success') return new Set();
-  const used = parseEventLogs({ abi: vixpTokenAbi, eventName: 'AuthorizationUsed', logs: receipt.logs });
-  return new Set(used.map((log) => itemKey(log.address, log.args.authorizer, log.args.nonce)));
+  return new Set(usedAuthorizations(receipt).map((log) => itemKey(log.address, log.args.authorizer, log.args.nonce)));
 }
