@@ -1,7 +1,7 @@
 import { keccak256, parseEventLogs, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
 import type { ChainJournal, ChainTxStatus, JournalIntent, SignTransaction } from './chain-journal.ts';
 import { repriceStale } from './reprice-stale.ts';
-import { positionOf, rebuildLostBlocks } from './rebuild-lost-blocks.ts';
+import { positionOf, rebuildLostBlocks } from './anvil-rebuild-lost-blocks.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
 import { DomainError } from '../shared/errors.ts';
