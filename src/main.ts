@@ -1,6 +1,6 @@
 /**
  * `npm start`: one process, every interface, on the embedded default unless configured otherwise
- * (DESIGN.md). The services and every backend come from `composePlatform` (./compose.ts); here they
+ * (docs/architecture.md). The services and every backend come from `composePlatform` (./compose.ts); here they
  * are put behind their transports:
  * - HTTP (Fastify, `buildHttpApp`): /token, /block, /v1/chain (JSON-RPC), /v2/auth, /v2/did,
  *   /v1/ict/pay, /v1/ipfs, /demo;

@@ -70,7 +70,7 @@ test('docs/did-api.md examples hold, run in order as a reader runs them', async 
       vars[name] = typeof value === 'string' ? value : JSON.stringify(value);
     }
     if (example.name === 'create-vc') {
-      // SPEC.md: the user info keys, `sub` and `id` = the holder DID.
+      // docs/interfaces.md#did-vc-and-vp: the user info keys, `sub` and `id` = the holder DID.
       assert.deepEqual(body.credentialSubject, { ...documented.credentialSubject, sub: vars.DID, id: vars.DID });
     }
   }

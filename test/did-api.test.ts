@@ -107,7 +107,7 @@ describe('credentials and presentations', () => {
     assert.deepEqual(vc.type, ['VerifiableCredential', 'Profile']);
     assert.deepEqual(vc['@context'], ['https://www.w3.org/2018/credentials/v1']);
     assert.deepEqual(vc.issuer, { id: issuer() });
-    // SPEC.md: the user info keys, `sub` and `id`, both the holder DID (also the JWT's `sub` claim).
+    // docs/interfaces.md#did-vc-and-vp: the user info keys, `sub` and `id`, both the holder DID (also the JWT's `sub` claim).
     assert.deepEqual(vc.credentialSubject, { name: 'Erin', age: 30, member: true, sub: holder, id: holder });
     assert.equal(JSON.parse(Buffer.from(vc.proof.jwt.split('.')[1], 'base64url').toString()).sub, holder);
     assert.match(vc.issuanceDate, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);

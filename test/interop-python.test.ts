@@ -9,7 +9,7 @@ import { balanceOf, newUser, startPaymentTest, type PaymentTest } from './suppor
 import { python, pythonGrpcMissing, skipWithout } from './support/parts.ts';
 
 // Interop with another language: a Python POS and app, whose gRPC stubs grpc_tools.protoc generates
-// from test/interop/spec-payments.proto (written from SPEC.md alone, not from our .proto), run whole
+// from test/interop/spec-payments.proto (written from docs/interfaces.md#grpc-payments alone, not from our .proto), run whole
 // payments against a real payment server, calling the token API over real HTTP.
 const here = path.dirname(new URL(import.meta.url).pathname);
 const protoDir = path.join(here, 'interop');

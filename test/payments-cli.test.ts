@@ -28,7 +28,7 @@ const vixpay = async (...args: string[]) => {
 
 test('vixpay demo pay runs a whole payment over the public interfaces and prints each state', async () => {
   const out = await vixpay('demo', 'pay', '--amount', '12000');
-  assert.ok(out.split('\n').includes('app -> START_PAY'), `the app's START_PAY carries only state, as SPEC.md shows:\n${out}`);
+  assert.ok(out.split('\n').includes('app -> START_PAY'), `the app's START_PAY carries only state, as docs/interfaces.md#grpc-payments shows:\n${out}`);
   for (const line of ['app -> START_PAY', 'pos -> START_PAY', 'app <- REQUEST_TRANSFER [00 Success]', 'pos <- REQUEST_TRANSFER [00 Success]', 'app -> TRANSFER', 'app <- END_PAY [00 Success]', 'pos <- END_PAY [00 Success]']) {
     assert.ok(out.includes(line), `${line}\n${out}`);
   }

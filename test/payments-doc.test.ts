@@ -39,7 +39,7 @@ test('the payment approval messages are as documented', async () => {
   const user = await newUser(p, '100');
   const app = openSession(p.client, 'DoPayment', user.token);
   const pos = openSession(p.client, 'StartPayment', store.apiKey);
-  // The app's START_PAY is SPEC.md's: only state. The POS sends the QR code's user_uuid, the user's id.
+  // The app's START_PAY is docs/interfaces.md#grpc-payments's: only state. The POS sends the QR code's user_uuid, the user's id.
   const appStart = example('1. App → server, DoPayment START_PAY');
   assert.deepEqual(appStart, { state: 'START_PAY' });
   app.send(appStart);

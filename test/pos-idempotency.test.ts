@@ -17,7 +17,7 @@ after(async () => { await p?.stop(); });
 
 const tranNo = () => `TR${randomUUID().slice(0, 8)}`;
 
-/** A unary call with `common.tran_no` set (content carries no tran_no, as SPEC.md's tables show). */
+/** A unary call with `common.tran_no` set (content carries no tran_no, as docs/interfaces.md#grpc-payments's tables show). */
 function unaryWithTranNo(method: string, key: string, content: Record<string, unknown>, tran: string): Promise<any> {
   const api = method[0]!.toLowerCase() + method.slice(1);
   return new Promise((resolve, reject) => {

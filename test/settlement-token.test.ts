@@ -9,7 +9,7 @@ import {
 import { tokenAllowCommand, tokenAllowedCommand, tokenDisallowCommand } from '../src/cli/token-commands.ts';
 import { createLogger } from '../src/shared/logger.ts';
 
-// Money safety (DESIGN.md): only the platform token of the payment network, or a token an operator
+// Money safety (docs/reliability.md#the-guarantees): only the platform token of the payment network, or a token an operator
 // allowed, settles a payment, a refund or a reward. A token a user made with createToken never does,
 // whatever the QR code or the POS names; the refusal comes before the app is asked to pay.
 

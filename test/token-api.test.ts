@@ -120,7 +120,7 @@ describe('createToken', () => {
     other = await newWallet();
   });
 
-  /** A temp key and hashKey as SPEC.md makes them; `keyType` "transfer" is the SPEC's value. */
+  /** A temp key and hashKey as docs/interfaces.md#key-scheme makes them; `keyType` "transfer" is the SPEC's value. */
   async function tempKeyOf(wallet: Wallet, keyType = 'transfer') {
     const tempKey: string = (await call(t.app, '/token', 'net_getTempKey', { address: wallet.address, keyType })).resultData.tempKey;
     return { tempKey, hashKey: sha256Hex(`${tempKey}|${wallet.secretKey}`) };
@@ -135,7 +135,7 @@ describe('createToken', () => {
     return (await call(t.app, '/token', 'getBalance', { address, contractAddress })).resultData;
   }
 
-  test('SPEC.md form: keyType "transfer", signed sha256hex(fromAddress|toAddress|amount|tempKey|hashKey) with the owner, the zero address and initialSupply', async () => {
+  test('docs/interfaces.md#key-scheme form: keyType "transfer", signed sha256hex(fromAddress|toAddress|amount|tempKey|hashKey) with the owner, the zero address and initialSupply', async () => {
     const key = await tempKeyOf(owner);
     const signature = await sign(owner, key, [owner.address, zeroAddress, '5000', key.tempKey, key.hashKey]);
     const created = await create({ address: owner.address, name: 'Spec Points', symbol: 'SPC', initialSupply: '5000', ...key, signature });

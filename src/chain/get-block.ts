@@ -6,7 +6,7 @@ import type { NetworkName } from '../shared/networks.ts';
 /** Which block: latest when omitted; a number, a hex number, a tag, or a block hash. */
 export type GetBlockParameters = [] | [number | string];
 
-/** SPEC.md's block record. Quantities are bigint here and JSON numbers on the wire, with a `...Raw` hex twin. */
+/** docs/interfaces.md#block-api's block record. Quantities are bigint here and JSON numbers on the wire, with a `...Raw` hex twin. */
 export interface BlockRecord {
   totalDifficulty: bigint | null; totalDifficultyRaw: Hex | null;
   receiptsRoot: Hex; extraData: Hex;

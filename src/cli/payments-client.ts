@@ -52,7 +52,7 @@ export async function login(endpoints: Endpoints, id: string, password: string):
 }
 
 /**
- * The QR code an app shows: user_uuid is the user's id (SPEC.md: "User ID contained in the QR code",
+ * The QR code an app shows: user_uuid is the user's id (docs/interfaces.md#grpc-payments: "User ID contained in the QR code",
  * the authenticated user's), then the account, the token and an expiry.
  */
 export async function qrCode(endpoints: Endpoints, userId: string, userAddress: string, lifetimeSeconds = 180) {

@@ -73,7 +73,7 @@ export const appCommand: CliCommand = {
 
 /**
  * The app's half of a payment (or of a reward claim at the POS): START_PAY with only `state`, as
- * SPEC.md shows (the server pairs it with the POS that sends the user's id), and TRANSFER when asked.
+ * docs/interfaces.md#grpc-payments shows (the server pairs it with the POS that sends the user's id), and TRANSFER when asked.
  * Prints each state.
  */
 export function appPayment(endpoints: Endpoints, client: Record<string, any>, token: string, wallet: { address: string; secretKey: string }, label: string) {

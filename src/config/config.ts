@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { networkNames, type NetworkName } from '../shared/networks.ts';
 import { parseFailpoints, type FailpointAction, type FailpointName } from '../shared/failpoints.ts';
 
-/** Default Host-label map of the chain API (SPEC.md "JSON-RPC APIs"); overridable by HOST_LABELS. */
+/** Default Host-label map of the chain API (docs/interfaces.md#json-rpc-apis); overridable by HOST_LABELS. */
 export const defaultHostLabels: Readonly<Record<string, NetworkName>> = {
   api: 'ethereum',
   'test-api': 'ethereum',

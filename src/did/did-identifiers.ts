@@ -24,7 +24,7 @@ export function normalizeDid(did: string): string {
   return address ? didForAddress(address) : did;
 }
 
-/** A key of the SPEC.md DID record: private material is never returned, only its empty fields. */
+/** A key of the docs/interfaces.md#did-vc-and-vp DID record: private material is never returned, only its empty fields. */
 export interface DidRecordKey {
   kid: string;
   kms: string;
@@ -34,7 +34,7 @@ export interface DidRecordKey {
   meta: { algorithms: string[]; secretKey: '' };
 }
 
-/** The create-did response (SPEC.md "DID record"), Veramo's identifier without secrets. */
+/** The create-did response (docs/interfaces.md#did-record), Veramo's identifier without secrets. */
 export interface DidRecord {
   did: string;
   controllerKeyId: string;

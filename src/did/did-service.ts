@@ -22,7 +22,7 @@ export const didLimits = {
   defaultPresentationTtlSeconds: 600,
 } as const;
 
-/** Type of every credential create-vc makes (SPEC.md). */
+/** Type of every credential create-vc makes (docs/interfaces.md#did-vc-and-vp). */
 export const profileCredentialType = ['VerifiableCredential', 'Profile'];
 
 export interface DidServiceDeps {
@@ -121,7 +121,7 @@ export function createDidService(deps: DidServiceDeps): DidService {
       }
       return issueCredential(agent, {
         issuer: signingIdentity(issuer),
-        // SPEC.md: the user info keys, `sub` and `id`, both the holder DID (`sub` also the JWT claim).
+        // docs/interfaces.md#did-vc-and-vp: the user info keys, `sub` and `id`, both the holder DID (`sub` also the JWT claim).
         subject: { ...userInfo, sub: holder, id: holder },
         type: profileCredentialType,
         issuedAt: new Date(clock()),

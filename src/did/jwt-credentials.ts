@@ -6,9 +6,9 @@ import { randomUUID } from 'node:crypto';
 import type { IKey } from '@veramo/core';
 import type { DidAgent } from './did-agent.ts';
 
-// VCs and VPs as JWTs (proof type JwtProof2020), in the shape Veramo gives them (SPEC.md "DID, VC
+// VCs and VPs as JWTs (proof type JwtProof2020), in the shape Veramo gives them (docs/interfaces.md#did-vc-and-vp "DID, VC
 // and VP objects"). Veramo 7 moved JWT proofs out of @veramo/credential-w3c into a provider package
-// whose VP verification result no longer has SPEC.md's shape, so we call did-jwt-vc (the library
+// whose VP verification result no longer has docs/interfaces.md#did-vc-and-vp's shape, so we call did-jwt-vc (the library
 // that provider wraps) with Veramo's key manager as signer and Veramo's resolver.
 
 export const credentialContext = 'https://www.w3.org/2018/credentials/v1';
@@ -16,7 +16,7 @@ export const credentialContext = 'https://www.w3.org/2018/credentials/v1';
 /** A JSON object of a W3C credential or presentation with its JWT proof. */
 export type JsonObject = Record<string, unknown>;
 
-/** The SPEC.md verification result: did-jwt's fields plus the normalised document. */
+/** The docs/interfaces.md#did-vc-and-vp verification result: did-jwt's fields plus the normalised document. */
 export type VerificationResult =
   | ({ verified: true } & JsonObject)
   | { verified: false; error: { errorCode: string; message: string } };

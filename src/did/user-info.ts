@@ -15,7 +15,7 @@ const keyPattern = /^[A-Za-z][A-Za-z0-9_.-]*$/;
 /**
  * Checks `userInfo` of create-vc: a flat object of 1 to 32 keys, each a name of letters, digits,
  * `_`, `.` and `-`, each value a string (up to 1024 characters), a finite number or a boolean.
- * `sub` and `id` are allowed but replaced by the holder DID (SPEC.md: `credentialSubject` carries the
+ * `sub` and `id` are allowed but replaced by the holder DID (docs/interfaces.md#did-vc-and-vp: `credentialSubject` carries the
  * user info keys, `sub` and `id` = holder).
  */
 export function validateUserInfo(value: unknown): UserInfo {

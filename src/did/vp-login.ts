@@ -25,7 +25,7 @@ export type VerifyLoginPresentation = (vp: unknown) => Promise<LoginPresentation
 const skewMs = 10 * 60 * 1000;
 
 /**
- * The VP check of `auth-user-with-vp` (SPEC.md "Authentication" 4): the presentation verifies
+ * The VP check of `auth-user-with-vp` (docs/interfaces.md#authentication 4): the presentation verifies
  * (signature, `exp`, every credential), is addressed to one of our verifiers, has an expiry no
  * further than the allowed lifetime, carries at least one credential, every credential was issued
  * by one of our issuers to the presentation's holder, and it was never used before (its JWT's hash

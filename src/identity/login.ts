@@ -4,7 +4,7 @@ import type { JwtService } from './jwt.ts';
 import type { LoginRateLimiter } from './login-rate-limiter.ts';
 import type { User, UserService } from './users.ts';
 
-/** SPEC.md "Authenticated user record": the response of every login endpoint, exactly these keys. */
+/** docs/interfaces.md#authenticated-user-record: the response of every login endpoint, exactly these keys. */
 export interface AuthenticatedUserRecord {
   token: string;
   userId: string;
@@ -38,7 +38,7 @@ export interface LoginServiceDeps {
 export interface LoginService {
   /**
    * `POST /v2/auth/auth-user`: a fresh token for a correct password, or for a valid token of the same
-   * user (SPEC.md: "sending an existing token extends its validity period").
+   * user (docs/interfaces.md#authentication-api: "sending an existing token extends its validity period").
    */
   authUser(params: AuthUserParameters): Promise<AuthenticatedUserRecord>;
   /**

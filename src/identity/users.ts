@@ -8,7 +8,7 @@ export interface User {
   id: string;
   name: string;
   telNo: string | null;
-  /** May be an empty string (SPEC.md "Authenticated user record"). */
+  /** May be an empty string (docs/interfaces.md#authenticated-user-record). */
   email: string | null;
   walletAddress: string | null;
   did: string | null;

@@ -4,12 +4,12 @@ import { systemClock, type Clock } from '../shared/clock.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import type { WebsiteLoginRecord, WebsiteLoginRepository } from './website-login-repository.ts';
 
-/** SPEC.md "Errors / Authentication API", word for word: the site's script may compare them. */
+/** docs/interfaces.md#authentication-api-errors, word for word: the site's script may compare them. */
 export const neverRequestedMessage = 'Never requested or timeout';
 export const waitForAppMessage = 'Wait for response from user app';
 
 export const websiteLoginLimits = {
-  /** `waitTime` is seconds (DESIGN.md); whole seconds 1..600, 120 when the site sends none. */
+  /** `waitTime` is seconds (docs/interfaces.md#open-points); whole seconds 1..600, 120 when the site sends none. */
   minWaitSeconds: 1,
   maxWaitSeconds: 600,
   defaultWaitSeconds: 120,
@@ -21,7 +21,7 @@ export interface WebsiteLoginServiceDeps {
   clock?: Clock;
   randomBytes?: (size: number) => Buffer;
   /**
-   * "A result is readable once, by the site that asked" (DESIGN.md): result and cancel must come from
+   * A result is readable once, by the site that asked (docs/interfaces.md#website-login): result and cancel must come from
    * the IP address that started the request, since the requestId itself is shown to anyone who sees
    * the QR code. Default true; turn off for sites whose servers leave through several addresses.
    */

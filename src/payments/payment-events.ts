@@ -46,7 +46,7 @@ export interface RewardClaim {
   exchangeCurrency: string;
 }
 
-/** The app's TRANSFER: SPEC.md's transfer_key (temp key), hash_key and transfer_signature. */
+/** The app's TRANSFER: docs/interfaces.md#grpc-payments's transfer_key (temp key), hash_key and transfer_signature. */
 export interface TransferCredentials {
   tempKey: string;
   hashKey: string;

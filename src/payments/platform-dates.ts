@@ -1,5 +1,5 @@
 /**
- * SPEC.md dates (`approval_date`, `reward_date`: yyyyMMddHHmmss) and notice dates (yyyyMMdd), in
+ * docs/interfaces.md#grpc-payments dates (`approval_date`, `reward_date`: yyyyMMddHHmmss) and notice dates (yyyyMMdd), in
  * the platform's time zone (config TIME_ZONE, default Asia/Seoul).
  */
 const formatters = new Map<string, Intl.DateTimeFormat>();

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 
-/** Lower-case hex SHA-256 of a UTF-8 string: the hash of SPEC.md's key scheme. */
+/** Lower-case hex SHA-256 of a UTF-8 string: the hash of docs/interfaces.md#key-scheme's key scheme. */
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }

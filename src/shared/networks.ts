@@ -1,4 +1,4 @@
-/** The four networks of SPEC.md. Chain ids are the embedded anvil ids; a real node reports its own. */
+/** The four networks of docs/interfaces.md#networks. Chain ids are the embedded anvil ids; a real node reports its own. */
 export const networkNames = ['ethereum', 'optimism', 'bnb', 'opbnb'] as const;
 export type NetworkName = (typeof networkNames)[number];
 

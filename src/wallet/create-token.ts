@@ -21,7 +21,7 @@ export interface CreateTokenParameters {
 
 /**
  * The strings a createToken signature may sign (fields exactly as sent, joined by "|", sha256 hex):
- * - SPEC.md's form `fromAddress|toAddress|amount|tempKey|hashKey`, with fromAddress = `address` (the
+ * - docs/interfaces.md#key-scheme's form `fromAddress|toAddress|amount|tempKey|hashKey`, with fromAddress = `address` (the
  *   owner, who signs), toAddress = the zero address (a deployment has no recipient; a transfer never
  *   goes to it, so no transfer's signed string is ever a createToken's), amount = `initialSupply`;
  * - our earlier form `address|name|symbol|initialSupply|tempKey|hashKey`.
@@ -54,7 +54,7 @@ const tokenDecimals = 18;
 /**
  * Deploys a new token (the VIXP contract: ERC-20, permit, EIP-3009) owned by `address`, with
  * the initial supply minted to it. Authorised like a transfer: a temp key of keyType `transfer`
- * (SPEC.md's) or `createToken` (ours), its hashKey, and a signature (`createTokenSignedFields`).
+ * (docs/interfaces.md#key-scheme's) or `createToken` (ours), its hashKey, and a signature (`createTokenSignedFields`).
  */
 export async function createToken(deps: WalletDeps, network: NetworkName, params: CreateTokenParameters): Promise<CreateTokenReturnType> {
   if (!/^[\p{L}\p{N} ._-]{1,64}$/u.test(params.name)) throw new DomainError('request.invalid', 'name must be 1-64 letters, digits, spaces or ._-', { details: 'name' });

@@ -8,7 +8,7 @@ export interface SignDataParameters {
   address: string;
   tempKey: string;
   hashKey: string;
-  /** The sha256 hex string to sign (SPEC.md: the hash of `from|to|amount|tempKey|hashKey`). */
+  /** The sha256 hex string to sign (docs/interfaces.md#key-scheme: the hash of `from|to|amount|tempKey|hashKey`). */
   data: string;
   keyType?: KeyType;
 }

@@ -6,7 +6,7 @@ import type { WalletDeps } from './wallet-deps.ts';
 import { parseAddress } from './address.ts';
 
 /**
- * What a temp key may be spent on. `transfer` is SPEC.md's: a transfer or a createToken (SPEC.md
+ * What a temp key may be spent on. `transfer` is docs/interfaces.md#key-scheme's: a transfer or a createToken (docs/interfaces.md#key-scheme
  * names no other value). `createToken` is ours: a createToken only, never a transfer.
  */
 export const keyTypes = ['transfer', 'createToken'] as const;
@@ -41,7 +41,7 @@ export interface AuthorizedKey {
 }
 
 /**
- * Checks SPEC.md's scheme: the temp key is live, unused and bound to this address and to the key
+ * Checks docs/interfaces.md#key-scheme's scheme: the temp key is live, unused and bound to this address and to the key
  * type (or one of the key types) the call accepts, and hashKey = sha256hex(tempKey + "|" + secretKey).
  * Does not consume the key.
  */

@@ -23,7 +23,7 @@ export function createWalletService(deps: WalletDeps) {
     importAddress: (params: ImportAddressParameters) => importAddress(deps, params),
     issueTempKey: (params: IssueTempKeyParameters) => issueTempKey(deps, params),
     signData: (params: SignDataParameters) => signData(deps, params),
-    /** A transfer by SPEC.md's scheme; never throws: see TransferOutcome. */
+    /** A transfer by docs/interfaces.md#key-scheme's scheme; never throws: see TransferOutcome. */
     transfer: (network: NetworkName, params: TransferParameters) => outcomeOf(transfer(deps, network, params)),
     createToken: (network: NetworkName, params: CreateTokenParameters) => createToken(deps, network, params),
     getBalance: (network: NetworkName, params: GetBalanceParameters) => getBalance(deps, network, params),

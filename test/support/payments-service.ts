@@ -1,4 +1,4 @@
-/** SPEC.md's five calls of g00.payments.v2.PaymentsService: path, client streaming, server streaming. */
+/** docs/interfaces.md#grpc-payments's five calls of g00.payments.v2.PaymentsService: path, client streaming, server streaming. */
 export const paymentsServiceCalls = [
   ['StartPayment', '/g00.payments.v2.PaymentsService/StartPayment', true, true],
   ['DoPayment', '/g00.payments.v2.PaymentsService/DoPayment', true, true],

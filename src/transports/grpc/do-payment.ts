@@ -8,7 +8,7 @@ import { payDataStream } from './pay-data-stream.ts';
 type AppConnection = ReturnType<GrpcDeps['payments']['connectApp']>;
 
 /**
- * DoPayment, the user app's stream. START_PAY (SPEC.md: only `state`) waits for a POS; then
+ * DoPayment, the user app's stream. START_PAY (docs/interfaces.md#grpc-payments: only `state`) waits for a POS; then
  * TRANSFER answers REQUEST_TRANSFER. Ending or cancelling the stream before TRANSFER cancels the
  * payment (01). START_REWARD claims a reward from a printed receipt.
  */
@@ -64,7 +64,7 @@ export function doPaymentHandler(deps: GrpcDeps): PaymentsServiceHandlers['DoPay
 }
 
 /**
- * The user_uuid the app waits under. SPEC.md's app sends only `state`: its QR code's user_uuid is the
+ * The user_uuid the app waits under. docs/interfaces.md#grpc-payments's app sends only `state`: its QR code's user_uuid is the
  * user's id (the JWT's user), so the POS sends that. An app may send a one-time user_uuid of its own
  * instead (the POS then sends that one), but never another user's id: it would hold that user's place.
  */

@@ -84,7 +84,7 @@ test('reflection v1: the file descriptor of PaymentsService describes its five c
     const definition = protoLoader.loadFileDescriptorSetFromBuffer(descriptorSet(files), loaderOptions) as Record<string, any>;
     const service = definition['g00.payments.v2.PaymentsService'];
     assert.deepEqual(callsOf(service), paymentsServiceCalls);
-    // The message types come along, with SPEC.md's field names.
+    // The message types come along, with docs/interfaces.md#grpc-payments's field names.
     const common = definition['g00.payments.v2.Common'].type.field.map((f: { name: string }) => f.name);
     assert.ok(common.includes('target_api') && common.includes('res_code'));
     assert.deepEqual(definition['g00.payments.v2.PayData'].type.field.map((f: { name: string }) => f.name), ['common', 'content']);

@@ -3,7 +3,7 @@ import type { Metrics } from '../../shared/metrics.ts';
 import type { CallName } from './pay-data.ts';
 
 const service = '/g00.payments.v2.PaymentsService/';
-/** The payment service's methods as the metrics name them (SPEC.md's target_api); the two streams' kinds. */
+/** The payment service's methods as the metrics name them (docs/interfaces.md#response-codes's target_api); the two streams' kinds. */
 const calls: Readonly<Record<string, { call: CallName; kind?: 'pos' | 'app' }>> = {
   [`${service}StartPayment`]: { call: 'startPayment', kind: 'pos' },
   [`${service}DoPayment`]: { call: 'doPayment', kind: 'app' },
@@ -39,7 +39,7 @@ export function grpcMetricsInterceptor(metrics: Metrics): grpc.ServerInterceptor
       start: (next) => next({ onCancel: end }),
       sendMessage: (message: { common?: { res_code?: unknown } } | undefined, next) => {
         const code = message?.common?.res_code;
-        // Two digits from SPEC.md's tables: anything else would be an unbounded label value.
+        // Two digits from docs/interfaces.md#response-codes's tables: anything else would be an unbounded label value.
         if (typeof code === 'string') resCode = /^\d{2}$/.test(code) ? code : 'other';
         next(message);
       },

@@ -14,8 +14,8 @@ test('buf lint passes on proto/ with proto/buf.yaml', async () => {
   assert.equal(stdout + stderr, '');
 });
 
-test("buf.yaml's exceptions are exactly the STANDARD rules that SPEC.md's names break", async () => {
-  // Every rule of STANDARD, with no exception: what fails must be only what SPEC.md forces.
+test("buf.yaml's exceptions are exactly the STANDARD rules that docs/interfaces.md#grpc-payments's names break", async () => {
+  // Every rule of STANDARD, with no exception: what fails must be only what docs/interfaces.md#grpc-payments forces.
   const failed = await run(['lint', '--error-format=json', '--config', JSON.stringify({ version: 'v2', lint: { use: ['STANDARD'] } })])
     .then(() => '', (error: { stdout: string }) => error.stdout);
   const rules = new Set(failed.trim().split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { type: string }).type));

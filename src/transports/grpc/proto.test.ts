@@ -4,7 +4,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { paymentsProtoFile } from './proto.ts';
 import { callsOf, paymentsServiceCalls } from '../../../test/support/payments-service.ts';
 
-// SPEC.md's tables, field by field: number, name, type. The .proto must say exactly this.
+// docs/interfaces.md#grpc-payments's tables, field by field: number, name, type. The .proto must say exactly this.
 const common = ['target_name', 'target_svc', 'target_package', 'target_api', 'source_svc', 'source_ver', 'source_addr', 'req_timestamp', 'language_code', 'rsp_timestamp', 'tran_no', 'res_code', 'res_message'];
 const content: Array<[string, string]> = [
   ['state', 'TYPE_ENUM'], ['tran_no', 'TYPE_STRING'], ['user_uuid', 'TYPE_STRING'], ['token_id', 'TYPE_STRING'], ['user_address', 'TYPE_STRING'],
@@ -18,7 +18,7 @@ const content: Array<[string, string]> = [
 interface FieldDescriptor { name: string; number: number; type: string; label: string; typeName: string }
 const shape = (fields: FieldDescriptor[]) => fields.map((f) => [f.number, f.name, f.type, f.label]);
 
-test('payments.proto is SPEC.md field for field', () => {
+test('payments.proto is docs/interfaces.md#grpc-payments field for field', () => {
   const definition = protoLoader.loadSync(paymentsProtoFile, { keepCase: true }) as Record<string, any>;
   assert.deepEqual(shape(definition['g00.payments.v2.Common'].type.field), common.map((name, i) => [i + 1, name, 'TYPE_STRING', 'LABEL_OPTIONAL']));
   const payData = definition['g00.payments.v2.PayData'].type;

@@ -46,7 +46,7 @@ export const httpStatusByCode: Record<DomainErrorCode, number> = {
   internal: 500,
 };
 
-/** The one error body of the HTTP APIs (SPEC.md "Errors / Authentication API"). */
+/** The one error body of the HTTP APIs (docs/interfaces.md#authentication-api-errors). */
 export interface HttpErrorBody {
   error: { code: string; message: string };
 }

@@ -3,7 +3,7 @@ import type { NetworkName } from '../../shared/networks.ts';
 import { DomainError } from '../../shared/errors.ts';
 
 /**
- * The network a request's Host selects by its first label (SPEC.md "JSON-RPC APIs"):
+ * The network a request's Host selects by its first label (docs/interfaces.md#json-rpc-apis):
  * `api-op.example.com` → optimism. An IP address has no label and selects ethereum, the
  * default; an unknown label is an error, never a silent default.
  */

@@ -20,7 +20,7 @@ export interface ZodRouteSchema extends Omit<FastifySchema, 'body' | 'querystrin
 
 // Fastify's own validation step lets every request through: each handler parses with the same
 // zod object and refuses an invalid request itself, after the route's authentication and in its
-// API's error shape (SPEC.md: `{error}` for auth and DID, `{resultCode, …}` for pay, JSON-RPC
+// API's error shape (docs/interfaces.md#authentication-api: `{error}` for auth and DID, `{resultCode, …}` for pay, JSON-RPC
 // errors for /token), as it did before the document existed.
 const handlerValidates: FastifySchemaCompiler<unknown> = () => () => true;
 

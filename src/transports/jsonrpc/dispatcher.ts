@@ -18,7 +18,7 @@ export interface DispatcherOptions {
 }
 
 /**
- * JSON-RPC 2.0 as SPEC.md shapes it: answers the body text with the response text, or with
+ * JSON-RPC 2.0 as docs/interfaces.md#json-rpc-apis shapes it: answers the body text with the response text, or with
  * undefined when nothing is owed (a notification, or a batch of only notifications).
  */
 export function createDispatcher(options: DispatcherOptions) {

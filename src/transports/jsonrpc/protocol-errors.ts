@@ -1,6 +1,6 @@
 import type { DomainErrorCode } from '../../shared/errors.ts';
 
-/** SPEC.md "Errors / JSON-RPC": protocol errors, each with the SPEC's text as `msg`. */
+/** docs/interfaces.md#json-rpc-errors: protocol errors, each with the SPEC's text as `msg`. */
 export const protocolErrors = {
   parse: { code: -32700, msg: 'parse error. not well formed' },
   unsupportedEncoding: { code: -32701, msg: 'parse error. unsupported encoding' },

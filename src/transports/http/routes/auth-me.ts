@@ -14,7 +14,7 @@ export interface AuthMeRoutesDeps {
 }
 
 /**
- * The fields an app puts in its payment QR code (SPEC.md StartPayment START_PAY: "the last five come
+ * The fields an app puts in its payment QR code (docs/interfaces.md#calls-and-their-messages, StartPayment START_PAY: "the last five come
  * from the QR code"), except `expiration_time`: the app adds that when it shows the code (Unix
  * seconds; docs/auth-api.md).
  */
@@ -36,7 +36,7 @@ export interface AuthMeReturnType {
 
 /**
  * `GET /v2/auth/me` (JWT): who the token's user is, their wallet and DID, and their QR code's
- * fields. `user_uuid` is the user id (DESIGN.md: the `userId` of the authenticated user record),
+ * fields. `user_uuid` is the user id (docs/interfaces.md#qr-code-and-pairing: the `userId` of the authenticated user record),
  * which the POS sends in StartPayment and by which the server pairs it with the app's stream.
  */
 export async function authMeRoutes(app: FastifyInstance, deps: AuthMeRoutesDeps): Promise<void> {

@@ -26,7 +26,7 @@ const body = z.object({
 });
 
 /**
- * `POST /auth-user-with-vp` (SPEC.md "Authentication API"); register under `/v2/auth`:
+ * `POST /auth-user-with-vp` (docs/interfaces.md#authentication-api); register under `/v2/auth`:
  * `app.register(authVpRoutes, { prefix: '/v2/auth', ...deps })`. Answers the authenticated user record
  * with a fresh JWT; with a `requestId` it also completes that website login. A VP is accepted once.
  */

@@ -168,7 +168,7 @@ test('website login: bad start bodies are 400 request.invalid', async () => {
   assert.equal((await post('/cancel-auth-user-by-app', {})).statusCode, 400);
 });
 
-test('website login result: a body naming no request gets SPEC.md\'s 400 body exactly', async () => {
+test('website login result: a body naming no request gets docs/interfaces.md#authentication-api\'s 400 body exactly', async () => {
   const never = { error: { code: '400', message: 'Never requested or timeout' } };
   for (const payload of [{}, { waitTime: 60 }, { requestId: null }, { requestId: '' }, { requestId: 5 }, { requestId: 'x'.repeat(2049) }, [], ['requestId']]) {
     const res = await post('/auth-user-result-by-app', payload);

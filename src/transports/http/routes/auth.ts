@@ -23,13 +23,13 @@ const authUserBody = z.object({
   id: z.string().min(1).max(userLimits.idMaxLength),
   password: optionalSecret(userLimits.passwordMaxLength),
   token: optionalSecret(8192),
-  userType: z.unknown().optional(), // SPEC.md: ignored
+  userType: z.unknown().optional(), // docs/interfaces.md#authentication-api: ignored
 });
 
 const waitTime = z.union([z.number(), z.string().regex(/^\d{1,6}$/).transform(Number)]).nullish();
 
 const startBody = z.object({ requestId: z.string().min(1).max(2048), waitTime });
-// waitTime is ignored by result and cancel (SPEC.md) whatever its type.
+// waitTime is ignored by result and cancel (docs/interfaces.md#authentication-api) whatever its type.
 const requestBody = z.object({ requestId: z.string().min(1).max(2048), waitTime: z.unknown().optional() });
 
 function parse<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
@@ -40,7 +40,7 @@ function parse<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
 }
 
 /**
- * The login endpoints of the authentication API (SPEC.md "Authentication API"). Register under
+ * The login endpoints of the authentication API (docs/interfaces.md#authentication-api). Register under
  * `/v2/auth`: `await app.register(authRoutes, { prefix: '/v2/auth', login, websiteLogins })`.
  */
 export async function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): Promise<void> {
@@ -62,9 +62,9 @@ export async function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): Pr
     return { requestId: started.requestId, waitTime: started.waitTime };
   });
 
-  // SPEC.md fixes this endpoint's two errors, codes "400" and "401" included; they are mapped
+  // docs/interfaces.md#authentication-api fixes this endpoint's two errors, codes "400" and "401" included; they are mapped
   // here rather than by the shared table so that every other endpoint keeps our stable codes.
-  // A body that names no request (no requestId, or not one we could have issued) is SPEC.md's
+  // A body that names no request (no requestId, or not one we could have issued) is docs/interfaces.md#authentication-api's
   // "no such request": its 400, not our request.invalid.
   app.post('/auth-user-result-by-app', { bodyLimit, ...zodRoute({ body: requestBody, tags: ['auth'], summary: 'The result of a website login (the user\'s token once the app approved it)' }) }, async (request, reply) => {
     const body = requestBody.safeParse(request.body ?? {});

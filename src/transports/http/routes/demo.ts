@@ -11,7 +11,7 @@ export interface DemoRoutesDeps {
 }
 
 /**
- * A small website that logs its visitors in through the vixpay app (SPEC.md "website login"):
+ * A small website that logs its visitors in through the vixpay app (docs/interfaces.md#website-login):
  * its server side calls `auth-user-by-app`, shows the issued requestId as a QR code, polls
  * `auth-user-result-by-app` and greets the user. It calls the public endpoints through the HTTP
  * stack, exactly as an external site's server script would.

@@ -45,7 +45,7 @@ function parse<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
 }
 
 /**
- * The DID endpoints of the authentication API (SPEC.md "Authentication API", `/did/*`). Register
+ * The DID endpoints of the authentication API (docs/interfaces.md#authentication-api, `/did/*`). Register
  * under `/v2/did`: `app.register(didRoutes, { prefix: '/v2/did', did, verifyAccessToken, walletAddressOf })`.
  * verify-vc and verify-vp answer 200 with `verified: false` and `error` for a credential or
  * presentation that does not verify; only a body that is not JSON is an HTTP error.

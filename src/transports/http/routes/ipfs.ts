@@ -15,7 +15,7 @@ export interface IpfsRoutesDeps {
 }
 
 /**
- * The private IPFS API (SPEC.md "IPFS API", docs/ipfs-api.md), a Fastify plugin:
+ * The private IPFS API (docs/interfaces.md#ipfs-api, docs/ipfs-api.md), a Fastify plugin:
  *
  * @example
  * await app.register(ipfsRoutes, { prefix: '/v1/ipfs', backend, verify, limits });

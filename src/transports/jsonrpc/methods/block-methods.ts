@@ -3,7 +3,7 @@ import type { BlockReader, BlockRecord, GetBlockParameters } from '../../../chai
 import { stringifyJson } from '../../../shared/json.ts';
 import { JsonText, rpcMethod, type RpcMethods } from '../rpc-method.ts';
 
-/** The block API: `getBlock` with params `[]` or `[number | hex | tag | hash]` (an array, as SPEC.md shows). */
+/** The block API: `getBlock` with params `[]` or `[number | hex | tag | hash]` (an array, as docs/interfaces.md#block-api shows). */
 export function blockMethods(readBlock: BlockReader): RpcMethods {
   // A block the reader keeps (old, hence frozen: createBlockReader) is the same object on every
   // ask: its JSON is written once, while the reader keeps it.

@@ -7,7 +7,7 @@ import { rpcMethod, type RpcMethods } from '../rpc-method.ts';
 const text = (max = 200) => z.string().min(1).max(max);
 const noParams = z.union([z.object({}).strict(), z.array(z.never()).max(0), z.undefined()]);
 
-/** The token (custodial wallet) API: DESIGN.md's wire names. */
+/** The token (custodial wallet) API: the wire names of docs/interfaces.md#token-api. */
 export function tokenMethods(wallet: WalletService): RpcMethods {
   return {
     createAddress: rpcMethod({

@@ -2,7 +2,7 @@
 // Original file: proto/g00/payments/v2/payments.proto
 
 /**
- * Payment and reward states (SPEC.md "States and transitions").
+ * Payment and reward states (docs/interfaces.md#states-and-transitions).
  */
 export const State = {
   START_PAY: 'START_PAY',
@@ -14,7 +14,7 @@ export const State = {
 } as const;
 
 /**
- * Payment and reward states (SPEC.md "States and transitions").
+ * Payment and reward states (docs/interfaces.md#states-and-transitions).
  */
 export type State =
   | 'START_PAY'
@@ -31,6 +31,6 @@ export type State =
   | 5
 
 /**
- * Payment and reward states (SPEC.md "States and transitions").
+ * Payment and reward states (docs/interfaces.md#states-and-transitions).
  */
 export type State__Output = typeof State[keyof typeof State]
