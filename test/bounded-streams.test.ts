@@ -9,7 +9,7 @@ import {
 } from './support/payments.ts';
 
 /**
- * Bounded payment streams (docs/decisions.md "Bounded resources"): a stream that never sends its
+ * Bounded payment streams (docs/decisions/operating.md "Bounded resources"): a stream that never sends its
  * first message is ended DEADLINE_EXCEEDED after GRPC_FIRST_MESSAGE_TIMEOUT_SECONDS, and a client's
  * streams beyond GRPC_MAX_STREAMS_PER_CLIENT are refused RESOURCE_EXHAUSTED. Loopback only.
  */

@@ -41,7 +41,7 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilProcess> {
   // ones to ~/.foundry/anvil/tmp, a copy per block, outside DATA_DIR and never removed (184 MB of disk
   // and 2.0 GB of memory after 1,500 blocks over 50,000 storage slots; 386 MB of memory with this),
   // and mines faster as its state grows (1.7x after 48,500 settled transfers). Every block,
-  // transaction, receipt and log stays (docs/decisions.md "Historical states").
+  // transaction, receipt and log stays (docs/decisions/platform.md "Historical states").
   const args = ['--host', '127.0.0.1', '--port', String(options.port ?? 0), '--chain-id', String(options.chainId), '--prune-history', '64'];
   if (options.loadStatePath && existsSync(options.loadStatePath)) args.push('--load-state', options.loadStatePath);
   const child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] });

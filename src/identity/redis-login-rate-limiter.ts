@@ -14,7 +14,7 @@ import { createLoginRateLimiter, LoginRateLimitedError, type LoginAttempt, type 
  * Redis unreachable (not connected, or no answer within `commandTimeoutMs`): the attempt is counted
  * by an in-memory throttle of this instance instead (login-rate-limiter.ts, the same limits), so a
  * login is never a 500 and never let through unthrottled — a brute force stays bounded per instance
- * (docs/decisions.md "Logins while Redis is down"). The client reconnects by itself; the first
+ * (docs/decisions/dependencies.md "Logins and pairings while Redis is down"). The client reconnects by itself; the first
  * attempt once Redis answers again is counted there again. Failures counted in memory meanwhile stay
  * in memory (they are not copied to Redis).
  */

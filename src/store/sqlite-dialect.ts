@@ -20,7 +20,7 @@ const statementCacheSize = 1_000;
  *   call, which would stall the event loop), and every query that wrote anything returns only once
  *   the WAL file has been fsynced by Node's thread pool. Writers that finish while an fsync is under
  *   way share the next one. The guarantee is `synchronous = FULL`'s: nothing is answered before it
- *   is on disk, so it survives `kill -9` and power loss (docs/decisions.md "Group commit").
+ *   is on disk, so it survives `kill -9` and power loss (docs/decisions/transfers.md "Group commit").
  * - **A full disk** (SQLITE_FULL: the WAL or the database file could not grow) is `store.full`, a
  *   domain error: nothing of that statement or transaction was written (SQLite rolls the transaction
  *   back itself), and the caller answers that nothing was done. Kysely's own rollback after SQLite's

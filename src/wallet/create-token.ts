@@ -26,7 +26,7 @@ export interface CreateTokenParameters {
  *   goes to it, so no transfer's signed string is ever a createToken's), amount = `initialSupply`;
  * - our earlier form `address|name|symbol|initialSupply|tempKey|hashKey`.
  * Neither adds to what the temp key and hashKey authorise (signData signs any hash for whoever holds
- * them), so accepting both weakens nothing; see docs/decisions.md.
+ * them), so accepting both weakens nothing; see docs/decisions/transfers.md.
  */
 export function createTokenSignedFields(params: Omit<CreateTokenParameters, 'signature'>): { spec: string[]; named: string[] } {
   return {

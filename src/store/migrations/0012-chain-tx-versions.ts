@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 
-// Re-priced relayer transactions (docs/decisions.md "Re-pricing"): a journaled transaction whose fee
+// Re-priced relayer transactions (docs/decisions/settlement.md "Re-pricing"): a journaled transaction whose fee
 // cap fell below the chain's base fee is signed again with the same nonce and higher fees. Its
 // `chain_txs` row holds the version to broadcast (and, once mined, the one mined); every earlier
 // version it superseded is kept here, because any of them may still be the one the chain mines.

@@ -5,7 +5,7 @@ import { startPaymentHandler } from './start-payment.ts';
 import { doPaymentHandler } from './do-payment.ts';
 import { clientKeyResolver, createStreamSlots, withStreamCap, type StreamLimits } from './stream-limits.ts';
 
-/** Bounds of the payment server (docs/decisions.md "Bounded resources"); each has a config setting. */
+/** Bounds of the payment server (docs/decisions/operating.md "Bounded resources"); each has a config setting. */
 export interface GrpcLimits extends StreamLimits {
   /** HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS of each connection. */
   maxConcurrentStreamsPerConnection: number;

@@ -38,7 +38,7 @@ export async function buildHttpApp(platform: Platform): Promise<FastifyInstance>
   const httpLogger = logger.child({ component: 'http' }, { serializers: { req: requestLogSerializer } });
   const app = Fastify({ loggerInstance: httpLogger as FastifyBaseLogger, bodyLimit: config.httpBodyLimitBytes, trustProxy: trustProxyOption(config.trustProxy), ...requestIdOptions });
   installHttpErrorHandler(app);
-  // Slow clients: headers, whole request, idle socket, and a floor on the body's rate (docs/decisions.md).
+  // Slow clients: headers, whole request, idle socket, and a floor on the body's rate (docs/decisions/operating.md "Bounded resources").
   installRequestTimeouts(app, requestTimeoutsOf(config));
   // Before every route: the OpenAPI document lists the routes registered after it.
   await installOpenApi(app);

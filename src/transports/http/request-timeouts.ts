@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config/config.ts';
 
-/** How long a client may take to send its request (docs/decisions.md "Bounded resources"). */
+/** How long a client may take to send its request (docs/decisions/operating.md "Bounded resources"). */
 export interface RequestTimeouts {
   /** The request line and headers (Node's `headersTimeout`). */
   headersTimeoutMs: number;
