@@ -61,7 +61,7 @@ const checks: Check[] = [
   {
     name: 'skip-journal-replay', set: 'full',
     breaks: 'durability across kill -9: journaled transactions are finished after a crash (recovery at start, stale rebroadcast)',
-    file: 'src/chain/relayer.ts',
+    file: 'src/chain/relayer-recovery.ts',
     find: '.filter((tx) => stale === undefined || tx.createdAt < stale.before);',
     replace: '.filter(() => false);',
     tests: ['test/faults/crash-at-failpoints.test.ts'], pattern: 'kill -9 of the server at relay.after-journal',
@@ -69,7 +69,7 @@ const checks: Check[] = [
   {
     name: 'rebuild-at-current-time', set: 'full',
     breaks: 'a crashed chain node\'s lost blocks are mined again in their order and at their times',
-    file: 'src/chain/relayer.ts',
+    file: 'src/chain/relayer-recovery.ts',
     find: 'let finishedAll = chains[network].managed',
     replace: 'let finishedAll = false',
     tests: ['test/faults/chain-node-crash.test.ts'], pattern: 'rebuilt from the journal',

@@ -1,5 +1,6 @@
 import type { Address, Hex, PublicClient, TransactionReceipt } from 'viem';
-import type { ChainJournal, LostTransaction, MinedPosition } from './chain-journal.ts';
+import type { ChainJournal, LostTransaction } from './chain-journal.ts';
+import { positionOf } from './mined-receipt.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/logger.ts';
 import { errorSummary } from '../shared/redact.ts';
@@ -11,18 +12,6 @@ export interface RebuildDeps {
   lanes: readonly Address[];
   clock: Clock;
   logger: Logger;
-}
-
-/** Where a receipt says its transaction was mined (anvil's receipts carry their block's timestamp). */
-export function positionOf(receipt: TransactionReceipt): MinedPosition {
-  const { blockTimestamp } = receipt as { blockTimestamp?: bigint | string | null };
-  return {
-    blockNumber: Number(receipt.blockNumber),
-    blockTimestamp: blockTimestamp === undefined || blockTimestamp === null ? undefined : Number(BigInt(blockTimestamp)),
-    txIndex: receipt.transactionIndex ?? undefined,
-    gasUsed: Number(receipt.gasUsed),
-    feeWei: receipt.effectiveGasPrice === undefined ? undefined : receipt.gasUsed * receipt.effectiveGasPrice,
-  };
 }
 
 /**

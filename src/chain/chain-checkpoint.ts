@@ -51,7 +51,7 @@ export interface ChainCheckpoints {
  * no block is mined, taken in a pause of the chain's traffic when there is one (`quietMs`), and
  * once more at a clean stop. What a crash of the node loses (the blocks
  * since the last checkpoint) the relayer rebuilds from its journal at the next start
- * (src/chain/rebuild-lost-blocks.ts, called by the relayer's `recover`).
+ * (src/chain/anvil-rebuild-lost-blocks.ts, called by the relayer's `recover`).
  */
 export function startChainCheckpoints(options: ChainCheckpointOptions): ChainCheckpoints {
   const budget = options.budget ?? 0.02;

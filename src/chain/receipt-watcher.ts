@@ -1,32 +1,9 @@
 import type { BlockSchedule } from './block-schedule.ts';
-import {
-  formatTransactionReceipt, numberToHex, TransactionReceiptNotFoundError,
-  type Address, type Hex, type PublicClient, type RpcTransactionReceipt, type TransactionReceipt,
-} from 'viem';
+import { TransactionReceiptNotFoundError, type Address, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
+import { ReceiptNotFinalError } from './receipt-not-final.ts';
+import { createBlockReceipts } from './block-receipts.ts';
 
-/**
- * Why a wait ended without a final receipt. The relayer treats every rejection of `wait` as "no
- * receipt yet" and leaves the journaled transaction to recovery (same signed bytes), so none of
- * these ever counts as success:
- * - `timeout`: no receipt (or not enough confirmations) within the wait;
- * - `reorged`: it was mined, then its block left the canonical chain and the node no longer has a
- *   receipt for it (its transaction is back in the node's pool, or will be rebroadcast);
- * - `dropped`: it was mined, then vanished from the chain and from the node's pool (a reorg that
- *   dropped it, or another transaction of the same nonce replaced it);
- * - `replaced`: never mined, and its sender's nonce is used up on chain by another transaction;
- * - `closed`: the watcher was closed (shutdown).
- */
-export class ReceiptNotFinalError extends Error {
-  override name = 'ReceiptNotFinalError';
-  readonly reason: 'timeout' | 'reorged' | 'dropped' | 'replaced' | 'closed';
-  readonly hash: Hex;
-
-  constructor(reason: ReceiptNotFinalError['reason'], hash: Hex, message: string) {
-    super(message);
-    this.reason = reason;
-    this.hash = hash;
-  }
-}
+export { ReceiptNotFinalError } from './receipt-not-final.ts';
 
 /** Receipts of the transactions being waited for on one network. */
 export interface ReceiptWatcher {
@@ -93,7 +70,6 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
   let polling = false;
   /** A head was announced while a poll was running: poll again as soon as it ends. */
   let headMissed = false;
-  let blockReceipts = true;
   /** When the scheduled poll runs (local ms). */
   let timerAt = 0;
   const schedule = options.schedule;
@@ -135,23 +111,8 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
   };
 
   const unmined = () => [...waiters].filter(([, w]) => !w.receipt);
-
-  async function receiptsOf(block: bigint): Promise<TransactionReceipt[]> {
-    if (blockReceipts) {
-      try {
-        const raw = await client.request({ method: 'eth_getBlockReceipts', params: [numberToHex(block)] } as never) as RpcTransactionReceipt[] | null;
-        return (raw ?? []).map((r) => formatTransactionReceipt(r));
-      } catch {
-        blockReceipts = false; // this node lacks it (Hardhat's): look each waiter up instead
-      }
-    }
-    return lookUp(unmined().map(([hash]) => hash));
-  }
-
-  async function lookUp(hashes: Hex[]): Promise<TransactionReceipt[]> {
-    const receipts = await Promise.all(hashes.map((hash) => client.getTransactionReceipt({ hash }).catch(() => undefined)));
-    return receipts.filter((r): r is TransactionReceipt => r !== undefined);
-  }
+  const { lookUp, ofBlock } = createBlockReceipts(client);
+  const receiptsOf = (block: bigint) => ofBlock(block, () => unmined().map(([hash]) => hash));
 
   /** The sender and nonce of pending transactions, while the node still has them in its pool. */
   async function learnSenders(pending: Array<[Hex, Waiting]>): Promise<void> {

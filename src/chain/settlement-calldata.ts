@@ -1,7 +1,7 @@
 import { encodeFunctionData, parseSignature, signatureToCompactSignature, type Address, type Hex } from 'viem';
 import { vixpSettlementAbi } from '../gen/contracts/vixp-settlement.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
-import type { SettlementItem } from './relayer.ts';
+import type { SettlementItem } from './relay-types.ts';
 
 /** A settlement transaction: where it goes, its calldata and the gas limit it is sent with. */
 export interface SettlementCall {

@@ -10,7 +10,7 @@ import { assertInvariants, balanceRaw, fundedAccount, signedTransfer, startFault
 
 // The embedded chain node itself crashes (kill -9 of its anvil) and comes back from its last
 // checkpoint, without the blocks mined since: transfers the platform answered 200 are gone from the
-// chain. The restart must mine them again from the relayer's journal (src/chain/rebuild-lost-blocks.ts)
+// chain. The restart must mine them again from the relayer's journal (src/chain/anvil-rebuild-lost-blocks.ts)
 // so that each happens exactly once, as it did, even though every one's authorization has expired by
 // then (`validBefore`, 10 s here) and half of them spend what the other half brought.
 let rig: FaultRig;

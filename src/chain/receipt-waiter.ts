@@ -1,0 +1,134 @@
+import type { Hex, PublicClient, TransactionReceipt } from 'viem';
+import type { ChainJournal } from './chain-journal.ts';
+import type { ChainClients } from './chain-clients.ts';
+import { ReceiptNotFinalError } from './receipt-not-final.ts';
+import { positionOf, usedNonces } from './mined-receipt.ts';
+import type { MinedCost, RelayResult } from './relay-types.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { NetworkName } from '../shared/networks.ts';
+import { errorSummary } from '../shared/redact.ts';
+
+type Outcome = TransactionReceipt | 'replaced' | undefined;
+
+export interface ReceiptWaiter {
+  /**
+   * Waits for the journaled transaction `id` (any of its versions `hashes`, and those re-priced
+   * meanwhile) and records the outcome: mined (`confirmed` or `failed`), replaced (`failed`: another
+   * transaction took its nonce), or, with no receipt within the wait, `signed` (left for recovery).
+   * The answered hash is the version mined: after a re-pricing, not necessarily the one first sent.
+   */
+  finish(network: NetworkName, id: string, hashes: readonly Hex[], timeoutMs?: number): Promise<RelayResult>;
+  /** Tells this process's waits for `id` of a version of it re-priced (and journaled) meanwhile. */
+  repriced(id: string, txHash: Hex): void;
+}
+
+export interface ReceiptWaiterDeps {
+  journal: ChainJournal;
+  chains: ChainClients;
+  clock: Clock;
+  logger: Logger;
+  /** How long a wait lasts by default. */
+  receiptTimeoutMs: number;
+  /** Called for every journaled transaction recorded mined: its block, cost, and the transfers it executed. */
+  onMined?: ((network: NetworkName, mined: MinedCost) => void) | undefined;
+  /**
+   * On a chain we run (`managed`): started with each wait, answers how to stop it. anvil's
+   * (anvil-mining.ts) mines a block for a transaction its automine left pending.
+   */
+  nudge?: ((client: PublicClient, txHash: Hex) => () => void) | undefined;
+}
+
+/** The relayer's waits for receipts (through each network's one receipt watcher), and the journal's record of them. */
+export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
+  const { journal, chains, clock, logger, receiptTimeoutMs } = deps;
+  /** Waits of this process for a journaled transaction (by id), told of each version re-priced meanwhile. */
+  const versionWaits = new Map<string, Set<(hash: Hex) => void>>();
+
+  /** The final receipt; `replaced` when another transaction took its nonce; undefined while it may still be mined. */
+  async function waitForReceipt(network: NetworkName, txHash: Hex, timeoutMs: number): Promise<Outcome> {
+    const { client, managed, receipts } = chains[network];
+    const stopNudge = managed ? deps.nudge?.(client, txHash) : undefined;
+    try {
+      return await receipts.wait(txHash, timeoutMs);
+    } catch (cause) {
+      if (cause instanceof ReceiptNotFinalError && cause.reason === 'replaced') return 'replaced';
+      // Reorged out, dropped from the pool or slow: still minable with its nonce; recovery and the
+      // stale-transaction sweep send it again.
+      logger.warn({ network, txHash, reason: errorSummary(cause) }, 'no receipt yet; left for recovery');
+      return undefined;
+    } finally {
+      stopNudge?.();
+    }
+  }
+
+  /**
+   * The first final receipt of any version of the journaled transaction `id` (one nonce: at most one
+   * can be mined): `hashes`, and those this process re-prices while it waits. `replaced` when every
+   * one had its nonce taken, undefined otherwise.
+   */
+  function waitForAny(network: NetworkName, id: string, hashes: readonly Hex[], timeoutMs: number): Promise<Outcome> {
+    const deadline = Date.now() + timeoutMs;
+    let watch: ((hash: Hex) => void) | undefined;
+    return new Promise<Outcome>((resolve) => {
+      let left = 0;
+      let replaced = false;
+      watch = (hash: Hex) => {
+        left++;
+        void waitForReceipt(network, hash, Math.max(1, deadline - Date.now())).then((outcome) => {
+          if (outcome && outcome !== 'replaced') resolve(outcome);
+          if (outcome === 'replaced') replaced = true;
+          if (--left === 0) resolve(replaced ? 'replaced' : undefined);
+        });
+      };
+      const listeners = versionWaits.get(id) ?? new Set();
+      versionWaits.set(id, listeners.add(watch));
+      for (const hash of hashes) watch(hash);
+    }).finally(() => {
+      const listeners = versionWaits.get(id);
+      if (watch) listeners?.delete(watch);
+      if (listeners?.size === 0) versionWaits.delete(id);
+    });
+  }
+
+  /**
+   * The final receipt (per `CONFIRMATIONS`) of whichever version of the journaled transaction `id`
+   * the chain has mined, if any: the version is found by its receipt, then waited for like any other.
+   */
+  async function minedVersion(network: NetworkName, id: string, timeoutMs: number): Promise<Outcome> {
+    for (const hash of await journal.hashesOf(id)) {
+      const receipt = await chains[network].client.getTransactionReceipt({ hash: hash as Hex }).catch(() => undefined);
+      if (receipt) return waitForReceipt(network, hash as Hex, timeoutMs);
+    }
+    return undefined;
+  }
+
+  return {
+    async finish(network, id, hashes, timeoutMs = receiptTimeoutMs) {
+      let receipt = await waitForAny(network, id, hashes, timeoutMs);
+      // Its nonce was taken, or no receipt came: a version re-priced elsewhere (another instance) may hold it.
+      if (receipt === 'replaced') receipt = (await minedVersion(network, id, timeoutMs)) ?? 'replaced';
+      else if (!receipt) {
+        const mined = await minedVersion(network, id, timeoutMs);
+        receipt = mined === 'replaced' ? undefined : mined;
+      }
+      if (!receipt) return { txHash: ((await journal.hashesOf(id))[0] ?? hashes[0]) as Hex, status: 'signed' };
+      if (receipt === 'replaced') {
+        // Nothing of it executed: its settlement items are settled by the chain (cancelled or expired).
+        logger.error({ network, txHash: hashes[0] }, 'another transaction took this transaction\'s nonce: it can never be mined');
+        await journal.markReplaced(id, clock());
+        return { txHash: hashes[0] as Hex, status: 'failed' };
+      }
+      const status = receipt.status === 'success' ? 'confirmed' : 'failed';
+      await journal.markMined(id, status, positionOf(receipt), clock(), receipt.transactionHash);
+      deps.onMined?.(network, {
+        blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed, feeWei: receipt.gasUsed * (receipt.effectiveGasPrice ?? 0n), transfers: usedNonces(receipt).length,
+      });
+      return { txHash: receipt.transactionHash, status, receipt };
+    },
+
+    repriced(id, txHash) {
+      for (const watch of versionWaits.get(id) ?? []) watch(txHash);
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import type { Address, Hex, TransactionReceipt } from 'viem';
+import type { ChainTxStatus, JournalIntent } from './chain-journal.ts';
+
+/** What a relayed transaction is for; journaled beside it. */
+export type RelayIntent = JournalIntent & { kind: 'settlement' | 'deploy' | 'mint' | 'cancel-authorization' | (string & {}) };
+
+export interface RelayRequest {
+  /** Omitted for a contract deployment. */
+  to?: Address;
+  data: Hex;
+  intent: RelayIntent;
+}
+
+export interface RelayResult {
+  txHash: Hex;
+  /**
+   * `signed`: not mined within the wait (recovery rebroadcasts it); `failed`: mined and reverted or,
+   * for a settlement item, mined without executing that item; `confirmed`: executed.
+   */
+  status: ChainTxStatus;
+  receipt?: TransactionReceipt;
+}
+
+/** One EIP-3009 transfer authorization, signed by its holder, for a settlement batch. */
+export interface SettlementItem {
+  token: Address;
+  from: Address;
+  to: Address;
+  value: bigint;
+  validBefore: bigint;
+  nonce: Hex;
+  /** The holder's packed (r || s || v) signature of TransferWithAuthorization. */
+  signature: Hex;
+}
+
+/** What a mined transaction of the relayer cost, from its receipt. */
+export interface MinedCost {
+  blockNumber: bigint;
+  gasUsed: bigint;
+  /** Gas used × effective gas price, in wei. */
+  feeWei: bigint;
+  /** The transfer authorizations it executed (0 for a deployment, a mint or a cancellation). */
+  transfers: number;
+}

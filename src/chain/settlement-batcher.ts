@@ -1,0 +1,198 @@
+import type { Address, LocalAccount } from 'viem';
+import type { ChainClients } from './chain-clients.ts';
+import { freeLane, type Lane } from './relayer-lanes.ts';
+import type { ReceiptWaiter } from './receipt-waiter.ts';
+import type { TransactionSender } from './transaction-sender.ts';
+import type { RelayResult, SettlementItem } from './relay-types.ts';
+import { executedItems, itemKey } from './mined-receipt.ts';
+import { batchBaseGas, batchItemGas, encodeSettlement } from './settlement-calldata.ts';
+import type { NetworkName } from '../shared/networks.ts';
+import { DomainError } from '../shared/errors.ts';
+import { errorSummary } from '../shared/redact.ts';
+import { failpoint } from '../shared/failpoints.ts';
+
+export interface SettlementBatcher {
+  /** `Relayer.settle`: queues the item in its network's open batch and answers it from the batch's receipt. */
+  settle(network: NetworkName, settlement: Address, item: SettlementItem): Promise<RelayResult>;
+  /** Transfers accepted for settlement and not answered yet (waiting for their batch or its receipt), per network. */
+  queue(): Partial<Record<NetworkName, number>>;
+}
+
+export interface SettlementBatcherDeps {
+  chains: ChainClients;
+  sender: Pick<TransactionSender, 'fees' | 'journal' | 'broadcast'>;
+  waiter: Pick<ReceiptWaiter, 'finish'>;
+  /** The lanes of a network (relayer-lanes.ts). */
+  lanes: (network: NetworkName) => Promise<Lane[]>;
+  /** As `RelayerDeps.batch`. */
+  batch?: { windowMs: number; maxItems: number; blockMarginMs?: number } | undefined;
+  /** Called with the size of every settlement batch journaled. */
+  onBatch?: ((network: NetworkName, size: number) => void) | undefined;
+}
+
+interface PendingItem {
+  item: SettlementItem;
+  resolve(result: RelayResult): void;
+  reject(error: unknown): void;
+}
+
+/** The batch a network is filling: sent once its window has passed and a lane is free, or once full. */
+interface OpenBatch {
+  settlement: Address;
+  items: PendingItem[];
+  windowPassed: boolean;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * Users' transfers batched into settlement transactions, spread over the lanes: one open batch per
+ * network collects the transfers accepted within its window (or until the block it aims at), then
+ * goes out on the least busy lane; each transfer is answered from its batch's receipt.
+ */
+export function createSettlementBatcher(deps: SettlementBatcherDeps): SettlementBatcher {
+  const { chains, sender, waiter } = deps;
+  const windowMs = deps.batch?.windowMs ?? 3;
+  const blockMarginMs = deps.batch?.blockMarginMs ?? 250;
+  const maxItemsSetting = deps.batch?.maxItems ?? 100;
+  const openBatches = new Map<NetworkName, OpenBatch>();
+  const queued = new Map<NetworkName, number>();
+  const maxItemsByNetwork = new Map<NetworkName, Promise<number>>();
+  /** How long the last few batches of each network took from closing to broadcast (ms). */
+  const preparations = new Map<NetworkName, number[]>();
+
+  /** Items per batch: the setting, or fewer when the chain's block gas limit cannot hold that many. */
+  function maxItemsOf(network: NetworkName): Promise<number> {
+    let max = maxItemsByNetwork.get(network);
+    if (!max) {
+      max = chains[network].client.getBlock({ blockTag: 'latest' }).then((block) => {
+        const fit = Number(((block.gasLimit * 9n) / 10n - batchBaseGas) / batchItemGas);
+        return Math.max(1, Math.min(maxItemsSetting, fit));
+      });
+      maxItemsByNetwork.set(network, max);
+      max.catch(() => maxItemsByNetwork.delete(network));
+    }
+    return max;
+  }
+
+  function notePreparation(network: NetworkName, ms: number): void {
+    const recent = preparations.get(network) ?? [];
+    recent.push(ms);
+    if (recent.length > 8) recent.shift();
+    preparations.set(network, recent);
+  }
+
+  /**
+   * How long a batch opened now stays open. On a network we do not run whose blocks come at a known
+   * interval: until `blockMarginMs`, plus the time a batch takes to prepare, before the next block it
+   * can still reach (the one after, when that moment has passed), so one transaction per block
+   * carries every transfer accepted meanwhile and none waits for a later block than it would have
+   * reached alone. Otherwise (a chain that mines on demand, or whose interval is not learnt yet):
+   * `windowMs`.
+   */
+  function closeDelay(network: NetworkName): number {
+    const { managed, blocks } = chains[network];
+    const now = Date.now();
+    const due = managed ? undefined : blocks.nextBlockAt(now);
+    const interval = blocks.intervalMs();
+    if (due === undefined || interval === undefined) return windowMs;
+    // The batch must also be journaled, signed and broadcast before the margin: as long as the
+    // slowest of the last few took (a busy database or node), at most half a block.
+    const preparation = Math.min(Math.max(0, ...(preparations.get(network) ?? [])), interval / 2);
+    let close = due - blockMarginMs - preparation;
+    while (close < now + windowMs) close += interval;
+    return close - now;
+  }
+
+  /**
+   * Sends the network's open batch on a free lane: once its window has passed (or at once when full).
+   * While every lane is still journaling a batch, the open one keeps filling: under load, batches
+   * grow instead of queueing up behind each other.
+   */
+  function sendOpenBatch(network: NetworkName, lanes: Lane[], full: boolean): void {
+    const open = openBatches.get(network);
+    if (!open || (!full && !open.windowPassed)) return;
+    const lane = freeLane(lanes) ?? (full ? lanes.reduce((a, b) => (b.inFlight < a.inFlight ? b : a)) : undefined);
+    if (!lane) return;
+    clearTimeout(open.timer);
+    openBatches.delete(network);
+    lane.preparing++;
+    lane.inFlight++;
+    let prepared = false;
+    const closedAt = Date.now();
+    const done = () => {
+      if (prepared) return;
+      prepared = true;
+      lane.preparing--;
+      notePreparation(network, Date.now() - closedAt);
+      sendOpenBatch(network, lanes, false);
+    };
+    relayBatch(network, lane.account, open.settlement, open.items, done)
+      .catch((error: unknown) => { for (const pending of open.items) pending.reject(error); })
+      .finally(() => {
+        lane.inFlight--;
+        done();
+      });
+  }
+
+  /** Journals, signs and broadcasts one batch (then calls `prepared`), and answers each item from its receipt. */
+  async function relayBatch(network: NetworkName, account: LocalAccount, settlement: Address, batch: PendingItem[], prepared: () => void): Promise<void> {
+    const fees = await sender.fees(network, account.address);
+    const byNonce = new Map(batch.map((pending) => [pending.item.nonce as string, pending]));
+    failpoint('relay.before-journal');
+    const journaled = await sender.journal(
+      network, account, { intent: { kind: 'settlement', contractAddress: settlement }, authorizationNonces: [...byNonce.keys()] }, fees,
+      // What is still reserved when journaled: a batch of one goes to its token directly (settlement-calldata.ts).
+      (included) => encodeSettlement(settlement, included.map((key) => (byNonce.get(key) as PendingItem).item)),
+    );
+    const included = journaled === 'released' ? new Set<string>() : new Set(journaled.included);
+    for (const pending of batch) {
+      if (!included.has(pending.item.nonce)) {
+        pending.reject(new DomainError('chain.transaction_failed', 'the transfer authorization was released before it was sent'));
+      }
+    }
+    if (journaled === 'released') return;
+    deps.onBatch?.(network, included.size);
+    failpoint('relay.after-journal');
+    await sender.broadcast(network, journaled.rawTx);
+    failpoint('relay.after-broadcast');
+    prepared();
+    const result = await waiter.finish(network, journaled.id, [journaled.txHash]);
+    const executed = result.receipt ? executedItems(result.receipt) : new Set<string>();
+    for (const pending of batch) {
+      if (!included.has(pending.item.nonce)) continue;
+      const { item } = pending;
+      if (!result.receipt) pending.resolve(result);
+      else pending.resolve({ ...result, status: executed.has(itemKey(item.token, item.from, item.nonce)) ? 'confirmed' : 'failed' });
+    }
+  }
+
+  return {
+    async settle(network, settlement, item) {
+      let lanes: Lane[];
+      let maxItems: number;
+      try {
+        [lanes, maxItems] = await Promise.all([deps.lanes(network), maxItemsOf(network)]);
+      } catch (cause) {
+        throw new DomainError('chain.unavailable', `network ${network} does not answer (${errorSummary(cause)})`);
+      }
+      queued.set(network, (queued.get(network) ?? 0) + 1);
+      return new Promise<RelayResult>((resolve, reject) => {
+        let open = openBatches.get(network);
+        if (!open) {
+          const opened: OpenBatch = { settlement, items: [], windowPassed: false, timer: undefined };
+          opened.timer = setTimeout(() => { opened.windowPassed = true; sendOpenBatch(network, lanes, false); }, closeDelay(network));
+          openBatches.set(network, opened);
+          open = opened;
+        }
+        if (open.settlement !== settlement) {
+          reject(new Error('one network has one settlement contract'));
+          return;
+        }
+        open.items.push({ item, resolve, reject });
+        if (open.items.length >= maxItems) sendOpenBatch(network, lanes, true);
+      }).finally(() => queued.set(network, (queued.get(network) ?? 1) - 1));
+    },
+
+    queue: () => Object.fromEntries(queued),
+  };
+}
