@@ -33,6 +33,9 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   fleet: FleetTable;
   jwt_signing_keys: JwtSigningKeysTable;
+  statement_days: StatementDaysTable;
+  facilitator_keys: FacilitatorKeysTable;
+  x402_settlements: X402SettlementsTable;
 }
 
 export interface AccountsTable {
@@ -397,4 +400,42 @@ export interface JwtSigningKeysTable {
   created_at: number;
   retired_at: number | null;
   verify_until: number | null;
+}
+
+/** Migration 0019: the (store, day) whose `statement.ready` webhook was written (yyyy-mm-dd, TIME_ZONE). */
+export interface StatementDaysTable {
+  tid: string;
+  statement_date: string;
+  created_at: number;
+}
+
+/** Migration 0018: a resource server's key to the x402 facilitator (only its SHA-256 is kept). */
+export interface FacilitatorKeysTable {
+  id: string;
+  name: string;
+  key_hash: string;
+  tid: string | null;
+  rate_per_second: number;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export type X402SettlementStatus = 'accepted' | 'settled' | 'failed';
+
+/** Migration 0018: a payment accepted by POST /x402/settle, by its EIP-3009 nonce. */
+export interface X402SettlementsTable {
+  nonce: string;
+  network: string;
+  payer: string;
+  pay_to: string;
+  asset: string;
+  amount: string;
+  valid_before: number;
+  signature: string;
+  key_id: string;
+  status: X402SettlementStatus;
+  tx_hash: string | null;
+  error_reason: string | null;
+  created_at: number;
+  updated_at: number;
 }

@@ -5,7 +5,8 @@ import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './schema.ts'
 
 /** The events a store's endpoint can receive (docs/webhooks.md). */
 export const webhookEventTypes = [
-  'payment.approved', 'payment.failed', 'payment.canceled', 'reward.issued', 'reward.claimed', 'reward.canceled',
+  'payment.approved', 'payment.failed', 'payment.canceled', 'reward.issued', 'reward.claimed', 'reward.canceled', 'statement.ready',
+  'x402.settled', 'x402.failed',
 ] as const;
 export type WebhookEventType = typeof webhookEventTypes[number];
 

@@ -93,3 +93,11 @@ export function rewardCanceledEvent(
     },
   };
 }
+
+/** A store's day has closed: its statement (docs/statements.md) will not change any more. */
+export function statementReadyEvent(tid: string, statement: { date: string; timeZone: string; path: string }): NewWebhookEvent {
+  return {
+    type: 'statement.ready', tid,
+    data: { tid, date: statement.date, time_zone: statement.timeZone, statement_path: statement.path, res_code: '00', res_message: 'Success' },
+  };
+}

@@ -15,6 +15,8 @@ import * as chainTxPositions from './0014-chain-tx-positions.ts';
 import * as webhookAllowPrivate from './0015-webhook-allow-private.ts';
 import * as chainTxGas from './0016-chain-tx-gas.ts';
 import * as authorizationTxHash from './0017-authorization-tx-hash.ts';
+import * as x402 from './0018-x402.ts';
+import * as statements from './0019-statements.ts';
 
 /** Every migration, in order. Each domain adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +36,6 @@ export const migrations: Record<string, Migration> = {
   '0015-webhook-allow-private': webhookAllowPrivate,
   '0016-chain-tx-gas': chainTxGas,
   '0017-authorization-tx-hash': authorizationTxHash,
+  '0018-x402': x402,
+  '0019-statements': statements,
 };
