@@ -10,6 +10,7 @@ import { ConfigError, loadConfig, type Config } from './config/config.ts';
 import { consoleLogDestination, createLogger, type Logger } from './shared/logger.ts';
 import { describeFailure } from './shared/failure-summary.ts';
 import { withinMs } from './shared/within-ms.ts';
+import { forgetServerUrls, recordServerUrls } from './shared/server-urls.ts';
 import { readyBanner, readyUrls } from './ready-banner.ts';
 import { withOutcomeLog } from './outcome-log.ts';
 import { composePlatform, type PaymentPart, type Platform } from './compose.ts';
@@ -88,6 +89,9 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   const bound = { httpPort: typeof address === 'object' && address ? address.port : config.httpPort, grpcPort: grpc.port };
   if (process.stdout.isTTY) process.stdout.write(`\n${readyBanner(config, bound)}\n\n`);
   else logger.info({ urls: Object.fromEntries(readyUrls(config, bound)) }, 'ready');
+  // Commands run beside this server find it here (src/shared/server-urls.ts).
+  recordServerUrls(config.dataDir, { httpHost: config.httpHost, httpPort: bound.httpPort, grpcHost: config.grpcHost, grpcPort: bound.grpcPort },
+    (err) => logger.warn({ err }, 'could not record the server URLs in DATA_DIR'));
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -110,6 +114,7 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
     ]);
     // The rest, each step bounded, the chains last; a little kept back for the exit itself.
     await platform.stop({ timeoutMs: timeoutMs - (Date.now() - started) - shutdownExitReserveMs });
+    forgetServerUrls(config.dataDir);
     logger.info({ ms: Date.now() - started }, 'stopped');
     process.exit(0);
   };

@@ -81,10 +81,29 @@ test('vixpay user add, then auth-user over HTTP returns a JWT that jwks.json ver
   assert.deepEqual(Object.keys(await wrong.json() as object), ['error']);
 });
 
+test('the server records its URLs in DATA_DIR, and vixpay demo pay finds it there on a port the command is not told', async () => {
+  const recorded = JSON.parse(readFileSync(path.join(dataDir, 'server.json'), 'utf8'));
+  assert.equal(recorded.http, server.baseUrl);
+  assert.notEqual(new URL(recorded.http).port, '8080', 'the server listens on a port other than the default');
+  assert.match(recorded.grpc, /^127\.0\.0\.1:\d+$/);
+  assert.notEqual(recorded.grpc, '127.0.0.1:50051');
+  // Only DATA_DIR: no HTTP_PORT, GRPC_PORT, --http or --grpc.
+  const { HTTP_PORT: _http, GRPC_PORT: _grpc, ...env } = process.env;
+  const { stdout } = await run(process.execPath, ['bin/vixpay.js', 'demo', 'pay', '--amount', '3000'], {
+    env: { ...env, DATA_DIR: dataDir, ...storeEnv, LOG_LEVEL: 'warn' }, timeout: 60_000,
+  });
+  assert.ok(stdout.includes('pos <- END_PAY [00 Success]'), stdout);
+  const result = JSON.parse(stdout.slice(stdout.lastIndexOf('\n{')));
+  assert.equal(result.resCode, '00');
+  assert.match(result.approvalNo, /^\d{16}$/);
+});
+
 test('SIGTERM stops the server cleanly and takes its anvils down', async () => {
   const pids = ['ethereum', 'optimism', 'bnb', 'opbnb'].map((n) => Number(readFileSync(path.join(dataDir, 'chains', n, 'anvil.pid'), 'utf8')));
   assert.equal(await stopServerProcess(server, 'SIGTERM'), 0);
+  assert.ok(!existsSync(path.join(dataDir, 'server.json')), 'a clean stop removes the URLs it recorded');
   for (const pid of pids) assert.throws(() => process.kill(pid, 0), 'anvil stopped');
   assert.ok(existsSync(path.join(dataDir, 'chains', 'ethereum', 'state.json')), 'state dumped');
   server = await startServerProcess({ DATA_DIR: dataDir });
+  assert.equal(JSON.parse(readFileSync(path.join(dataDir, 'server.json'), 'utf8')).http, server.baseUrl, 'recorded again at the next start');
 });

@@ -1,4 +1,5 @@
 import { DomainError } from '../shared/errors.ts';
+import { readServerUrls } from '../shared/server-urls.ts';
 import type { CliCommand, CliContext } from './commands.ts';
 import { printQrCode } from './terminal-qr.ts';
 import {
@@ -9,12 +10,18 @@ const text = (value: string | boolean | undefined) => (typeof value === 'string'
 
 export const endpointOptions = { grpc: { type: 'string' }, http: { type: 'string' } } as const;
 
-/** The running server's public interfaces: --grpc HOST:PORT and --http URL, defaulting to the config's ports. */
-export function endpointsOf(context: CliContext): Endpoints {
-  return {
-    grpc: text(context.values.grpc) ?? `127.0.0.1:${context.config.grpcPort}`,
-    http: (text(context.values.http) ?? `http://127.0.0.1:${context.config.httpPort}`).replace(/\/$/, ''),
-  };
+/**
+ * The running server's public interfaces: --grpc HOST:PORT and --http URL; otherwise a port given to
+ * this command (GRPC_PORT, HTTP_PORT); otherwise what the server recorded in its DATA_DIR when it
+ * started (server.json), so a server on any port is found; otherwise the default ports.
+ */
+export function endpointsOf(context: CliContext, env: NodeJS.ProcessEnv = process.env): Endpoints {
+  const recorded = readServerUrls(context.config.dataDir);
+  const grpc = text(context.values.grpc)
+    ?? (env.GRPC_PORT === undefined ? recorded?.grpc : undefined) ?? `127.0.0.1:${context.config.grpcPort}`;
+  const http = text(context.values.http)
+    ?? (env.HTTP_PORT === undefined ? recorded?.http : undefined) ?? `http://127.0.0.1:${context.config.httpPort}`;
+  return { grpc, http: http.replace(/\/$/, '') };
 }
 
 function required(context: CliContext, ...names: string[]): string[] {
