@@ -1,6 +1,6 @@
 /**
  * The configuration reference of docs/operations.md, rendered from the config schema itself
- * (`envSchema` in src/config/config.ts: each setting's default, range and `.describe()` text).
+ * (`envSchema` in src/config/schema.ts: each setting's default, range and `.describe()` text).
  * `npm run docs:config` writes it between the marker comments; test/config-reference.test.ts fails
  * when the committed page differs from what this renders.
  */
@@ -30,7 +30,7 @@ interface InputJsonSchema {
 export function renderConfigReference(): string {
   const rows = Object.entries(envSchema.shape).map(([name, setting]) => {
     const schema = z.toJSONSchema(setting, { io: 'input' }) as InputJsonSchema;
-    if (!schema.description) throw new Error(`${name} has no .describe() in src/config/config.ts`);
+    if (!schema.description) throw new Error(`${name} has no .describe() in src/config/schema.ts`);
     return `| \`${name}\` | ${defaultOf(schema)} | ${allowedValues(schema)} | ${cell(schema.description)} |`;
   });
   return ['| Variable | Default | Allowed | Meaning |', '|---|---|---|---|', ...rows].join('\n');

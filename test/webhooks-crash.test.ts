@@ -38,7 +38,7 @@ before(async () => {
     PAYMENT_PAIRING_WINDOW_SECONDS: '10', PAYMENT_IDLE_TIMEOUT_SECONDS: '20',
     WEBHOOK_POLL_SECONDS: '0.2', WEBHOOK_RETRY_INITIAL_SECONDS: '0.5', WEBHOOK_RETRY_MAX_SECONDS: '1',
   };
-  server = await startServerProcess({ ...env, FAILPOINTS: 'payment.after-approve=crash' });
+  server = await startServerProcess({ ...env, VIXPAY_TEST_FAULTS: '1', FAILPOINTS: 'payment.after-approve=crash' });
   operator = await composeOperator();
   receiver = await startWebhookReceiver();
 });

@@ -9,10 +9,10 @@ import { DomainError } from '../shared/errors.ts';
  * database (unless DATABASE_URL), its master key (unless MASTER_KEY) and its relayer key (unless
  * RELAYER_PRIVATE_KEY). Throws one line naming the directory when any is missing.
  */
-export function assertExistingPlatform(config: Pick<Config, 'dataDir' | 'databaseUrl' | 'masterKeyHex' | 'relayerPrivateKey'>): void {
+export function assertExistingPlatform(config: Pick<Config, 'dataDir' | 'databaseUrl' | 'masterKey' | 'relayerPrivateKey'>): void {
   const expected = [
     ...(config.databaseUrl ? [] : ['vixpay.sqlite']),
-    ...(config.masterKeyHex ? [] : ['master.key']),
+    ...(config.masterKey ? [] : ['master.key']),
     ...(config.relayerPrivateKey ? [] : ['relayer.key']),
   ];
   const missing = expected.filter((file) => !existsSync(path.join(config.dataDir, file)));

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig, parseTrustProxy } from './config.ts';
+import path from 'node:path';
+import { ConfigError, defaultHostLabels, envSchema, loadConfig, parseTrustProxy } from './config.ts';
 
 test('TRUST_PROXY takes a hop count or proxy addresses/CIDRs, never "every hop"', () => {
   assert.equal(parseTrustProxy(undefined), false);
@@ -28,4 +29,46 @@ test('a bad configuration names every bad setting, one line each', () => {
       return true;
     },
   );
+});
+
+test('each setting is read once, under its own name, with its durations in milliseconds too', () => {
+  const config = loadConfig({
+    RECEIPT_TIMEOUT_SECONDS: '7', REWARD_LIFETIME_DAYS: '2', MAX_FEE_PER_GAS_GWEI: '1.5', DATA_DIR: 'here',
+    RPC_URL_BNB: 'http://127.0.0.1:8545', CONFIRMATIONS: '3', CONFIRMATIONS_OPBNB: '5', HOST_LABELS: 'API=bnb',
+  });
+  assert.equal(config.receiptTimeoutSeconds, 7);
+  assert.equal(config.receiptTimeoutMs, 7000);
+  assert.equal(config.rewardLifetimeMs, 2 * 86_400_000);
+  assert.equal(config.maxFeePerGasWei, 1_500_000_000n);
+  assert.equal(config.webhookPollMs, 1000);
+  assert.equal(config.dataDir, path.resolve('here'));
+  assert.deepEqual(config.rpcUrls, { bnb: 'http://127.0.0.1:8545' });
+  assert.deepEqual(config.confirmations, { ethereum: 3, optimism: 3, bnb: 3, opbnb: 5 });
+  assert.deepEqual(config.hostLabels, { api: 'bnb' });
+  assert.deepEqual(loadConfig({}).hostLabels, defaultHostLabels);
+  // Every other setting is there by its camelCase name: FOO_BAR is config.fooBar.
+  const perNetwork = /^(RPC_URL|CONTRACTS|CONFIRMATIONS)(_[A-Z]+)?$/;
+  const defaults = loadConfig({});
+  for (const name of Object.keys(envSchema.shape).filter((name) => !perNetwork.test(name))) {
+    const key = name.toLowerCase().replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
+    assert.ok(key in defaults, `${name} is config.${key}`);
+  }
+  assert.ok(Object.isFrozen(config) && Object.isFrozen(config.rpcUrls));
+});
+
+test('FAILPOINTS arm only in a test process (VIXPAY_TEST_FAULTS=1), never with NODE_ENV=production', () => {
+  const refused = (env: Record<string, string>, setting: string) => assert.throws(() => loadConfig(env), (error: unknown) => {
+    assert.ok(error instanceof ConfigError);
+    assert.deepEqual(error.problems.map((p) => p.slice(0, p.indexOf(':'))), [setting]);
+    return true;
+  });
+  refused({ FAILPOINTS: 'payment.after-transfer=crash' }, 'FAILPOINTS');
+  refused({ FAILPOINTS: 'payment.after-transfer=crash', VIXPAY_TEST_FAULTS: '0' }, 'FAILPOINTS');
+  refused({ FAILPOINTS: 'payment.after-transfer=crash', VIXPAY_TEST_FAULTS: '1', NODE_ENV: 'production' }, 'VIXPAY_TEST_FAULTS');
+  refused({ VIXPAY_TEST_FAULTS: '1', NODE_ENV: 'production' }, 'VIXPAY_TEST_FAULTS');
+  refused({ VIXPAY_TEST_FAULTS: 'yes' }, 'VIXPAY_TEST_FAULTS');
+  const armed = loadConfig({ FAILPOINTS: 'payment.after-transfer=crash', VIXPAY_TEST_FAULTS: '1', NODE_ENV: 'test' });
+  assert.deepEqual(Object.fromEntries(armed.failpoints), { 'payment.after-transfer': 'crash' });
+  assert.equal(loadConfig({ FAILPOINTS: '' }).failpoints.size, 0, 'empty is unset');
+  assert.equal(loadConfig({ NODE_ENV: 'production' }).vixpayTestFaults, false);
 });

@@ -5,11 +5,11 @@ import { ConfigError, loadConfig } from '../config/config.ts';
 import { armFaults, disarmFaults, failpoint, FailpointError, onChainNodeCrash, parseFailpoints } from './failpoints.ts';
 
 test('FAILPOINTS are parsed once, by name, and a typo is a configuration error', () => {
-  const config = loadConfig({ FAILPOINTS: 'payment.after-transfer=crash, rest-pay.before-answer=error' });
+  const config = loadConfig({ VIXPAY_TEST_FAULTS: '1', FAILPOINTS: 'payment.after-transfer=crash, rest-pay.before-answer=error' });
   assert.deepEqual(Object.fromEntries(config.failpoints), { 'payment.after-transfer': 'crash', 'rest-pay.before-answer': 'error' });
   assert.equal(loadConfig({}).failpoints.size, 0);
-  assert.throws(() => loadConfig({ FAILPOINTS: 'payment.after-transfr=crash' }), (e: ConfigError) => /FAILPOINTS: unknown failpoint "payment.after-transfr"/.test(e.message));
-  assert.throws(() => loadConfig({ FAILPOINTS: 'payment.after-transfer=sleep' }), (e: ConfigError) => /FAILPOINTS: failpoint entry/.test(e.message));
+  assert.throws(() => loadConfig({ VIXPAY_TEST_FAULTS: '1', FAILPOINTS: 'payment.after-transfr=crash' }), (e: ConfigError) => /FAILPOINTS: unknown failpoint "payment.after-transfr"/.test(e.message));
+  assert.throws(() => loadConfig({ VIXPAY_TEST_FAULTS: '1', FAILPOINTS: 'payment.after-transfer=sleep' }), (e: ConfigError) => /FAILPOINTS: failpoint entry/.test(e.message));
 });
 
 test('an armed error failpoint throws at its step; others and unarmed ones do nothing', () => {

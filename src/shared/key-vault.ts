@@ -33,8 +33,8 @@ export function createKeyVault(masterKey: Buffer): KeyVault {
  * The key encryption key: MASTER_KEY when configured (scale-out, from a secret manager),
  * otherwise `dataDir/master.key`, created once with mode 0600.
  */
-export function loadMasterKey(options: { masterKeyHex?: string | undefined; dataDir: string }): Buffer {
-  if (options.masterKeyHex) return Buffer.from(options.masterKeyHex, 'hex');
+export function loadMasterKey(options: { masterKey?: string | undefined; dataDir: string }): Buffer {
+  if (options.masterKey) return Buffer.from(options.masterKey, 'hex');
   const file = path.join(options.dataDir, 'master.key');
   if (!existsSync(file)) {
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });

@@ -10,7 +10,7 @@ import { createWebhookDelivery, type ResCodeOf } from './webhook-delivery.ts';
 import { createWebhookMetrics } from './webhook-metrics.ts';
 
 export interface WebhookWorkerDeps {
-  config: Pick<Config, 'webhooks'>;
+  config: Pick<Config, 'webhookPollMs' | 'webhookRetryInitialMs' | 'webhookRetryMaxMs' | 'webhookTimeoutMs'>;
   repository: WebhookRepository;
   vault: Pick<KeyVault, 'decrypt'>;
   clock: Clock;
@@ -25,14 +25,14 @@ export interface WebhookWorkerDeps {
  * attempts in flight short (due again at once) and waits for the run to end.
  */
 export function startWebhookWorker(deps: WebhookWorkerDeps): { stop(): Promise<void> } {
-  const { webhooks } = deps.config;
+  const { config } = deps;
   const delivery = createWebhookDelivery({
     repository: deps.repository, vault: deps.vault, clock: deps.clock, logger: deps.logger,
-    policy: { initialMs: webhooks.retryInitialSeconds * 1000, maxMs: webhooks.retryMaxSeconds * 1000, windowMs: retryWindowMs },
-    timeoutMs: webhooks.timeoutSeconds * 1000, batchSize: 20, resCodeOf: deps.resCodeOf,
+    policy: { initialMs: config.webhookRetryInitialMs, maxMs: config.webhookRetryMaxMs, windowMs: retryWindowMs },
+    timeoutMs: config.webhookTimeoutMs, batchSize: 20, resCodeOf: deps.resCodeOf,
     metrics: createWebhookMetrics(deps.registry, deps.repository),
   });
-  const loop = runPeriodically(() => delivery.runOnce().catch((err: unknown) => deps.logger.warn({ err }, 'webhook delivery run failed')), webhooks.pollSeconds * 1000);
+  const loop = runPeriodically(() => delivery.runOnce().catch((err: unknown) => deps.logger.warn({ err }, 'webhook delivery run failed')), config.webhookPollMs);
   return {
     async stop() {
       delivery.abort();

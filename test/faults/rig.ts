@@ -21,7 +21,7 @@ import { waitFor } from '../support/wait-for.ts';
  * on a data directory this process shares the way the operator CLI does (attached to the same anvils
  * and database), so that it can set up users and stores, read the store's records and the chain,
  * and check the invariants after each crash. Failpoints are armed by configuration only
- * (FAILPOINTS, src/shared/failpoints.ts).
+ * (FAILPOINTS, honoured with the test switch VIXPAY_TEST_FAULTS=1; src/shared/failpoints.ts).
  */
 export interface FaultRig {
   dataDir: string;
@@ -74,7 +74,7 @@ export async function startFaultRig(extraEnv: Record<string, string> = {}): Prom
     async start(failpoints: FailpointName[] = [], action: 'crash' | 'crash-chain' = 'crash') {
       // kill -9, not a clean stop: a clean stop would end the anvils the server owns.
       if (rig.server.child.exitCode === null && rig.server.child.signalCode === null) await stopServerProcess(rig.server, 'SIGKILL');
-      rig.server = await startOnFreePorts({ FAILPOINTS: failpoints.map((name) => `${name}=${action}`).join(',') });
+      rig.server = await startOnFreePorts({ VIXPAY_TEST_FAULTS: '1', FAILPOINTS: failpoints.map((name) => `${name}=${action}`).join(',') });
       // A chain node killed too was started again by the server, on a new port: attach to it anew
       // (after the server's own start has finished its journal).
       // (A node the server does not run, RPC_URL_ETHEREUM, has no such file and stays where it was.)
