@@ -1,0 +1,48 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { foundry } from 'viem/chains';
+import { mnemonicToAccount } from 'viem/accounts';
+import type { LocalAccount } from 'viem';
+import { startAnvil, type AnvilProcess } from '../../src/chain/anvil-process.ts';
+import { createChainClients, type ChainClients } from '../../src/chain/chain-clients.ts';
+import type { ChainEndpoint } from '../../src/chain/chain-supervisor.ts';
+import type { ChainJournal } from '../../src/chain/chain-journal.ts';
+import { openStore } from '../../src/store/db.ts';
+import { createChainJournal } from '../../src/store/chain-journal-repository.ts';
+import { networkNames, type NetworkName } from '../../src/shared/networks.ts';
+
+/** One of anvil's funded dev accounts (the test mnemonic), by index. */
+export const devAccount = (addressIndex: number): LocalAccount =>
+  mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex });
+
+export interface ChainParts {
+  anvil: AnvilProcess;
+  /** Every network on the one anvil. */
+  chains: ChainClients;
+  /** The relayer's journal in a fresh SQLite store. */
+  journal: ChainJournal;
+  close(): Promise<void>;
+}
+
+/**
+ * What the relayer's parts stand on, for their unit tests: a real anvil (every network on it,
+ * `managed` as asked: a chain we run or a node we do not), and the journal in a real SQLite store.
+ */
+export async function startChainParts(options: { managed: boolean; pollMs?: number }): Promise<ChainParts> {
+  const anvil = await startAnvil({ chainId: foundry.id });
+  const endpoints = Object.fromEntries(networkNames.map((network) => [network, { network, url: anvil.url, managed: options.managed }])) as Record<NetworkName, ChainEndpoint>;
+  const chains = await createChainClients(endpoints, options.pollMs ?? 20);
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'vixpay-chain-parts-'));
+  const store = await openStore({ dataDir });
+  return {
+    anvil, chains, journal: createChainJournal(store.db, randomUUID),
+    async close() {
+      for (const network of networkNames) chains[network].receipts.close();
+      await store.close();
+      await anvil.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
