@@ -1,4 +1,5 @@
 import { DomainError } from '../shared/errors.ts';
+import { readServerUrls } from '../shared/server-urls.ts';
 import type { CliCommand } from './commands.ts';
 import { approveWebsiteLogin } from './approve-login.ts';
 
@@ -14,7 +15,9 @@ export const loginApproveCommand: CliCommand = {
       if (typeof value !== 'string' || value === '') throw new DomainError('request.invalid', `--${name} is required`);
       return value;
     };
-    const server = typeof values.server === 'string' ? values.server : `http://127.0.0.1:${config.httpPort}`;
+    // As the simulators find the server: --server, HTTP_PORT, then the URL the server recorded in DATA_DIR.
+    const recorded = process.env.HTTP_PORT === undefined ? readServerUrls(config.dataDir)?.http : undefined;
+    const server = typeof values.server === 'string' ? values.server : recorded ?? `http://127.0.0.1:${config.httpPort}`;
     const approved = await approveWebsiteLogin({
       server, requestId: text('request-id'), id: text('id'), password: text('password'), address: text('address'), secretKey: text('secret-key'),
     });
