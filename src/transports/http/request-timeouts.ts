@@ -15,13 +15,13 @@ export interface RequestTimeouts {
 }
 
 /** The timeouts of HTTP_HEADERS_TIMEOUT_SECONDS, HTTP_REQUEST_TIMEOUT_SECONDS, HTTP_CONNECTION_TIMEOUT_SECONDS, HTTP_MIN_BODY_BYTES_PER_SECOND, HTTP_BODY_RATE_WINDOW_SECONDS. */
-export function requestTimeoutsOf(config: Config): RequestTimeouts {
+export function requestTimeoutsOf(config: Pick<Config, 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs' | 'httpConnectionTimeoutMs' | 'httpMinBodyBytesPerSecond' | 'httpBodyRateWindowMs'>): RequestTimeouts {
   return {
-    headersTimeoutMs: config.httpHeadersTimeoutSeconds * 1000,
-    requestTimeoutMs: config.httpRequestTimeoutSeconds * 1000,
-    connectionTimeoutMs: config.httpConnectionTimeoutSeconds * 1000,
+    headersTimeoutMs: config.httpHeadersTimeoutMs,
+    requestTimeoutMs: config.httpRequestTimeoutMs,
+    connectionTimeoutMs: config.httpConnectionTimeoutMs,
     minBodyBytesPerSecond: config.httpMinBodyBytesPerSecond,
-    bodyRateWindowMs: config.httpBodyRateWindowSeconds * 1000,
+    bodyRateWindowMs: config.httpBodyRateWindowMs,
   };
 }
 
