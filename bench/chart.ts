@@ -80,7 +80,7 @@ export function renderChart(results: any): string {
   const settlement = history?.settlementBatches;
   const idle = results.idleStreams;
   const panels = [
-    results.tokenTransfers && barPanel('Token API transfers/s (SPEC scheme)', 'transfers/s', results.tokenTransfers.levels.map((l: any) => ({
+    results.tokenTransfers && barPanel('Token API transfers/s (key scheme)', 'transfers/s', results.tokenTransfers.levels.map((l: any) => ({
       label: `${l.senders} senders`, value: l.transfersPerSecond, note: `p99 ${l.p99Ms.median} ms, ${l.vsBareAnvil}x`,
     })), anvil && { label: 'bare anvil, 1 tx/transfer', value: anvil }),
     results.payments && barPanel('gRPC payments/s', 'payments/s', results.payments.levels.map((l: any) => ({

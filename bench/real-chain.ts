@@ -1,7 +1,7 @@
 // `--only=real-chain`: the platform with its ethereum network on an external anvil that mines every
 // `blockTime` seconds (`--block-time`, as Ethereum, Optimism or BNB do), its relayer lanes funded by
 // hand as an operator funds them, and transfers arriving as customers pay (Poisson) through the
-// token API's SPEC scheme. Each load runs twice on the same chain: as the platform settles by default,
+// token API's key scheme. Each load runs twice on the same chain: as the platform settles by default,
 // and one transfer per transaction (SETTLEMENT_BATCH_MAX_ITEMS=1), the baseline. Beside them, on the
 // same chain in the same run: one direct `transferWithAuthorization` (a plain EIP-3009 call from an
 // EOA) and the platform's fullest batch (100 transfers sent at once), the contract's floor.

@@ -1,4 +1,4 @@
-// The SPEC transfer scheme as an app runs it over HTTP: net_getTempKey, hashKey, signData, transfer.
+// The transfer key scheme as an app runs it over HTTP: net_getTempKey, hashKey, signData, transfer.
 import { createHash } from 'node:crypto';
 
 const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');

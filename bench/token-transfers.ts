@@ -1,5 +1,5 @@
 // Token-API transfers at several concurrencies: each concurrent sender is a funded custodial account
-// running the SPEC scheme (net_getTempKey, hashKey, signData, transfer) over HTTP to the listening
+// running the key scheme (net_getTempKey, hashKey, signData, transfer) over HTTP to the listening
 // server, from the load client's process. The server's RSS growth is sampled during each burst.
 import type { BenchPlatform } from './bench-platform.ts';
 import type { LoadClient } from './load-client.ts';

@@ -11,7 +11,7 @@ const specFields = ['totalDifficulty', 'receiptsRoot', 'extraData', 'numberRaw',
   'totalDifficultyRaw', 'transactions', 'nonce', 'difficulty', 'size', 'transactionsRoot', 'timestampRaw', 'stateRoot', 'mixHash',
   'parentHash', 'gasLimitRaw', 'hash'];
 
-test('getBlock answers the latest block with every SPEC field, numbers twice', async () => {
+test('getBlock answers the latest block with every contract field, numbers twice', async () => {
   const latest = (await call(t.app, '/block', 'getBlock', [])).resultData;
   assert.deepEqual(Object.keys(latest).sort(), [...specFields].sort());
   const chainBlock = await t.platform.chains.ethereum.client.getBlock();

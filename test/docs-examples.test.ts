@@ -41,7 +41,7 @@ test('docs/token-api.md examples hold', async () => {
   await check(ex.get('getBalance'), '/token', req(7, 'getBalance', { address: b.address }));
   await check(ex.get('getTokenInfo'), '/token', req(8, 'getTokenInfo', {}));
 
-  // createToken as docs/token-api.md tells a SPEC-only client: keyType "transfer", and docs/interfaces.md#key-scheme's
+  // createToken as docs/token-api.md tells a contract-only client: keyType "transfer", and docs/interfaces.md#key-scheme's
   // string with fromAddress = the owner, toAddress = the zero address, amount = initialSupply.
   const tempKey = (await rpc(t.app, '/token', req(0, 'net_getTempKey', { address: a.address, keyType: 'transfer' }))).body.result.resultData.tempKey;
   const hashKey = sha256Hex(`${tempKey}|${a.secretKey}`);

@@ -20,7 +20,7 @@ import { loadRelayerLanes } from '../src/chain/platform-account.ts';
 import { loadConfig } from '../src/config/config.ts';
 
 // SIGTERM on a running server (`node src/main.ts`): the listeners stop accepting, an open payment is
-// answered with a SPEC code, and the process exits by SHUTDOWN_TIMEOUT_SECONDS, even with its Redis
+// answered with a contract code, and the process exits by SHUTDOWN_TIMEOUT_SECONDS, even with its Redis
 // and the node of its payment network gone.
 
 const run = promisify(execFile);

@@ -96,7 +96,7 @@ test('a failed call\'s lines carry its id too, and each concurrent call keeps it
   results.forEach((r, i) => assert.deepEqual(r.headers.get('x-request-id'), [ids[i]]));
   for (const [i, tranNo] of tranNos.entries()) assert.equal((await outcomeLine(tranNo)).reqId, ids[i]);
 
-  // A bad amount: the call fails with its SPEC code; its outcome line carries its id.
+  // A bad amount: the call fails with its contract code; its outcome line carries its id.
   const failing = `bad-${randomUUID()}`;
   const tranNo = newTranNo();
   const bad = await issueReward(metadataWith(store.apiKey, failing), tranNo, '-1');

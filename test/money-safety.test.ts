@@ -252,7 +252,7 @@ async function payer(tokens: string) {
 }
 
 /**
- * A payment up to REQUEST_TRANSFER (the app SPEC-literal: START_PAY with only state, paired by its
+ * A payment up to REQUEST_TRANSFER (the app contract-literal: START_PAY with only state, paired by its
  * user id; or with a one-time user_uuid of its own). `sendTransfer()` sends the app's TRANSFER,
  * `answers()` awaits both ends' last message, `transfer()` does both.
  */

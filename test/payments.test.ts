@@ -120,7 +120,7 @@ describe('payment approval', () => {
   test('an app still waiting on a tran_no that a POS retry finds approved is given its END_PAY', async () => {
     const user = await newUser(p, '50');
     const first = await pay(user, '3000');
-    // The app lost its session before hearing the outcome and waits again (SPEC-literal: by its user id).
+    // The app lost its session before hearing the outcome and waits again (contract-literal: by its user id).
     const app = openSession(p.client, 'DoPayment', user.token);
     app.send({ state: 'START_PAY' });
     await untilAppWaits(p, user.userId);
@@ -165,7 +165,7 @@ async function assertFailedBoth(app: ReturnType<typeof openSession> | undefined,
   }
 }
 
-describe('a SPEC-literal app: DoPayment START_PAY carries only state', () => {
+describe('a contract-literal app: DoPayment START_PAY carries only state', () => {
   for (const order of ['app first', 'POS first'] as const) {
     test(`${order}: the POS sends the user's id (the QR code's user_uuid): END_PAY 00 on both streams`, async () => {
       const user = await newUser(p, '20');

@@ -155,7 +155,7 @@ describe('reward claims and CancelReward', () => {
   });
 });
 
-describe('a SPEC-literal app claims at the POS: DoPayment START_PAY carries only state', () => {
+describe('a contract-literal app claims at the POS: DoPayment START_PAY carries only state', () => {
   for (const order of ['app first', 'POS first'] as const) {
     test(`${order}: the POS sends the user's id as user_uuid: END_REWARD 00 to both`, async () => {
       const user = await newUser(p);

@@ -45,7 +45,7 @@ describe('wallet accounts', () => {
   });
 });
 
-describe('the SPEC transfer scheme', () => {
+describe('the transfer key scheme', () => {
   let alice: Wallet;
   let bob: Wallet;
   before(async () => {
@@ -120,12 +120,12 @@ describe('createToken', () => {
     other = await newWallet();
   });
 
-  /** A temp key and hashKey as docs/interfaces.md#key-scheme makes them; `keyType` "transfer" is the SPEC's value. */
+  /** A temp key and hashKey as docs/interfaces.md#key-scheme makes them; `keyType` "transfer" is the contract's value. */
   async function tempKeyOf(wallet: Wallet, keyType = 'transfer') {
     const tempKey: string = (await call(t.app, '/token', 'net_getTempKey', { address: wallet.address, keyType })).resultData.tempKey;
     return { tempKey, hashKey: sha256Hex(`${tempKey}|${wallet.secretKey}`) };
   }
-  /** signData as a SPEC-only client calls it: no keyType. */
+  /** signData as a contract-only client calls it: no keyType. */
   async function sign(wallet: Wallet, key: { tempKey: string; hashKey: string }, fields: string[], keyType?: string) {
     const data = sha256Hex(fields.join('|'));
     return (await call(t.app, '/token', 'signData', { address: wallet.address, ...key, data, ...(keyType && { keyType }) })).resultData.signature as string;
@@ -185,7 +185,7 @@ describe('createToken', () => {
 });
 
 describe('the JSON-RPC envelope', () => {
-  test('protocol errors carry the SPEC codes and a msg, never a stack', async () => {
+  test('protocol errors carry the contract codes and a msg, never a stack', async () => {
     const cases: Array<[unknown, number]> = [
       ['{"jsonrpc":"2.0", "id":1, "method":', -32700],
       [{ jsonrpc: '1.0', id: 1, method: 'getBalance', params: {} }, -32600],
@@ -228,7 +228,7 @@ describe('the JSON-RPC envelope', () => {
 });
 
 describe('networks by Host label', () => {
-  test('each SPEC label selects its network; an unknown label is an error, not a default', async () => {
+  test('each contract label selects its network; an unknown label is an error, not a default', async () => {
     const chainIds: Record<string, number> = {
       'api.vixpay.example': 31337, 'api-op.vixpay.example': 31338, 'api-bsc.vixpay.example': 31339, 'api-op-bnb.vixpay.example': 31340,
       'test-api-op-sepolia.vixpay.example': 31338, 'test-api-bsc.vixpay.example': 31339, 'test-api-op-bnb.vixpay.example': 31340,

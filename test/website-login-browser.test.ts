@@ -61,7 +61,7 @@ test('a visitor logs in to the demo shop through the app, and is greeted by name
   await page.screenshot({ path: shot });
   assert.ok(statSync(shot).size > 5_000, 'a real screenshot');
 
-  // The site reads the result once; a second read is SPEC's 400.
+  // The site reads the result once; a second read is the contract's 400.
   const again = await t.app.inject({ method: 'POST', url: '/v2/auth/auth-user-result-by-app', payload: { requestId } });
   assert.equal(again.statusCode, 400);
   assert.deepEqual(again.json(), { error: { code: '400', message: 'Never requested or timeout' } });

@@ -24,7 +24,7 @@ test('amounts and rates must be plain positive decimals', () => {
   assert.equal(normalizeDecimal('0.05', 'x'), '0.05');
 });
 
-test('SPEC dates are yyyyMMddHHmmss in the configured time zone', () => {
+test('contract dates are yyyyMMddHHmmss in the configured time zone', () => {
   const instant = Date.UTC(2026, 10, 22, 15, 4, 5); // 2026-11-22T15:04:05Z
   assert.equal(formatDateTime(instant, 'Asia/Seoul'), '20261123000405');
   assert.equal(formatDateTime(instant, 'UTC'), '20261122150405');

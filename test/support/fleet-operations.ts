@@ -101,7 +101,7 @@ export interface PaymentCall {
   user: Holder;
   /** The app user's JWT (from a login on any instance). */
   token: string;
-  /** The QR code's user_uuid; the app sends it too unless it is the user's id (a SPEC-literal app sends only state). */
+  /** The QR code's user_uuid; the app sends it too unless it is the user's id (a contract-literal app sends only state). */
   userUuid: string;
   appSendsUuid: boolean;
   exchangeAmount: string;

@@ -1,6 +1,6 @@
 import type { DomainErrorCode } from '../../shared/errors.ts';
 
-/** docs/interfaces.md#json-rpc-errors: protocol errors, each with the SPEC's text as `msg`. */
+/** docs/interfaces.md#json-rpc-errors: protocol errors, each with the contract's text as `msg`. */
 export const protocolErrors = {
   parse: { code: -32700, msg: 'parse error. not well formed' },
   unsupportedEncoding: { code: -32701, msg: 'parse error. unsupported encoding' },
@@ -15,7 +15,7 @@ export interface ProtocolError {
   msg: string;
 }
 
-/** Adds what exactly was wrong to a protocol error's SPEC text. */
+/** Adds what exactly was wrong to a protocol error's contract text. */
 export function protocolError(kind: keyof typeof protocolErrors, detail?: string): ProtocolError {
   const base = protocolErrors[kind];
   return { code: base.code, msg: detail ? `${base.msg}: ${detail}` : base.msg };
