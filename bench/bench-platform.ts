@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config/config.ts';
 import { createLogger } from '../src/shared/logger.ts';
-import { composePlatform, type Platform } from '../src/compose.ts';
+import { composePlatform, type Platform } from '../src/compose/platform.ts';
 import { buildHttpApp } from '../src/transports/http/app.ts';
 import { startPaymentServer } from '../src/main.ts';
 

@@ -5,4 +5,5 @@ if (major < 24) {
   console.error(`vixpay needs Node.js 24 (found ${process.version}); run it as \`npx vixpay\` inside the project.`);
   process.exit(1);
 }
-await import('../src/cli/main.ts');
+const { runCommandLine } = await import('../src/main.ts');
+await runCommandLine(process.argv.slice(2));

@@ -1,19 +1,23 @@
 /**
  * `npm start`: one process, every interface, on the embedded default unless configured otherwise
- * (docs/architecture.md). The services and every backend come from `composePlatform` (./compose.ts); here they
+ * (docs/architecture.md). The services and every backend come from `composePlatform` (./compose/platform.ts); here they
  * are put behind their transports:
  * - HTTP (Fastify, `buildHttpApp`): /token, /block, /v1/chain (JSON-RPC), /v2/auth, /v2/did,
  *   /v1/ict/pay, /v1/ipfs, /demo;
  * - gRPC (`startGrpcServer`): g00.payments.v2.PaymentsService.
  */
-import { ConfigError, loadConfig, type Config } from './config/config.ts';
+import type { Config } from './config/config.ts';
+import { loadConfigOrExit } from './config/load-config-or-exit.ts';
 import { consoleLogDestination, createLogger, type Logger } from './shared/logger.ts';
 import { describeFailure } from './shared/failure-summary.ts';
 import { withinMs } from './shared/within-ms.ts';
 import { forgetServerUrls, recordServerUrls } from './shared/server-urls.ts';
-import { readyBanner, readyUrls } from './ready-banner.ts';
-import { withOutcomeLog } from './outcome-log.ts';
-import { composePlatform, type PaymentPart, type Platform } from './compose.ts';
+import { readyBanner, readyUrls } from './transports/ready-banner.ts';
+import { withOutcomeLog } from './compose/outcome-log.ts';
+import { composePlatform, type PaymentPart, type Platform } from './compose/platform.ts';
+import { rotateFleetSigningKeys, withAttachedPlatform, withStoreRecords } from './compose/operator-tools.ts';
+import { runCli } from './cli/main.ts';
+import type { CliDeps } from './cli/cli-deps.ts';
 import { buildHttpApp } from './transports/http/app.ts';
 import { startGrpcServer, type GrpcServer } from './transports/grpc/grpc-server.ts';
 import { grpcMetricsInterceptor } from './transports/grpc/grpc-metrics.ts';
@@ -122,15 +126,12 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
 }
 
-/** The configuration, or (on bad settings) one line per setting on stderr and exit code 2: no stack trace. */
-export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
-  try {
-    return loadConfig(env);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    for (const line of error.message.split('\n')) console.error(`vixpay: ${line}`);
-    process.exit(2);
-  }
+/** What the CLI's commands run on, from the composition root. */
+export const cliDeps: CliDeps = { withPlatform: withAttachedPlatform, withStoreRecords, rotateSigningKeys: rotateFleetSigningKeys, serve };
+
+/** The CLI (`npx vixpay`, bin/vixpay.js). */
+export function runCommandLine(argv: string[]): Promise<void> {
+  return runCli(argv, cliDeps);
 }
 
 if (import.meta.main) {

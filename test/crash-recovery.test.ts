@@ -8,7 +8,7 @@ import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config/config.ts';
 import { createLogger } from '../src/shared/logger.ts';
-import { composePlatform, type Platform } from '../src/compose.ts';
+import { composePlatform, type Platform } from '../src/compose/platform.ts';
 import { vixpTokenAbi } from '../src/gen/contracts/vixp-token.ts';
 import { parseEventLogs, parseUnits } from 'viem';
 import { sha256Hex } from './support/transfer-scheme.ts';

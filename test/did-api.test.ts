@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startDidTestApp, type DidTestApp } from './support/did-app.ts';
-import { composeDid } from '../src/compose.ts';
+import { composeDid } from '../src/compose/platform.ts';
 import { createDidService } from '../src/did/did-service.ts';
 import { createDidRepository } from '../src/did/did-repository.ts';
 import { createWalletRepository } from '../src/store/wallet-repository.ts';

@@ -67,7 +67,7 @@ const kidOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[0]!, 'b
 
 /** `vixpay <args>` against the fleet's database, as an operator runs it. */
 async function vixpay(...args: string[]): Promise<any> {
-  const { stdout } = await execFileAsync(process.execPath, ['src/cli/main.ts', ...args, '--json'], {
+  const { stdout } = await execFileAsync(process.execPath, ['bin/vixpay.js', ...args, '--json'], {
     env: { ...process.env, ...env, DATA_DIR: tempDir(), LOG_LEVEL: 'warn' },
   });
   return JSON.parse(stdout);

@@ -13,6 +13,7 @@ import { signingKeyFileName } from '../src/identity/signing-keys.ts';
 import { createKeyVault } from '../src/shared/key-vault.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { openStore } from '../src/store/db.ts';
+import { cliDeps } from '../src/main.ts';
 
 // item 6 of issue 19, through the command itself: `JWT_TTL_SECONDS=60 npx vixpay keys rotate`
 // against an instance issuing 1-hour tokens made them 401 after 125 s. The instance runs on a clock
@@ -35,7 +36,7 @@ test('vixpay keys rotate with JWT_TTL_SECONDS=60 leaves a serving instance\'s 1-
     const config = loadConfig({
       DATA_DIR: dataDir, MASTER_KEY: masterKey.toString('hex'), RELAYER_PRIVATE_KEY: `0x${randomBytes(32).toString('hex')}`, JWT_TTL_SECONDS: '60',
     });
-    const rotation = await keysRotateCommand.run({ config, logger: createLogger('silent'), values: {}, positionals: [] }) as { kid: string; retired: string[] };
+    const rotation = await keysRotateCommand.run({ config, logger: createLogger('silent'), deps: cliDeps, values: {}, positionals: [] }) as { kid: string; retired: string[] };
     assert.equal(rotation.retired.length, 1);
 
     offset.ms = 10 * 60_000; // ten minutes on: far past the command's 60 s + 65 s

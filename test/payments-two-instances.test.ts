@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startPaymentServer } from '../src/main.ts';
-import { composePayments, type PaymentPart } from '../src/compose.ts';
+import { composePayments, type PaymentPart } from '../src/compose/platform.ts';
 import type { RedisPairingDesk } from '../src/pairing/redis-pairing-desk.ts';
 import { createClient } from 'redis';
 import { waitFor } from './support/wait-for.ts';
@@ -77,13 +77,13 @@ describe('payments across two instances (Redis pairing desk)', { skip: skipRedis
     assert.notEqual(deskOf(a).instanceId, deskOf(b).instanceId);
   });
 
-  for (const [order, kind] of [['app first', 'SPEC-literal'], ['POS first', 'SPEC-literal'], ['app first', 'one-time user_uuid'], ['POS first', 'one-time user_uuid']] as const) {
+  for (const [order, kind] of [['app first', 'contract-literal'], ['POS first', 'contract-literal'], ['app first', 'one-time user_uuid'], ['POS first', 'one-time user_uuid']] as const) {
     test(`app on A, POS on B (${order}, ${kind} app): END_PAY on both sides, tokens moved exactly once`, async () => {
       const user = await newUser(a, '100');
       const storeBefore = Number(await balanceOf(a, store.settlementAddress));
-      // A SPEC-literal app sends only state and its QR code carries the user's id; another app may send a one-time user_uuid.
-      const uuid = kind === 'SPEC-literal' ? user.userId : randomUUID();
-      const appStart = kind === 'SPEC-literal' ? { state: 'START_PAY' } : { state: 'START_PAY', user_uuid: uuid };
+      // A contract-literal app sends only state and its QR code carries the user's id; another app may send a one-time user_uuid.
+      const uuid = kind === 'contract-literal' ? user.userId : randomUUID();
+      const appStart = kind === 'contract-literal' ? { state: 'START_PAY' } : { state: 'START_PAY', user_uuid: uuid };
       const tran = tranNo();
       const app = openSession(a.client, 'DoPayment', user.token);
       const pos = openSession(b.client, 'StartPayment', store.apiKey);

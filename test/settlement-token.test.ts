@@ -8,6 +8,7 @@ import {
 } from './support/payments.ts';
 import { tokenAllowCommand, tokenAllowedCommand, tokenDisallowCommand } from '../src/cli/token-commands.ts';
 import { createLogger } from '../src/shared/logger.ts';
+import { cliDeps } from '../src/main.ts';
 
 // Money safety (docs/reliability.md#the-guarantees): only the platform token of the payment network, or a token an operator
 // allowed, settles a payment, a refund or a reward. A token a user made with createToken never does,
@@ -151,7 +152,7 @@ describe('rewards move only a settlement token', () => {
 
 describe('operator allow-list', () => {
   test('`token allow` makes a second token acceptable: paid and refunded in it; `token disallow` refuses it again', async () => {
-    const context = (values: Record<string, string>) => ({ config: p.t.config, logger: createLogger('silent'), values, positionals: [] });
+    const context = (values: Record<string, string>) => ({ config: p.t.config, logger: createLogger('silent'), deps: cliDeps, values, positionals: [] });
     const user = await newUser(p, '5');
     const points = await createUserToken(user, 'Store Points', 'PTS', '1000');
     const vixpBefore = await balances([user.address, store.settlementAddress], [undefined]);
@@ -206,7 +207,7 @@ describe('operator allow-list', () => {
   });
 
   test('`token allow` refuses a contract the platform cannot move', async () => {
-    const context = { config: p.t.config, logger: createLogger('silent'), values: { contract: `0x${'12'.repeat(20)}` }, positionals: [] };
+    const context = { config: p.t.config, logger: createLogger('silent'), deps: cliDeps, values: { contract: `0x${'12'.repeat(20)}` }, positionals: [] };
     await assert.rejects(tokenAllowCommand.run(context), (error: any) => error.code === 'wallet.unknown_token');
     await assert.rejects(tokenAllowCommand.run({ ...context, values: { contract: 'nope' } }), (error: any) => error.code === 'request.invalid');
   });

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config/config.ts';
 import { createLogger } from '../src/shared/logger.ts';
-import { composePlatform, type Platform } from '../src/compose.ts';
+import { composePlatform, type Platform } from '../src/compose/platform.ts';
 import { createWebhookRepository } from '../src/store/webhook-repository.ts';
 import { createMerchantRepository } from '../src/store/merchant-repository.ts';
 import { addWebhookEndpoint } from '../src/webhooks/webhook-endpoints.ts';

@@ -1,6 +1,7 @@
 import type { ParseArgsConfig } from 'node:util';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../shared/logger.ts';
+import type { CliDeps } from './cli-deps.ts';
 import { serveCommand } from './serve-command.ts';
 import { tokenAllowCommand, tokenAllowedCommand, tokenBalanceCommand, tokenDisallowCommand, tokenMintCommand } from './token-commands.ts';
 import { userAddCommand } from './user-commands.ts';
@@ -16,6 +17,8 @@ import { operatorAddCommand } from './operator-commands.ts';
 export interface CliContext {
   config: Config;
   logger: Logger;
+  /** The platform access the composition root gives the CLI (cli-deps.ts). */
+  deps: CliDeps;
   values: Record<string, string | boolean | undefined>;
   positionals: string[];
 }

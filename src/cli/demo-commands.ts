@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { addUser } from '../identity/add-user.ts';
 import { addStore } from '../payments/add-store.ts';
 import { publishRateNotice } from '../payments/publish-rate-notice.ts';
-import { createMerchantRepository } from '../store/merchant-repository.ts';
 import type { CliCommand, CliContext } from './commands.ts';
-import { withPlatform } from './token-commands.ts';
+import { withPlatform } from './cli-deps.ts';
 import { describeMessage, login, paymentsClient, qrCode, runStream, tokenApi, unaryCall } from './payments-client.ts';
 import { appPayment, endpointOptions, endpointsOf } from './simulator-commands.ts';
 
@@ -15,15 +14,15 @@ import { appPayment, endpointOptions, endpointsOf } from './simulator-commands.t
 async function setUp(context: CliContext, options: { userTokens: string; storeTokens: string }) {
   const suffix = randomUUID().slice(0, 6);
   return withPlatform(context, async (platform) => {
-    const merchants = createMerchantRepository(platform.store.db);
+    const stores = platform.admin.stores;
     const network = platform.config.paymentNetwork;
-    const store = await addStore({ merchants, wallet: platform.wallet, clock: platform.clock }, { tid: `DEMO-${suffix}`, name: `Demo Store ${suffix}` });
+    const store = await addStore(stores, { tid: `DEMO-${suffix}`, name: `Demo Store ${suffix}` });
     const password = `demo-${randomUUID()}`;
     const user = await addUser({ users: platform.identity.users, createWalletAccount: () => platform.wallet.createAddress() }, { id: `demo-${suffix}`, password, name: 'Demo User' });
     if (options.userTokens !== '0') await platform.wallet.mint(network, { to: user.address, amount: options.userTokens });
     if (options.storeTokens !== '0') await platform.wallet.mint(network, { to: store.settlementAddress, amount: options.storeTokens });
     const currency = platform.config.defaultCurrency;
-    const rate = (await merchants.latestRateNotice(currency)) ?? await publishRateNotice({ merchants, clock: platform.clock, timeZone: platform.config.timeZone }, { currency, rate: '1000' });
+    const rate = (await stores.merchants.latestRateNotice(currency)) ?? await publishRateNotice(stores, { currency, rate: '1000' });
     console.log(`setup: store ${store.tid} (${store.settlementAddress}), user ${user.userId} (${user.address}), rate ${rate.rate} ${currency}`);
     return { store, user: { ...user, password } };
   });

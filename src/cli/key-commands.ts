@@ -1,13 +1,4 @@
-import path from 'node:path';
-import { createKeyVault, loadMasterKey } from '../shared/key-vault.ts';
-import { systemClock } from '../shared/clock.ts';
-import { openStore } from '../store/db.ts';
-import { acquireLock } from '../store/advisory-lock.ts';
-import { createFleetRepository } from '../store/fleet-repository.ts';
-import { checkFleet, masterKeyFingerprint } from '../fleet/fleet-check.ts';
-import { signingKeyFileName } from '../identity/signing-keys.ts';
-import { createSigningKeyRepository } from '../identity/signing-key-repository.ts';
-import { keyRefreshSeconds, openSigningKeys, retiredKeyGraceMs, rotateSigningKeys } from '../identity/signing-key-store.ts';
+import { keyRefreshSeconds, retiredKeyGraceMs } from '../identity/signing-key-store.ts';
 import type { CliCommand } from './commands.ts';
 import { assertExistingPlatform } from './platform-data-dir.ts';
 
@@ -21,34 +12,15 @@ import { assertExistingPlatform } from './platform-data-dir.ts';
 export const keysRotateCommand: CliCommand = {
   summary: 'new JWT signing key for every instance; the old one verifies until its tokens expire',
   options: {},
-  run: async ({ config }) => {
+  run: async ({ config, deps }) => {
     assertExistingPlatform(config);
-    const masterKey = loadMasterKey(config);
-    const vault = createKeyVault(masterKey);
-    const store = await openStore(config);
-    try {
-      const startup = await acquireLock(store, 'startup');
-      try {
-        await checkFleet(createFleetRepository(store.db), { master_key: masterKeyFingerprint(masterKey) }, systemClock());
-        const repository = createSigningKeyRepository(store.db);
-        const deps = { repository, vault, clock: systemClock, ttlSeconds: config.jwtTtlSeconds };
-        // A platform upgraded but not started since: its key file is imported first, as a start would.
-        (await openSigningKeys({ ...deps, importFile: path.join(config.dataDir, signingKeyFileName) })).close();
-        const rotation = await rotateSigningKeys(deps);
-        return {
-          kid: rotation.kid,
-          retired: rotation.retired,
-          retiredAt: new Date(rotation.retiredAt).toISOString(),
-          // Each instance keeps the retired keys for its own token lifetime: this command's
-          // JWT_TTL_SECONDS is not the fleet's (signing-key-store.ts `verifiesUntil`).
-          retiredVerifyFor: `JWT_TTL_SECONDS + ${retiredKeyGraceMs(0) / 1000} s of each serving instance`,
-          signingWithin: `${keyRefreshSeconds} s on every running instance`,
-        };
-      } finally {
-        await startup.release();
-      }
-    } finally {
-      await store.close();
-    }
+    const rotation = await deps.rotateSigningKeys(config);
+    return {
+      kid: rotation.kid,
+      retired: rotation.retired,
+      retiredAt: new Date(rotation.retiredAt).toISOString(),
+      retiredVerifyFor: `JWT_TTL_SECONDS + ${retiredKeyGraceMs(0) / 1000} s of each serving instance`,
+      signingWithin: `${keyRefreshSeconds} s on every running instance`,
+    };
   },
 };

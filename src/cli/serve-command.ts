@@ -1,9 +1,8 @@
-import { serve } from '../main.ts';
 import type { CliCommand } from './commands.ts';
 
 export const serveCommand: CliCommand = {
   summary: 'run the platform (same as npm start)',
   options: {},
   longRunning: true,
-  run: async ({ config, logger }) => serve(config, logger),
+  run: async ({ config, logger, deps }) => deps.serve(config, logger),
 };

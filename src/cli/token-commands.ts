@@ -1,31 +1,13 @@
 import { DomainError } from '../shared/errors.ts';
 import { isNetworkName, networkNames, type NetworkName } from '../shared/networks.ts';
-import { composePlatform, type Platform } from '../compose.ts';
-import { createSettlementTokenRepository } from '../store/settlement-token-repository.ts';
-import {
-  allowSettlementToken, disallowSettlementToken, listSettlementTokens, type SettlementTokenAllowListDeps,
-} from '../payments/settlement-token-allow-list.ts';
+import { allowSettlementToken, disallowSettlementToken, listSettlementTokens } from '../payments/settlement-token-allow-list.ts';
 import type { CliCommand, CliContext } from './commands.ts';
-import { assertExistingPlatform } from './platform-data-dir.ts';
+import { withPlatform } from './cli-deps.ts';
 
 function networkOption(value: string | boolean | undefined, fallback: NetworkName = 'ethereum'): NetworkName {
   const network = typeof value === 'string' ? value : fallback;
   if (!isNetworkName(network)) throw new DomainError('network.unknown', `--network must be one of ${networkNames.join(', ')}`);
   return network;
-}
-
-/**
- * Runs `work` on the platform core beside a running server (its anvils are used, not restarted),
- * found by its DATA_DIR: a directory without a platform is refused, never made into a new one.
- */
-export async function withPlatform<T>(context: CliContext, work: (platform: Platform) => Promise<T>): Promise<T> {
-  assertExistingPlatform(context.config);
-  const platform = await composePlatform(context.config, context.logger, { chainMode: 'attach', pairing: 'in-process' });
-  try {
-    return await work(platform);
-  } finally {
-    await platform.stop();
-  }
 }
 
 export const tokenMintCommand: CliCommand = {
@@ -54,10 +36,6 @@ export const tokenBalanceCommand: CliCommand = {
   },
 };
 
-const allowListDeps = (platform: Platform): SettlementTokenAllowListDeps => ({
-  wallet: platform.wallet, settlementTokens: createSettlementTokenRepository(platform.store.db), clock: platform.clock,
-});
-
 function contractOption(context: CliContext): string {
   const { contract } = context.values;
   if (typeof contract !== 'string') throw new DomainError('request.invalid', '--contract is required');
@@ -70,7 +48,7 @@ export const tokenAllowCommand: CliCommand = {
   run: async (context) => {
     const contract = contractOption(context);
     const network = networkOption(context.values.network, context.config.paymentNetwork);
-    return withPlatform(context, (platform) => allowSettlementToken(allowListDeps(platform), network, contract));
+    return withPlatform(context, (platform) => allowSettlementToken(platform.admin.settlementTokens, network, contract));
   },
 };
 
@@ -80,7 +58,7 @@ export const tokenDisallowCommand: CliCommand = {
   run: async (context) => {
     const contract = contractOption(context);
     const network = networkOption(context.values.network, context.config.paymentNetwork);
-    return withPlatform(context, (platform) => disallowSettlementToken(allowListDeps(platform), network, contract));
+    return withPlatform(context, (platform) => disallowSettlementToken(platform.admin.settlementTokens, network, contract));
   },
 };
 
@@ -89,6 +67,6 @@ export const tokenAllowedCommand: CliCommand = {
   options: { network: { type: 'string' } },
   run: async (context) => {
     const network = typeof context.values.network === 'string' ? networkOption(context.values.network) : undefined;
-    return withPlatform(context, async (platform) => ({ tokens: await listSettlementTokens(allowListDeps(platform), network) }));
+    return withPlatform(context, async (platform) => ({ tokens: await listSettlementTokens(platform.admin.settlementTokens, network) }));
   },
 };

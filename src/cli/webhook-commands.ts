@@ -2,35 +2,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { DomainError } from '../shared/errors.ts';
-import { createKeyVault, loadMasterKey } from '../shared/key-vault.ts';
-import { systemClock } from '../shared/clock.ts';
-import { openStore } from '../store/db.ts';
-import { createMerchantRepository } from '../store/merchant-repository.ts';
-import { createWebhookRepository } from '../store/webhook-repository.ts';
-import {
-  addWebhookEndpoint, listWebhookEndpoints, removeWebhookEndpoint, rotateWebhookSecret, type WebhookEndpointDeps,
-} from '../webhooks/webhook-endpoints.ts';
+import { addWebhookEndpoint, listWebhookEndpoints, removeWebhookEndpoint, rotateWebhookSecret } from '../webhooks/webhook-endpoints.ts';
 import { signatureHeader } from '../webhooks/signature.ts';
 import type { CliCommand, CliContext } from './commands.ts';
-import { assertExistingPlatform } from './platform-data-dir.ts';
-
-/**
- * Runs `work` on the platform's store and key vault, found by its DATA_DIR (or DATABASE_URL): the
- * endpoints live in the database the running server reads, so it needs neither the chains nor a
- * running server.
- */
-async function withWebhookStore<T>(context: CliContext, work: (deps: WebhookEndpointDeps) => Promise<T>): Promise<T> {
-  assertExistingPlatform(context.config);
-  const vault = createKeyVault(loadMasterKey(context.config));
-  const store = await openStore(context.config);
-  try {
-    return await work({
-      webhooks: createWebhookRepository(store.db, store.dialect), merchants: createMerchantRepository(store.db), vault, clock: systemClock,
-    });
-  } finally {
-    await store.close();
-  }
-}
+import { withStoreRecords } from './cli-deps.ts';
 
 const text = (value: string | boolean | undefined) => (typeof value === 'string' ? value : undefined);
 const eventsOption = (value: string | boolean | undefined) => (text(value) ?? '').split(',').map((e) => e.trim()).filter(Boolean);
@@ -48,7 +23,7 @@ export const webhookAddCommand: CliCommand = {
     const tid = text(context.values.tid);
     const url = text(context.values.url);
     if (!tid || !url) throw new DomainError('request.invalid', '--tid and --url are required');
-    return withWebhookStore(context, (deps) => addWebhookEndpoint(deps, {
+    return withStoreRecords(context, (records) => addWebhookEndpoint(records.webhooks, {
       tid, url, events: eventsOption(context.values.events), allowPrivate: context.values['allow-private'] === true,
     }));
   },
@@ -57,19 +32,19 @@ export const webhookAddCommand: CliCommand = {
 export const webhookListCommand: CliCommand = {
   summary: '[--tid TID]  webhook endpoints (never their secrets)',
   options: { tid: { type: 'string' } },
-  run: async (context) => withWebhookStore(context, (deps) => listWebhookEndpoints(deps, text(context.values.tid))),
+  run: async (context) => withStoreRecords(context, (records) => listWebhookEndpoints(records.webhooks, text(context.values.tid))),
 };
 
 export const webhookRemoveCommand: CliCommand = {
   summary: 'ID  remove a webhook endpoint (its undelivered events are dropped)',
   options: {},
-  run: async (context) => withWebhookStore(context, (deps) => removeWebhookEndpoint(deps, endpointId(context))),
+  run: async (context) => withStoreRecords(context, (records) => removeWebhookEndpoint(records.webhooks, endpointId(context))),
 };
 
 export const webhookRotateSecretCommand: CliCommand = {
   summary: 'ID  new signing secret (shown once); the old one also signs for 24 h',
   options: {},
-  run: async (context) => withWebhookStore(context, (deps) => rotateWebhookSecret(deps, endpointId(context))),
+  run: async (context) => withStoreRecords(context, (records) => rotateWebhookSecret(records.webhooks, endpointId(context))),
 };
 
 /**
@@ -93,7 +68,7 @@ export const listenCommand: CliCommand = {
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const { port } = server.address() as AddressInfo;
-    const endpoint = await withWebhookStore(context, (deps) => addWebhookEndpoint(deps, {
+    const endpoint = await withStoreRecords(context, (records) => addWebhookEndpoint(records.webhooks, {
       // This command's own receiver, on this machine.
       tid: text(context.values.tid) ?? null, url: `http://127.0.0.1:${port}/`, events: eventsOption(context.values.events), allowPrivate: true,
     }));
@@ -101,7 +76,7 @@ export const listenCommand: CliCommand = {
     console.log(`Signing secret of this session: ${endpoint.secret}  (endpoint ${endpoint.id}; Ctrl-C to stop)`);
     await Promise.race(['SIGINT', 'SIGTERM'].map((signal) => once(process, signal)));
     server.close();
-    await withWebhookStore(context, (deps) => removeWebhookEndpoint(deps, endpoint.id));
+    await withStoreRecords(context, (records) => removeWebhookEndpoint(records.webhooks, endpoint.id));
     return undefined;
   },
 };

@@ -6,19 +6,19 @@
 import { sql } from 'kysely';
 import { createClient } from 'redis';
 import { createPublicClient, formatEther, http } from 'viem';
-import type { Logger } from './shared/logger.ts';
-import type { Metrics } from './shared/metrics.ts';
-import { createReadiness, type Readiness } from './shared/readiness.ts';
-import { networkNames, type NetworkName } from './shared/networks.ts';
-import type { Store } from './store/db.ts';
-import { countJournalBacklog, countPendingByRelayer, findStuckBacklog } from './store/journal-backlog.ts';
-import { sqliteDiskProbe } from './store/sqlite-disk-probe.ts';
-import type { MinedCost, Relayer } from './chain/relayer.ts';
-import type { ChainClients } from './chain/chain-clients.ts';
-import { countingRpcCalls } from './chain/node-rpc-calls.ts';
-import type { IpfsBackend } from './ipfs/ipfs-backend.ts';
-import type { WalletService } from './wallet/wallet-service.ts';
-import type { TransferOutcome } from './wallet/transfer-outcome.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { Metrics } from '../shared/metrics.ts';
+import { createReadiness, type Readiness } from '../shared/readiness.ts';
+import { networkNames, type NetworkName } from '../shared/networks.ts';
+import type { Store } from '../store/db.ts';
+import { countJournalBacklog, countPendingByRelayer, findStuckBacklog } from '../store/journal-backlog.ts';
+import { sqliteDiskProbe } from '../store/sqlite-disk-probe.ts';
+import type { MinedCost, Relayer } from '../chain/relayer.ts';
+import type { ChainClients } from '../chain/chain-clients.ts';
+import { countingRpcCalls } from '../chain/node-rpc-calls.ts';
+import type { IpfsBackend } from '../ipfs/ipfs-backend.ts';
+import type { WalletService } from '../wallet/wallet-service.ts';
+import type { TransferOutcome } from '../wallet/transfer-outcome.ts';
 
 /** Each probe's timeout: a load balancer's probe must not wait on a hung node. */
 const probeTimeoutMs = 1000;

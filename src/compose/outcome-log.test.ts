@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Writable } from 'node:stream';
-import { createLogger } from './shared/logger.ts';
-import { DomainError } from './shared/errors.ts';
+import { createLogger } from '../shared/logger.ts';
+import { DomainError } from '../shared/errors.ts';
 import { withOutcomeLog } from './outcome-log.ts';
-import type { PaymentPart } from './compose.ts';
-import type { SessionEvent } from './payments/payment-events.ts';
+import type { PaymentPart } from './platform.ts';
+import type { SessionEvent } from '../payments/payment-events.ts';
 
 test('one info line per payment, refund and reward outcome: tid, tran_no, code, amount, transaction', async () => {
   const lines: any[] = [];

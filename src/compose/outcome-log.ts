@@ -1,7 +1,7 @@
-import type { Logger } from './shared/logger.ts';
-import type { PaymentPart } from './compose.ts';
-import type { SessionSink } from './payments/payment-events.ts';
-import { resCodeOf, type CallFamily } from './transports/grpc/res-codes.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { PaymentPart } from './platform.ts';
+import type { SessionSink } from '../payments/payment-events.ts';
+import { resCodeOf, type CallFamily } from '../payments/result-codes.ts';
 
 type Part = Pick<PaymentPart, 'payments' | 'rewards'>;
 

@@ -1,12 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { storeFactories } from '../test/support/stores.ts';
-import type { Store } from './store/db.ts';
-import { createWalletRepository } from './store/wallet-repository.ts';
-import { createIdempotencyRepository } from './store/idempotency-repository.ts';
-import { createWebsiteLoginRepository } from './identity/website-login-repository.ts';
-import { createWebsiteLoginService } from './identity/website-login.ts';
-import { createLogger } from './shared/logger.ts';
+import { storeFactories } from '../../test/support/stores.ts';
+import type { Store } from '../store/db.ts';
+import { createWalletRepository } from '../store/wallet-repository.ts';
+import { createIdempotencyRepository } from '../store/idempotency-repository.ts';
+import { createWebsiteLoginRepository } from '../identity/website-login-repository.ts';
+import { createWebsiteLoginService } from '../identity/website-login.ts';
+import { createLogger } from '../shared/logger.ts';
 import { scheduleRecordSweeps, sweepExpiredRecords } from './record-sweeps.ts';
 
 const minute = 60_000;

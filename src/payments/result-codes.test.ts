@@ -1,23 +1,23 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DomainError, domainErrorCodes } from '../../shared/errors.ts';
-import { resCodeByFamily, resultOf, success } from './res-codes.ts';
+import { DomainError, domainErrorCodes } from '../shared/errors.ts';
+import { resCodeByFamily, resultOf, success } from './result-codes.ts';
 
-// SPEC.md's tables, word for word.
+// docs/interfaces.md#response-codes's tables, word for word.
 const common: Record<string, string> = { '00': 'Success', 10: 'Internal server error' };
 const spec = {
   payment: { ...common, '01': 'Canceled by the user', '02': 'Insufficient balance', '03': 'Transaction time expired', '04': 'Token API error' },
   reward: { ...common, '01': 'Reward not issued', '02': 'Reward expired', '03': 'Reward already canceled', '04': 'Bad reward amount', '05': 'Already rewarded' },
 } as Record<'payment' | 'reward', Record<string, string>>;
 
-test('every domain code maps once per call family; 00–10 carry SPEC.md\'s text of that family\'s table', () => {
+test('every domain code maps once per call family; 00–10 carry docs/interfaces.md#response-codes\'s text of that family\'s table', () => {
   assert.deepEqual(success, { res_code: '00', res_message: 'Success' });
   for (const family of ['payment', 'reward'] as const) {
     const table = resCodeByFamily[family];
     assert.deepEqual(Object.keys(table).sort(), [...domainErrorCodes].sort(), family);
     for (const [code, rc] of Object.entries(table)) {
       assert.match(rc.res_code, /^\d\d$/, `${family} ${code}`);
-      if (Number(rc.res_code) <= 10) assert.equal(rc.res_message, spec[family]![rc.res_code], `${family} ${code} -> ${rc.res_code} is SPEC.md's ${family} code`);
+      if (Number(rc.res_code) <= 10) assert.equal(rc.res_message, spec[family]![rc.res_code], `${family} ${code} -> ${rc.res_code} is docs/interfaces.md#response-codes's ${family} code`);
     }
   }
 });
@@ -44,7 +44,7 @@ test('our codes (11 and up) mean one condition: one text per code in every call'
       textOf.set(rc.res_code, rc.res_message);
     }
   }
-  // Same condition, same code in both families, wherever SPEC.md's tables do not decide it.
+  // Same condition, same code in both families, wherever docs/interfaces.md#response-codes's tables do not decide it.
   for (const code of domainErrorCodes) {
     const [payment, reward] = [resCodeByFamily.payment[code], resCodeByFamily.reward[code]];
     if (Number(payment.res_code) > 10 && Number(reward.res_code) > 10) assert.equal(payment.res_code, reward.res_code, code);

@@ -1,4 +1,4 @@
-import { isDomainError, type DomainErrorCode } from '../../shared/errors.ts';
+import { isDomainError, type DomainErrorCode } from '../shared/errors.ts';
 
 export interface ResCode {
   res_code: string;
@@ -6,7 +6,7 @@ export interface ResCode {
 }
 
 /**
- * The two tables of SPEC.md: a code 01–05 means one thing in payment calls (StartPayment START_PAY,
+ * The two tables of docs/interfaces.md#response-codes: a code 01–05 means one thing in payment calls (StartPayment START_PAY,
  * DoPayment START_PAY and TRANSFER, CancelPayment) and another in reward calls (IssueReward,
  * CancelReward, START_REWARD at the POS and from a receipt).
  */
@@ -15,13 +15,13 @@ export type CallFamily = 'payment' | 'reward';
 export const success: ResCode = { res_code: '00', res_message: 'Success' };
 const internal: ResCode = { res_code: '10', res_message: 'Internal server error' };
 
-// SPEC.md's payment table.
+// docs/interfaces.md#response-codes's payment table.
 const canceledByUser: ResCode = { res_code: '01', res_message: 'Canceled by the user' };
 const insufficientBalance: ResCode = { res_code: '02', res_message: 'Insufficient balance' };
 const timeExpired: ResCode = { res_code: '03', res_message: 'Transaction time expired' };
 const tokenApi: ResCode = { res_code: '04', res_message: 'Token API error' };
 
-// Ours (11 and up) for what SPEC.md's tables do not list; docs/payments.md has the table.
+// Ours (11 and up) for what docs/interfaces.md#response-codes's tables do not list; docs/payments.md has the table.
 const invalid: ResCode = { res_code: '11', res_message: 'Invalid request' };
 const unauthorized: ResCode = { res_code: '12', res_message: 'Unauthorized' };
 // In reward calls the payment table's conditions cannot use 01–04 (those are reward codes there).
@@ -30,7 +30,7 @@ const rewardTransferFailed: ResCode = { res_code: '20', res_message: 'Token tran
 const rewardCanceledByUser: ResCode = { res_code: '21', res_message: 'Canceled by the user' };
 const rewardTimeExpired: ResCode = { res_code: '22', res_message: 'Transaction time expired' };
 
-/** The domain codes whose res_code depends on the call family: SPEC.md's two tables. */
+/** The domain codes whose res_code depends on the call family: docs/interfaces.md#response-codes's two tables. */
 type TableCode =
   | 'wallet.unknown_address' | 'wallet.invalid_mnemonic' | 'wallet.temp_key_invalid' | 'wallet.hash_key_invalid' | 'wallet.signature_invalid'
   | 'wallet.insufficient_balance' | 'chain.transaction_failed' | 'payment.canceled_by_user' | 'payment.expired'
@@ -115,7 +115,7 @@ export function resCodeOf(error: unknown, family: CallFamily): ResCode {
 }
 
 /**
- * The result of a failed call. SPEC.md's codes (01 to 10) carry exactly SPEC.md's res_message, so
+ * The result of a failed call. docs/interfaces.md#response-codes's codes (01 to 10) carry exactly docs/interfaces.md#response-codes's res_message, so
  * clients may compare it; our own codes (11 and up) add what exactly was wrong.
  */
 export function resultOf(error: unknown, family: CallFamily): ResCode {

@@ -1,4 +1,4 @@
-import type { Config } from './config/config.ts';
+import type { Config } from '../config/config.ts';
 
 export interface ReadyEndpoints {
   /** The bound HTTP port (the configured one, or the OS's choice for 0). */

@@ -4,13 +4,13 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
 import { startPaymentServer } from '../../src/main.ts';
-import { composePayments, type PaymentPart } from '../../src/compose.ts';
+import { composePayments, type PaymentPart } from '../../src/compose/platform.ts';
 import type { GrpcServer } from '../../src/transports/grpc/grpc-server.ts';
 import { vixpTokenAbi } from '../../src/gen/contracts/vixp-token.ts';
 import { openSession, paymentsClient, type Session } from '../support/payments.ts';
 import { nextOrEnd, within } from '../support/fleet-operations.ts';
 import { privateRedisSkip, startPrivateRedis, type PrivateRedis } from '../support/redis.ts';
-import { resCodeByFamily } from '../../src/transports/grpc/res-codes.ts';
+import { resCodeByFamily } from '../../src/payments/result-codes.ts';
 import { waitFor } from '../support/wait-for.ts';
 import { assertInvariants, password, rigUser, serverLog, signedTransfer, startFaultRig, type FaultRig, type RigUser } from './rig.ts';
 

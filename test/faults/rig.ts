@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Address, Hex } from 'viem';
 import { loadConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/shared/logger.ts';
-import { composePlatform, type Platform } from '../../src/compose.ts';
+import { composePlatform, type Platform } from '../../src/compose/platform.ts';
 import { vixpTokenAbi } from '../../src/gen/contracts/vixp-token.ts';
 import type { FailpointName } from '../../src/shared/failpoints.ts';
 import { freePort, rpcOver, startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process.ts';

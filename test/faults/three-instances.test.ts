@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestClient, http, parseEther, type Hex } from 'viem';
 import { startChains, type ChainSupervisor } from '../../src/chain/chain-supervisor.ts';
 import { loadRelayerLanes } from '../../src/chain/platform-account.ts';
-import { composePlatform, type Platform } from '../../src/compose.ts';
+import { composePlatform, type Platform } from '../../src/compose/platform.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { networkNames } from '../../src/shared/networks.ts';

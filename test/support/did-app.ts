@@ -4,7 +4,7 @@ import { installHttpErrorHandler } from '../../src/transports/http/errors.ts';
 import { authRoutes } from '../../src/transports/http/routes/auth.ts';
 import { didRoutes } from '../../src/transports/http/routes/did.ts';
 import { authVpRoutes } from '../../src/transports/http/routes/auth-vp.ts';
-import type { DidModule } from '../../src/compose.ts';
+import type { DidModule } from '../../src/compose/platform.ts';
 import { addUser, type AddUserReturnType } from '../../src/identity/add-user.ts';
 
 /** A real platform with the DID and login routes wired as docs/did-api.md describes. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from '../../src/config/config.ts';
 import { createLogger, type Logger } from '../../src/shared/logger.ts';
-import { composePlatform, type Platform } from '../../src/compose.ts';
+import { composePlatform, type Platform } from '../../src/compose/platform.ts';
 import { buildHttpApp } from '../../src/transports/http/app.ts';
 import { releaseDataDirSchema, testStore, testStoreEnv } from './stores.ts';
 

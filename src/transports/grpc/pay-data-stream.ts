@@ -4,7 +4,7 @@ import type { Logger } from '../../shared/logger.ts';
 import { DomainError, isDomainError } from '../../shared/errors.ts';
 import type { PayData, PayData__Output, StateName } from './proto.ts';
 import { eventReply, familyOf, isTerminal, reply, streamCall, type ReplyContext } from './pay-data.ts';
-import { resultOf } from './res-codes.ts';
+import { resultOf } from '../../payments/result-codes.ts';
 import { firstMessageDeadline } from './stream-limits.ts';
 import type { OpenStream } from './grpc-deps.ts';
 
@@ -30,7 +30,7 @@ export interface PayDataStream {
  * Wraps one side's call. Writes after the stream ended, or after the peer went away, are dropped:
  * a flow finishing for the other side must not fail because this side hung up. With
  * `firstMessageTimeoutMs`, a call with no message by then is ended DEADLINE_EXCEEDED (no flow
- * started, so there is no request to answer in the SPEC's shape).
+ * started, so there is no request to answer in the contract's shape).
  */
 export function payDataStream(
   call: PayDataCall, context: ReplyContext & { logger: Logger; firstMessageTimeoutMs?: number; openStreams?: Set<OpenStream> }, side: 'pos' | 'app',

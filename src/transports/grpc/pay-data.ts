@@ -2,7 +2,7 @@ import type { PaymentApproval, RewardClaim, SessionEvent, TransferRequest } from
 import { formatDateTime } from '../../payments/platform-dates.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { CommonField, Content, PayData, PayData__Output, StateName } from './proto.ts';
-import { resultOf, success, type CallFamily, type ResCode } from './res-codes.ts';
+import { resultOf, success, type CallFamily, type ResCode } from '../../payments/result-codes.ts';
 
 /** Routing fields a response echoes from its request (all of Common but target_api and the response-only ones). */
 const echoed = [
@@ -10,13 +10,13 @@ const echoed = [
   'req_timestamp', 'language_code', 'tran_no',
 ] as const satisfies ReadonlyArray<CommonField>;
 
-/** SPEC.md's `target_api` of each call: every server message names its call, whatever the request said. */
+/** docs/interfaces.md#grpc-payments's `target_api` of each call: every server message names its call, whatever the request said. */
 export type CallName = 'startPayment' | 'doPayment' | 'cancelPayment' | 'issueReward' | 'cancelReward';
 
 /** The stream call of each side. */
 export const streamCall = { pos: 'startPayment', app: 'doPayment' } as const satisfies Record<'pos' | 'app', CallName>;
 
-/** Which SPEC.md table a stream flow's codes come from: END_REWARD ends a reward claim. */
+/** Which docs/interfaces.md#grpc-payments table a stream flow's codes come from: END_REWARD ends a reward claim. */
 export const familyOf = (terminal: StateName): CallFamily => (terminal === 'END_REWARD' ? 'reward' : 'payment');
 
 export interface ReplyContext {
@@ -38,7 +38,7 @@ export function reply(context: ReplyContext, api: CallName, request: PayData__Ou
   return { common, content };
 }
 
-/** DoPayment REQUEST_TRANSFER (server to app): SPEC.md's field list. */
+/** DoPayment REQUEST_TRANSFER (server to app): docs/interfaces.md#grpc-payments's field list. */
 function appTransferRequest(r: TransferRequest): Content {
   return {
     state: 'REQUEST_TRANSFER', tran_no: r.tranNo, contract_address: r.contractAddress, token_amount: r.tokenAmount,

@@ -3,7 +3,7 @@ import type { Content, Content__Output, PaymentsServiceHandlers } from './proto.
 import type { GrpcDeps } from './grpc-deps.ts';
 import { bearerOf } from './caller-auth.ts';
 import { reply, type CallName } from './pay-data.ts';
-import { resultOf, success, type CallFamily } from './res-codes.ts';
+import { resultOf, success, type CallFamily } from '../../payments/result-codes.ts';
 
 /** The store a POS's API key authenticates. */
 type Store = Awaited<ReturnType<GrpcDeps['payments']['authenticateStore']>>;

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { DomainError, isDomainError } from '../../../shared/errors.ts';
 import type { PaymentService } from '../../../payments/payment-service.ts';
-import { resCodeByFamily } from '../../grpc/res-codes.ts';
+import { resCodeByFamily } from '../../../payments/result-codes.ts';
 import { httpStatusByCode } from '../errors.ts';
 import { posApiKey, zodRoute } from '../route-schema.ts';
 

@@ -1,0 +1,58 @@
+import type { Config } from '../config/config.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { NetworkName } from '../shared/networks.ts';
+import type { ChainClients } from '../chain/chain-clients.ts';
+import type { PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
+import type { WalletService } from '../wallet/wallet-service.ts';
+import type { UserService } from '../identity/users.ts';
+import type { DidListEntry } from '../did/did-repository.ts';
+import type { PaymentDeps } from '../payments/payment-deps.ts';
+import type { SettlementTokenAllowListDeps } from '../payments/settlement-token-allow-list.ts';
+import type { WebhookEndpointDeps } from '../webhooks/webhook-endpoints.ts';
+import type { OperatorDeps } from '../console/operators.ts';
+import type { CliContext } from './commands.ts';
+import { assertExistingPlatform } from './platform-data-dir.ts';
+
+/** The platform core a command runs on beside the running server (its chains attached). */
+export interface CliPlatform {
+  config: Config;
+  chains: Pick<ChainClients, NetworkName>;
+  contracts: PlatformContractsByNetwork;
+  wallet: WalletService;
+  identity: { users: UserService };
+  did: { systemDids: { issuer: DidListEntry[] } };
+  admin: {
+    stores: Pick<PaymentDeps, 'merchants' | 'wallet' | 'clock' | 'timeZone'>;
+    settlementTokens: SettlementTokenAllowListDeps;
+  };
+}
+
+/** The records a command manages with only the store and the key vault. */
+export interface CliStoreRecords {
+  webhooks: WebhookEndpointDeps;
+  operators: Pick<OperatorDeps, 'operators' | 'passwords' | 'clock'>;
+}
+
+/** What `src/main.ts` gives the CLI: every command's access to the platform, built by the composition root. */
+export interface CliDeps {
+  withPlatform<T>(config: Config, logger: Logger, work: (platform: CliPlatform) => Promise<T>): Promise<T>;
+  withStoreRecords<T>(config: Config, work: (records: CliStoreRecords) => Promise<T>): Promise<T>;
+  rotateSigningKeys(config: Config): Promise<{ kid: string; retired: string[]; retiredAt: number }>;
+  /** `vixpay serve`: the whole platform, as `npm start`. */
+  serve(config: Config, logger: Logger): Promise<void>;
+}
+
+/**
+ * Runs `work` on the platform core beside a running server (its anvils are used, not restarted),
+ * found by its DATA_DIR: a directory without a platform is refused, never made into a new one.
+ */
+export function withPlatform<T>(context: CliContext, work: (platform: CliPlatform) => Promise<T>): Promise<T> {
+  assertExistingPlatform(context.config);
+  return context.deps.withPlatform(context.config, context.logger, work);
+}
+
+/** Runs `work` on the platform's store and key vault, found by its DATA_DIR (or DATABASE_URL). */
+export function withStoreRecords<T>(context: CliContext, work: (records: CliStoreRecords) => Promise<T>): Promise<T> {
+  assertExistingPlatform(context.config);
+  return context.deps.withStoreRecords(context.config, work);
+}

@@ -1,0 +1,85 @@
+/**
+ * The chains: a supervised anvil per network, or a JSON-RPC URL per network (`RPC_URL_<NETWORK>`);
+ * their clients, the relayer over the platform account's lanes, recovery of what a crash left
+ * journaled, and the platform contracts (VIXP, settlement, DID registry) deployed or found.
+ */
+import { randomUUID } from 'node:crypto';
+import { parseGwei } from 'viem';
+import type { Config } from '../config/config.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { KeyVault } from '../shared/key-vault.ts';
+import type { Metrics } from '../shared/metrics.ts';
+import { networkNames } from '../shared/networks.ts';
+import { runPeriodically } from '../shared/periodic.ts';
+import { onChainNodeCrash } from '../shared/failpoints.ts';
+import type { Store } from '../store/db.ts';
+import type { FleetRepository } from '../store/fleet-repository.ts';
+import { createChainJournal } from '../store/chain-journal-repository.ts';
+import { checkFleet, relayerAccountFingerprint } from '../fleet/fleet-check.ts';
+import { startChains } from '../chain/chain-supervisor.ts';
+import { createChainClients, type ChainClients } from '../chain/chain-clients.ts';
+import { createRelayer, type Relayer } from '../chain/relayer.ts';
+import { fundRelayerOnManagedChains, loadRelayerLanes } from '../chain/platform-account.ts';
+import { ensurePlatformContracts, type PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
+import { recordMinedCost } from './observability.ts';
+
+/** A journaled transaction without a receipt this long after it was signed is rebroadcast by whichever instance sweeps first. */
+const staleTransactionMs = 5_000;
+const staleSweepMs = 2_000;
+
+export interface ChainPart {
+  chains: ChainClients;
+  relayer: Relayer;
+  contracts: PlatformContractsByNetwork;
+  /** Stops the nodes we run (the last step of a stop). */
+  stopChains(): Promise<void>;
+}
+
+export async function composeChain(
+  config: Config,
+  deps: { logger: Logger; clock: Clock; vault: KeyVault; store: Store; fleet: FleetRepository; metrics: Metrics },
+  options: { mode: 'own' | 'attach'; finishJournal: boolean },
+  cleanups: Array<() => Promise<void>>,
+): Promise<ChainPart> {
+  const { logger, clock, metrics } = deps;
+  const supervisor = await startChains({
+    dataDir: config.dataDir, rpcUrls: config.rpcUrls, logger, mode: options.mode, checkpointIntervalMs: config.chainCheckpointSeconds * 1000,
+  });
+  const part = { stopChains: () => supervisor.stop() };
+  try {
+    // A `crash-chain` failpoint (test only) kills the payment network's anvil, when we run it.
+    onChainNodeCrash(() => {
+      const pid = supervisor.nodePid(config.paymentNetwork);
+      if (pid !== undefined) process.kill(pid, 'SIGKILL');
+    });
+    const chains = await createChainClients(supervisor.endpoints, config.chainPollMs, config.confirmations,
+      (network, method) => metrics.nodeRpcCalls.inc({ network, method }));
+    // Before the nodes stop: pending receipt waits end (the relayer leaves them journaled for recovery).
+    cleanups.push(async () => { for (const network of networkNames) chains[network].receipts.close(); });
+    const lanes = loadRelayerLanes({ privateKey: config.relayerPrivateKey, dataDir: config.dataDir, vault: deps.vault, count: config.relayerLanes });
+    // The platform account (lane 0): every other lane is derived from its key.
+    await checkFleet(deps.fleet, { relayer_account: relayerAccountFingerprint((lanes[0] as (typeof lanes)[number]).address) }, clock());
+    await fundRelayerOnManagedChains(chains, lanes.map((lane) => lane.address), logger);
+    const journal = createChainJournal(deps.store.db, randomUUID);
+    const relayer = createRelayer({
+      journal, chains, lanes, clock, logger: logger.child({ component: 'relayer' }), receiptTimeoutMs: config.receiptTimeoutSeconds * 1000,
+      batch: config.settlementBatch, onBatch: (network, size) => metrics.settlementBatchSize.observe({ network }, size),
+      repricing: { afterMs: config.repricing.afterSeconds * 1000, maxFeePerGas: parseGwei(String(config.repricing.maxFeePerGasGwei)) },
+      onReprice: (network) => metrics.relayerRepriced.inc({ network }),
+      onMined: recordMinedCost(metrics),
+    });
+    if (options.finishJournal) {
+      await Promise.all(networkNames.map((network) => relayer.recover(network)));
+      // Any instance finishes a transaction journaled and left without a receipt (an instance that
+      // died between journaling and broadcasting holds its lane's next nonces for every instance).
+      cleanups.push(runPeriodically(() => Promise.all(networkNames.map((network) => relayer.rebroadcastStale(network, staleTransactionMs)))
+        .then(() => undefined, (err: unknown) => logger.warn({ err }, 'stale transaction sweep failed')), staleSweepMs).stop);
+    }
+    const contracts = await ensurePlatformContracts({ journal, chains, relayer, clock, configured: config.contractAddresses });
+    return { ...part, chains, relayer, contracts };
+  } catch (error) {
+    await part.stopChains().catch(() => undefined);
+    throw error;
+  }
+}

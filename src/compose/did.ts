@@ -1,0 +1,65 @@
+/**
+ * DIDs, VCs and VPs of the platform (the Veramo agent over our store and the ethereum network's DID
+ * registry), and the receipts of approvals, refunds and reward claims it issues as credentials.
+ */
+import type { Config } from '../config/config.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { KeyVault } from '../shared/key-vault.ts';
+import type { Store } from '../store/db.ts';
+import type { WalletRepository } from '../store/wallet-repository.ts';
+import { createReceiptRepository } from '../store/receipt-repository.ts';
+import type { ChainClients } from '../chain/chain-clients.ts';
+import type { WalletService } from '../wallet/wallet-service.ts';
+import { createDidAgent, type DidAgent } from '../did/did-agent.ts';
+import { createDidRepository, type DidListEntry, type SystemDidRole } from '../did/did-repository.ts';
+import { didForAddress, ensureSystemDids } from '../did/did-identifiers.ts';
+import { createDidService, type DidService } from '../did/did-service.ts';
+import { createVpLogin, type VerifyLoginPresentation } from '../did/vp-login.ts';
+import { createHolderBinding, type FindUserIdByHolder } from '../did/holder-binding.ts';
+import { createReceiptService, type ReceiptService } from '../receipts/receipt-service.ts';
+import { knownNetwork, signingIdentityOf } from '../receipts/receipt-issuer.ts';
+
+/** DIDs, VCs and VPs of the platform. */
+export interface DidModule {
+  agent: DidAgent;
+  service: DidService;
+  verifyLoginPresentation: VerifyLoginPresentation;
+  /** The user a VP holder logs in as (see holder-binding.ts). */
+  findUserIdByHolder: FindUserIdByHolder;
+  /** Whether a DID is registered with the platform (what `/v2/auth/me` reports for a wallet's did:ethr). */
+  isRegistered(did: string): Promise<boolean>;
+  /** The did:ethr of a wallet address. */
+  didForAddress(address: string): string;
+  systemDids: Record<SystemDidRole, DidListEntry[]>;
+}
+
+/** The Veramo agent over our store and chain; the system issuer and verifier DIDs made on first start (reused after). */
+export async function composeDid(
+  store: Store, vault: KeyVault, wallets: WalletRepository, clock: Clock,
+  chain: { rpcUrl: string; chainId: number; registry: `0x${string}` },
+): Promise<DidModule> {
+  const agent = createDidAgent({ db: store.db, vault, clock, chain });
+  const repository = createDidRepository(store.db);
+  const systemDids = await ensureSystemDids({ agent, repository });
+  const service = createDidService({ agent, repository, wallets, vault, clock });
+  return {
+    agent, service, systemDids,
+    verifyLoginPresentation: createVpLogin({ agent, repository, clock }),
+    findUserIdByHolder: createHolderBinding(store.db),
+    isRegistered: (did) => repository.exists(did),
+    didForAddress,
+  };
+}
+
+/** Receipts (verifiable credentials) of approvals, refunds and reward claims, issued by the system issuer DID on first read. */
+export function composeReceipts(
+  config: Config, deps: { store: Store; clock: Clock; did: DidModule; wallet: WalletService; chains: ChainClients },
+): ReceiptService {
+  const { did, wallet, chains } = deps;
+  return createReceiptService({
+    receipts: createReceiptRepository(deps.store.db), agent: did.agent, clock: deps.clock, timeZone: config.timeZone,
+    issuer: () => signingIdentityOf(did.agent, did.systemDids.issuer[0]!.did),
+    tokenDecimals: async (network, contractAddress) => (await wallet.getTokenInfo(knownNetwork(network), { contractAddress })).decimals,
+    chainIdOf: (network) => chains[knownNetwork(network)].chainId,
+  });
+}

@@ -1,0 +1,55 @@
+/**
+ * Users, logins and JWTs. The signing keys are the fleet's, in the database (created by the first
+ * instance, or imported once from `DATA_DIR/jwt-signing-key.json`); the failed-login throttle is in
+ * Redis when the instances share one (REDIS_URL), so failures on every instance add up.
+ */
+import path from 'node:path';
+import type { Config } from '../config/config.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { KeyVault } from '../shared/key-vault.ts';
+import type { Store } from '../store/db.ts';
+import { createPasswordHasher } from '../identity/password-hasher.ts';
+import { createUserRepository } from '../identity/user-repository.ts';
+import { createUserService, type UserService } from '../identity/users.ts';
+import { signingKeyFileName } from '../identity/signing-keys.ts';
+import { openSigningKeys } from '../identity/signing-key-store.ts';
+import { createSigningKeyRepository } from '../identity/signing-key-repository.ts';
+import { createRedisLoginRateLimiter } from '../identity/redis-login-rate-limiter.ts';
+import { createJwtService, type JwtService } from '../identity/jwt.ts';
+import { createLoginRateLimiter, type LoginRateLimiter } from '../identity/login-rate-limiter.ts';
+import { createLoginService, type LoginService } from '../identity/login.ts';
+import { createWebsiteLoginRepository } from '../identity/website-login-repository.ts';
+import { createWebsiteLoginService, type WebsiteLoginService } from '../identity/website-login.ts';
+
+export interface Identity {
+  users: UserService;
+  jwt: JwtService;
+  login: LoginService;
+  websiteLogins: WebsiteLoginService;
+  /** Failed-password throttle shared by every password check (login, REST pay). */
+  rateLimiter: LoginRateLimiter;
+}
+
+export async function composeIdentity(
+  config: Config, store: Store, vault: KeyVault, clock: Clock, logger: Logger, throttle: { redis: boolean; loginKeyPrefix: string },
+): Promise<Identity & { close(): Promise<void> }> {
+  const users = createUserService({ users: createUserRepository(store.db), passwords: createPasswordHasher(), clock });
+  const keys = await openSigningKeys({
+    repository: createSigningKeyRepository(store.db), vault, clock, ttlSeconds: config.jwtTtlSeconds,
+    importFile: path.join(config.dataDir, signingKeyFileName),
+  });
+  const jwt = createJwtService({ keys, clock, ttlSeconds: config.jwtTtlSeconds });
+  const redisLimiter = throttle.redis && config.redisUrl
+    ? await createRedisLoginRateLimiter({
+      url: config.redisUrl, clock, logger: logger.child({ component: 'login-throttle' }), keyPrefix: throttle.loginKeyPrefix,
+    })
+    : undefined;
+  const rateLimiter = redisLimiter ?? createLoginRateLimiter({ clock });
+  const login = createLoginService({ users, jwt, rateLimiter, clock });
+  const websiteLogins = createWebsiteLoginService({ repository: createWebsiteLoginRepository(store.db), clock });
+  return {
+    users, jwt, login, websiteLogins, rateLimiter,
+    close: async () => { keys.close(); await redisLimiter?.close(); },
+  };
+}

@@ -1,0 +1,47 @@
+/**
+ * The x402 facilitator (docs/x402.md) over the platform's relayer and store, and what its HTTP routes
+ * need: a rate limit per facilitator key and the settle wait. The server finishes settlements left
+ * accepted at start and then every 2 s.
+ */
+import type { Clock } from '../shared/clock.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { Metrics } from '../shared/metrics.ts';
+import { runPeriodically } from '../shared/periodic.ts';
+import type { Store } from '../store/db.ts';
+import { createAuthorizationRepository } from '../store/authorization-repository.ts';
+import { createSettlementTokenRepository } from '../store/settlement-token-repository.ts';
+import { createX402SettlementRepository } from '../store/x402-settlement-repository.ts';
+import { createFacilitatorKeyRepository } from '../store/facilitator-key-repository.ts';
+import type { ChainClients } from '../chain/chain-clients.ts';
+import type { Relayer } from '../chain/relayer.ts';
+import type { PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
+import { createX402Facilitator } from '../x402/facilitator.ts';
+import { createKeyRateLimit } from '../x402/key-rate-limit.ts';
+import type { X402RoutesDeps } from '../transports/http/routes/x402.ts';
+
+/** A settle answers within this (less when the request's `Prefer: wait=N` asks): the published client waits 90 s. */
+export const x402SettleWaitMs = 30_000;
+const sweepMs = 2_000;
+
+export async function composeX402(
+  core: { store: Store; clock: Clock; logger: Logger; metrics: Metrics; chains: ChainClients; relayer: Relayer; contracts: PlatformContractsByNetwork },
+  options: { server: boolean },
+  cleanups: Array<() => Promise<void>>,
+): Promise<X402RoutesDeps> {
+  const { store, clock } = core;
+  const logger = core.logger.child({ component: 'x402' });
+  const facilitator = createX402Facilitator({
+    chains: core.chains, contracts: core.contracts, relayer: core.relayer, clock, logger,
+    authorizations: createAuthorizationRepository(store.db, store.dialect === 'sqlite' ? 'process' : 'row'),
+    settlements: createX402SettlementRepository(store.db), keys: createFacilitatorKeyRepository(store.db),
+    settlementTokens: createSettlementTokenRepository(store.db),
+    onOutcome: (network, outcome) => core.metrics.x402Settlements.inc({ network, outcome }),
+  });
+  if (options.server) {
+    // After a crash: every settlement accepted and not finished is sent (or recorded) now, whoever retries.
+    await facilitator.sweep(0).catch((err: unknown) => logger.warn({ err }, 'x402 settlement sweep failed'));
+    cleanups.push(runPeriodically(() => facilitator.sweep().catch((err: unknown) => logger.warn({ err }, 'x402 settlement sweep failed')), sweepMs).stop);
+  }
+  const rateLimit = createKeyRateLimit(clock);
+  return { facilitator, takeRequest: (keyId, rate) => rateLimit.take(keyId, rate), settleWaitMs: x402SettleWaitMs };
+}
