@@ -23,6 +23,7 @@ import { measureSettlementHistory } from './settlement-history.ts';
 import { measureStorageGrowth } from './storage-growth.ts';
 import { measureIdleStreams } from './idle-streams.ts';
 import { measureRealChain } from './real-chain.ts';
+import { measureStatements } from './statements.ts';
 
 const quick = process.argv.includes('--quick');
 const plan = quick
@@ -36,7 +37,7 @@ const plan = quick
     settlement: { burstBatches: 20, chunkBatches: 25, holders: 500 }, idleSteps: [1_000, 5_000, 10_000],
     realChain: { blockTimes: [2, 12], rates: [1, 10, 100], durationMs: 30_000, runs: 2, accounts: 100 },
   };
-const sections = ['token-api', 'requests', 'payments', 'chain-history', 'settlement-history', 'storage-growth', 'idle-streams', 'real-chain'] as const;
+const sections = ['token-api', 'requests', 'payments', 'chain-history', 'settlement-history', 'storage-growth', 'idle-streams', 'real-chain', 'statements'] as const;
 type Section = typeof sections[number];
 const onlyArgument = process.argv.find((arg) => arg.startsWith('--only='));
 const only = onlyArgument?.slice('--only='.length).split(',').filter(Boolean);
@@ -206,6 +207,14 @@ if (runs('real-chain')) {
   }
 }
 
+// 8. A store's daily statement on a day of 100,000 payments, beside one plain query reading the same rows.
+let statements;
+if (runs('statements')) {
+  log('statements: a day of 100,000 payments for one store, the statement beside one plain query of the same rows');
+  statements = await measureStatements({ payments: 100_000, runs: plan.runs, log });
+  log(`  statement ${format(statements.statementMs, ' ms')} vs plain query ${format(statements.plainQueryMs, ' ms')}`);
+}
+
 const ipfsUpload = process.argv.includes('--ipfs') ? await benchIpfsUpload() : undefined;
 
 const date = new Date().toISOString().slice(0, 10);
@@ -225,6 +234,7 @@ const results = {
   }),
   ...(idleStreams && { idleStreams }),
   ...(realChain && { realChain }),
+  ...(statements && { statements }),
   ...(ipfsUpload && { ipfsUpload }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
@@ -264,6 +274,10 @@ for (const chain of realChain ?? []) {
     const figures = (m: typeof l.batched) => `${m.transfersPerTransaction.median}/tx ${m.transactionsPerBlock.median} tx/blk ${m.gasPerTransfer.median} gas ${m.calldataBytesPerTransfer.median} B ${m.rpcCallsPerTransfer.median} calls p50 ${m.p50Ms.median} ms/${m.p50Blocks.median} blk p99 ${m.p99Ms.median} ms/${m.p99Blocks.median} blk`;
     console.log(`${chain.blockTimeSeconds} s blocks, Poisson ${l.ratePerSecond}/s\n  batched:      ${figures(l.batched)}\n  one per tx:   ${figures(l.oneByOne)}\n  gas vs floor ${l.gasVsFloor}x, vs direct ${l.gasVsDirect}x`);
   }
+}
+if (statements) {
+  row(`statement, ${statements.payments} payments in a day`, `${format(statements.statementMs, ' ms')}, RSS +${statements.statementRssGrowthMiB.median} MiB`,
+    `plain query ${format(statements.plainQueryMs, ' ms')}, RSS +${statements.plainQueryRssGrowthMiB.median} MiB`, `${statements.statementVsPlainQuery}x`);
 }
 const rss = tokenTransfers?.at(-1);
 if (rss) row(`server RSS growth, ${rss.senders}-sender burst`, format(rss.serverRssGrowthMiB, ' MiB'), '', '');

@@ -10,6 +10,7 @@ import type { PaymentDeps } from '../payments/payment-deps.ts';
 import type { SettlementTokenAllowListDeps } from '../payments/settlement-token-allow-list.ts';
 import type { WebhookEndpointDeps } from '../webhooks/webhook-endpoints.ts';
 import type { OperatorDeps } from '../console/operators.ts';
+import type { StatementService } from '../statements/statement-service.ts';
 import type { CliContext } from './commands.ts';
 import { assertExistingPlatform } from './platform-data-dir.ts';
 
@@ -25,6 +26,7 @@ export interface CliPlatform {
     stores: Pick<PaymentDeps, 'merchants' | 'wallet' | 'clock' | 'timeZone'>;
     settlementTokens: SettlementTokenAllowListDeps;
   };
+  statements: Pick<StatementService, 'open' | 'operatorDay'>;
 }
 
 /** The records a command manages with only the store and the key vault. */

@@ -13,6 +13,7 @@ import { keysRotateCommand } from './key-commands.ts';
 import { listenCommand, webhookAddCommand, webhookListCommand, webhookRemoveCommand, webhookRotateSecretCommand } from './webhook-commands.ts';
 import { receiptVerifyCommand } from './receipt-commands.ts';
 import { operatorAddCommand } from './operator-commands.ts';
+import { operatorDayCommand, statementCommand } from './statement-commands.ts';
 
 export interface CliContext {
   config: Config;
@@ -55,6 +56,8 @@ export const commands: Record<string, CliCommand> = {
   listen: listenCommand,
   'receipt verify': receiptVerifyCommand,
   'operator add': operatorAddCommand,
+  statement: statementCommand,
+  'operator-day': operatorDayCommand,
 };
 
 export function usage(): string {

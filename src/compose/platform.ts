@@ -40,6 +40,8 @@ import { composePayments, composeStoreAdmin, type PaymentPart, type StoreAdmin }
 import { startRecordSweeps, startWebhooks } from './background.ts';
 import { composeObservability } from './observability.ts';
 import { composeWeb, type WebServices } from './web.ts';
+import { composeStatements } from './statements.ts';
+import type { StatementService } from '../statements/statement-service.ts';
 import { composeX402 } from './x402.ts';
 import type { X402RoutesDeps } from '../transports/http/routes/x402.ts';
 
@@ -68,6 +70,8 @@ export interface Platform extends PaymentPart, WebServices {
   receipts: ReceiptService;
   /** What the operator's store and token commands work with. */
   admin: StoreAdmin;
+  /** Daily statements of stores and the operator's day, reconciled against the chain (docs/statements.md). */
+  statements: StatementService;
   /** The x402 facilitator and what its routes need (docs/x402.md). */
   x402: X402RoutesDeps;
   /** Prometheus metrics (`GET /metrics`) and the dependencies `GET /readyz` probes. */
@@ -156,11 +160,14 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     cleanups.push(closeProbes);
 
     logger.info({ relayer: relayer.address, lanes: relayer.lanes, contracts }, 'platform ready');
+    const statements = composeStatements(config, { store, clock, logger, chains, wallet }, { server }, cleanups);
+
     return {
       config, logger, clock, store, vault, chains, blocks: createBlockReader(chains, { confirmations: config.confirmations }), relayer, contracts, wallet, identity, did, ipfs, receipts, metrics, readiness,
       payments: paymentPart.payments, rewards: paymentPart.rewards, desk: paymentPart.desk,
       admin: composeStoreAdmin(config, { store, wallet, clock }),
       x402,
+      statements,
       ...composeWeb(config, { store, clock, chains, relayer, wallet, identity, receipts }),
       stop,
     };

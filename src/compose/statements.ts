@@ -11,6 +11,7 @@ import { runPeriodically } from '../shared/periodic.ts';
 import type { Store } from '../store/db.ts';
 import { createStatementRepository } from '../store/statement-repository.ts';
 import { createSettlementTokenRepository } from '../store/settlement-token-repository.ts';
+import { createMerchantRepository } from '../store/merchant-repository.ts';
 import type { ChainClients } from '../chain/chain-clients.ts';
 import type { WalletService } from '../wallet/wallet-service.ts';
 import { createStatementChain } from '../statements/statement-chain.ts';
@@ -29,7 +30,9 @@ export function composeStatements(
     const info = await deps.wallet.getTokenInfo(network, contractAddress ? { contractAddress } : {});
     return { contractAddress: info.contractAddress, symbol: info.tokenSymbol, decimals: info.decimals };
   };
+  const merchants = createMerchantRepository(deps.store.db);
   const service = createStatementService({
+    findStore: (tid) => merchants.findStore(tid),
     repository: createStatementRepository(deps.store.db), chain: createStatementChain(deps.chains[network].client), network, networks: networkNames,
     tokens: async () => [await token(), ...await Promise.all((await settlementTokens.list(network)).map((t) => token(t.contractAddress)))],
     token: (contractAddress) => token(contractAddress), clock: deps.clock, timeZone: config.timeZone,

@@ -64,6 +64,7 @@ export async function openStatement(deps: StatementDeps, tid: string, date: stri
   async function* lines(): AsyncGenerator<StatementLine, StatementSummary> {
     const totals = new Map<string, { kind: StatementRow['kind']; contract: string; count: number; amount: bigint }>();
     const net = new Map<string, bigint>();
+    const unexplained = new Map<string, bigint>();
     const discrepancies: Discrepancy[] = [];
     let discrepancyCount = 0;
     const note = (d: Discrepancy) => { discrepancyCount++; if (discrepancies.length < maxListedDiscrepancies) discrepancies.push(d); };
@@ -88,6 +89,8 @@ export async function openStatement(deps: StatementDeps, tid: string, date: stri
           net.set(total.contract, (net.get(total.contract) ?? 0n) + signed);
           if (!line.reconciled) note({ type: 'line_without_log', kind: row.kind, reference: row.reference, txHash: row.txHash });
         } else if (log) {
+          const contract = log.token.toLowerCase();
+          unexplained.set(contract, (unexplained.get(contract) ?? 0n) + (same(log.to, account) ? log.value : 0n) - (same(log.from, account) ? log.value : 0n));
           note({ type: 'unexplained_transfer', txHash: log.txHash, logIndex: log.logIndex, token: line.token, from: log.from, to: log.to, amount: line.amount.replace(/^-/, '') });
         }
         yield line;
@@ -103,10 +106,11 @@ export async function openStatement(deps: StatementDeps, tid: string, date: stri
     }
     const balances = [...tokens.values()].map((t) => {
       const key = t.contractAddress.toLowerCase();
-      const [o, c, n] = [opening.get(key) ?? 0n, closing.get(key) ?? 0n, net.get(key) ?? 0n];
+      const [o, c, n, u] = [opening.get(key) ?? 0n, closing.get(key) ?? 0n, net.get(key) ?? 0n, unexplained.get(key) ?? 0n];
       const f = (v: bigint) => formatTokenAmount(v, t.decimals);
-      if (c !== o + n) note({ type: 'balance_mismatch', token: t.symbol, expected: f(o + n), actual: f(c), difference: f(c - o - n) });
-      return { token: t.symbol, tokenContract: t.contractAddress, opening: f(o), net: f(n), closing: f(c), difference: f(c - o - n) };
+      // What the unexplained transfers moved is listed with them; a mismatch is what not even a Transfer log shows.
+      if (c !== o + n + u) note({ type: 'balance_mismatch', token: t.symbol, expected: f(o + n + u), actual: f(c), difference: f(c - o - n - u) });
+      return { token: t.symbol, tokenContract: t.contractAddress, opening: f(o), net: f(n), unexplained: f(u), closing: f(c), difference: f(c - o - n) };
     });
     const symbolOf = (contract: string) => tokens.get(contract)?.symbol ?? contract;
     const decimalsOf = (contract: string) => tokens.get(contract)?.decimals ?? 0;

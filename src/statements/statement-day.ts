@@ -1,5 +1,5 @@
 import { DomainError } from '../shared/errors.ts';
-import { formatDate, formatDateTime } from '../payments/platform-dates.ts';
+import { formatDate, formatDateTime } from '../commerce/platform-dates.ts';
 import { startOfDay } from '../console/settlement-costs.ts';
 
 /** A day of the platform's time zone: `yyyy-mm-dd`, and the epoch ms it starts and the next day starts. */

@@ -62,8 +62,11 @@ export type Discrepancy =
 export interface StatementSummary {
   totals: Array<{ kind: StatementLineKind; token: string; count: number; amount: string }>;
   net: Array<{ token: string; amount: string }>;
-  /** Per token: opening + net of the lines = closing, or not. */
-  balances: Array<{ token: string; tokenContract: string; opening: string; net: string; closing: string; difference: string }>;
+  /**
+   * Per token: opening + net of the lines = closing when `difference` (closing − opening − net) is 0.
+   * `unexplained`: what the transfers no line explains moved (they make up the difference, or not).
+   */
+  balances: Array<{ token: string; tokenContract: string; opening: string; net: string; unexplained: string; closing: string; difference: string }>;
   reconciled: boolean;
   discrepancyCount: number;
   /** The first `maxListedDiscrepancies`; `discrepancyCount` counts them all. */

@@ -10,6 +10,7 @@ import { jwksRoutes } from './routes/auth-jwks.ts';
 import { payRoutes } from './routes/pay.ts';
 import { paymentStatusRoutes } from './routes/payment-status.ts';
 import { receiptRoutes } from './routes/receipts.ts';
+import { statementRoutes } from './routes/statements.ts';
 import { consoleRoutes } from './routes/console.ts';
 import { x402Routes } from './routes/x402.ts';
 import { transferStatusMethods } from '../jsonrpc/methods/transfer-status-methods.ts';
@@ -74,8 +75,9 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     prefix: '/v1', receipts: deps.receipts, authenticateStore: (apiKey) => deps.payments.authenticateStore(apiKey),
     verify: identity.jwt.verifyAccessToken, walletAddressOf: async (userId) => (await identity.users.findUser(userId))?.walletAddress ?? undefined,
   });
+  await app.register(statementRoutes, { prefix: '/v1', statements: deps.statements, authenticateStore: (apiKey) => deps.payments.authenticateStore(apiKey) });
   // The operator console (docs/console.md): its own login, cookie session and strict CSP.
-  await app.register(consoleRoutes, { prefix: '/console', ...deps.console });
+  await app.register(consoleRoutes, { prefix: '/console', ...deps.console, statements: deps.statements });
   // The x402 facilitator (docs/x402.md): resource servers verify and settle HTTP 402 payments here.
   await app.register(x402Routes, { prefix: '/x402', ...deps.x402 });
 

@@ -19,6 +19,7 @@ import type { VerifyLoginPresentation } from '../../did/vp-login.ts';
 import type { FindUserIdByHolder } from '../../did/holder-binding.ts';
 import type { ConsoleRoutesDeps } from './routes/console.ts';
 import type { X402RoutesDeps } from './routes/x402.ts';
+import type { StatementService } from '../../statements/statement-service.ts';
 
 /** What the HTTP interfaces stand on: services the composition root built, never built here. */
 export interface HttpDeps {
@@ -39,6 +40,7 @@ export interface HttpDeps {
   ipfs: IpfsBackend;
   payments: Pick<PaymentService, 'authenticateStore' | 'paymentStatus'>;
   receipts: ReceiptService;
+  statements: Pick<StatementService, 'open' | 'operatorDay'>;
   pay: PayService;
   transferStatuses: TransferStatusDeps['transfers'];
   console: ConsoleRoutesDeps;

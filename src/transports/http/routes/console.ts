@@ -9,9 +9,12 @@ import { DomainError, isDomainError } from '../../../shared/errors.ts';
 import { loginOperator, logoutOperator, operatorOfSession, type OperatorDeps } from '../../../console/operators.ts';
 import { zodRoute } from '../route-schema.ts';
 import { consoleApiRoutes, type ConsoleApiDeps } from './console-api.ts';
+import { consoleStatementRoutes, type ConsoleStatementDeps } from './console-statements.ts';
 
 export interface ConsoleRoutesDeps extends ConsoleApiDeps {
   operators: OperatorDeps;
+  /** Statement downloads (docs/statements.md), when the platform has them. */
+  statements?: ConsoleStatementDeps['statements'];
 }
 
 /** The console's session cookie: an opaque random token, never a user's JWT. */
@@ -132,5 +135,6 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleRoutesDep
       if (!(await sessionOf(request))) throw new DomainError('request.unauthorized', 'log in at /console/login');
     });
     await consoleApiRoutes(api, deps);
+    if (deps.statements) await consoleStatementRoutes(api, { statements: deps.statements });
   }, { prefix: '/api' });
 }
