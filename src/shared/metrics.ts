@@ -87,6 +87,10 @@ export function createMetrics() {
       name: 'vixpay_node_rpc_calls_total', help: 'JSON-RPC calls sent to each network\'s node (each call of a batch, each retry), by network and method',
       labelNames: ['network', 'method'] as const, registers: [registry],
     }),
+    x402Settlements: new Counter({
+      name: 'vixpay_x402_settlements_total', help: 'x402 facilitator settlements ended, by network and outcome (settled, failed); POS payments are not counted here',
+      labelNames: ['network', 'outcome'] as const, registers: [registry],
+    }),
     relayerRepriced: new Counter({
       name: 'vixpay_relayer_repriced_transactions_total', help: 'Relayed transactions signed again with their nonce and higher fees (fee cap below the base fee, or unmined too long), by network',
       labelNames: ['network'] as const, registers: [registry],

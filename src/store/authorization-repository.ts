@@ -67,6 +67,8 @@ export interface AuthorizationRepository {
    * of an operation that signs a new one per attempt (a reward claim, `reward:<id>:<attempt>`).
    */
   findLatestByReferencePrefix(network: string, prefix: string): Promise<AuthorizationRecord | undefined>;
+  /** What the open authorizations of `fromAddress` in this token hold (base units): funds already promised. */
+  held(record: { network: string; contractAddress: string; fromAddress: string }): Promise<bigint>;
 }
 
 export type ReserveOutcome = 'reserved' | 'temp_key_used' | 'insufficient' | 'duplicate';
@@ -173,6 +175,7 @@ export function createAuthorizationRepository(db: Db, locking: AccountLocking = 
         .orderBy('created_at').execute();
       return rows.map(toRecord);
     },
+    held: (record) => heldBy(db, record),
     async findLatestByReferencePrefix(network, prefix) {
       // A range, not LIKE: the (network, reference) index answers it on both databases.
       const row = await db.selectFrom('authorizations').selectAll()

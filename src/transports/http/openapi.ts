@@ -29,6 +29,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'json-rpc', description: 'Token, block and chain JSON-RPC 2.0 (docs/token-api.md, docs/block-api.md, docs/chain-api.md)' },
         { name: 'receipts', description: 'Verifiable receipts of approvals, refunds and reward claims (docs/receipts.md)' },
         { name: 'console', description: 'The operator console: its pages and the JSON it draws (docs/console.md); an operator session cookie, not a user JWT' },
+        { name: 'x402', description: 'The x402 facilitator: verify and settle HTTP 402 payments (docs/x402.md)' },
         { name: 'demo', description: 'The demo website of the website login' },
         { name: 'operations', description: 'Probes' },
       ],
@@ -36,6 +37,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         securitySchemes: {
           userJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Access token from POST /v2/auth/auth-user' },
           posApiKey: { type: 'http', scheme: 'bearer', description: 'A store\'s POS API key (`npx vixpay store add`)' },
+          facilitatorKey: { type: 'http', scheme: 'bearer', description: 'A resource server\'s facilitator API key (`npx vixpay facilitator-key add`)' },
         },
       },
     },

@@ -1,0 +1,80 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { X402Facilitator } from '../../../x402/facilitator.ts';
+import { zodRoute, parsed } from '../route-schema.ts';
+
+export interface X402RoutesDeps {
+  facilitator: Pick<X402Facilitator, 'supported' | 'verify' | 'settle' | 'status' | 'authenticate'>;
+  /** Takes one request of the key's allowance; false when it has none left. */
+  takeRequest(keyId: string, ratePerSecond: number): boolean;
+  /** How long a settle waits for the chain unless the request's `Prefer: wait=<seconds>` asks for less. */
+  settleWaitMs: number;
+}
+
+const facilitatorKey = [{ facilitatorKey: [] }];
+const requestBody = z.object({
+  x402Version: z.number().describe('2'),
+  paymentPayload: z.record(z.string(), z.unknown()).describe('The client\'s PAYMENT-SIGNATURE payload (x402 v2)'),
+  paymentRequirements: z.record(z.string(), z.unknown()).describe('The requirements the resource server accepted it for'),
+});
+const statusParams = z.object({
+  payer: z.string().describe('The payer\'s address (authorization.from)'),
+  nonce: z.string().describe('The authorization\'s nonce (bytes32 hex)'),
+});
+
+/** `Prefer: wait=N` (RFC 7240): the caller's time budget in seconds, within the facilitator's own. */
+function waitMsOf(request: FastifyRequest, defaultMs: number): number {
+  const match = /(?:^|[,;\s])wait=(\d{1,6})(?:$|[,;\s])/.exec(String(request.headers.prefer ?? ''));
+  return match?.[1] ? Math.min(Number(match[1]) * 1000, defaultMs) : defaultMs;
+}
+
+/**
+ * The x402 facilitator on the HTTP port (docs/x402.md): `GET /x402/supported` (open), and with a
+ * facilitator key (`Authorization: Bearer vxf_…`, rate-limited per key) `POST /x402/verify`,
+ * `POST /x402/settle` and `GET /x402/settlements/:payer/:nonce`. Verify and settle answer the x402 v2
+ * response shapes with status 200 (a refusal is `isValid: false` / `success: false` with the reason),
+ * a settle still unmined when the time budget ends 202 with `errorReason: settlement_pending`.
+ */
+export async function x402Routes(app: FastifyInstance, deps: X402RoutesDeps): Promise<void> {
+  const authorized = async (request: FastifyRequest, reply: FastifyReply) => {
+    const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
+    const key = match?.[1] ? await deps.facilitator.authenticate(match[1]) : undefined;
+    if (!key) {
+      await reply.status(401).header('www-authenticate', 'Bearer').send({ error: 'Authorization: Bearer <facilitator API key> required (npx vixpay facilitator-key add)' });
+      return undefined;
+    }
+    if (!deps.takeRequest(key.id, key.ratePerSecond)) {
+      await reply.status(429).header('retry-after', '1').send({ error: `this key's rate (${key.ratePerSecond} requests per second) is used up; retry later` });
+      return undefined;
+    }
+    return key;
+  };
+
+  app.get('/supported', zodRoute({ tags: ['x402'], summary: 'Schemes, networks and assets this facilitator settles (x402 v2)' }), () => deps.facilitator.supported());
+
+  app.post('/verify', zodRoute({ body: requestBody, tags: ['x402'], security: facilitatorKey, summary: 'Verify a payment against its requirements' }),
+    async (request, reply) => {
+      if (!(await authorized(request, reply))) return reply;
+      return deps.facilitator.verify(request.body);
+    });
+
+  app.post('/settle', zodRoute({
+    body: requestBody, tags: ['x402'], security: facilitatorKey,
+    summary: 'Settle a payment (idempotent per authorization); Prefer: wait=N bounds the wait for the chain',
+  }), async (request, reply) => {
+    const key = await authorized(request, reply);
+    if (!key) return reply;
+    const answer = await deps.facilitator.settle(request.body, { keyId: key.id, waitMs: waitMsOf(request, deps.settleWaitMs) });
+    return reply.status(answer.pending ? 202 : 200).send(answer.response);
+  });
+
+  app.get('/settlements/:payer/:nonce', zodRoute({
+    params: statusParams, tags: ['x402'], security: facilitatorKey, summary: 'Where a settlement accepted by /settle stands',
+  }), async (request, reply) => {
+    if (!(await authorized(request, reply))) return reply;
+    const { payer, nonce } = parsed(statusParams, request.params);
+    const status = await deps.facilitator.status(payer, nonce);
+    if (!status) return reply.status(404).send({ error: 'no settlement of this payer with this nonce was accepted' });
+    return status;
+  });
+}

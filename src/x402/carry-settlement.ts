@@ -1,0 +1,72 @@
+import type { Address, Hex } from 'viem';
+import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
+import { errorSummary } from '../shared/redact.ts';
+import type { NetworkName } from '../shared/networks.ts';
+import type { X402SettlementRecord } from '../store/x402-settlement-repository.ts';
+import type { X402Deps } from './x402-deps.ts';
+import { finishSettlement } from './finish-settlement.ts';
+
+/** Reservations of one payer are decided one at a time in this process (an outside payer has no account row to lock). */
+const payerLocks = new Map<string, Promise<unknown>>();
+function underPayerLock<T>(payer: string, work: () => Promise<T>): Promise<T> {
+  const run = (payerLocks.get(payer) ?? Promise.resolve()).then(work, work);
+  const tail = run.catch(() => undefined);
+  payerLocks.set(payer, tail);
+  void tail.then(() => { if (payerLocks.get(payer) === tail) payerLocks.delete(payer); });
+  return run;
+}
+
+/**
+ * Carries an accepted settlement to the chain through the batching relayer, as the wallet's own
+ * transfers go (authorize-transfer.ts): its authorization is reserved (its value held on the payer
+ * unless the balance less what their authorizations in flight hold no longer covers it: then it
+ * fails, nothing sent), then settled in the relayer's next batch, journaled first. Answers once the
+ * batch has a receipt, or leaves the settlement `accepted` when the chain has not decided (not mined
+ * within the wait, node down): the relayer's recovery finishes the transaction and `observeSettlement`
+ * records its outcome. Safe to call again for the same settlement (after a crash): a reservation
+ * that exists is reused, and the journal never includes an authorization twice.
+ */
+export async function carrySettlement(deps: X402Deps, record: X402SettlementRecord): Promise<void> {
+  const network = record.network as NetworkName;
+  const { client } = deps.chains[network];
+  const [payer, asset, payTo] = [record.payer as Address, record.asset as Address, record.payTo as Address];
+  const value = BigInt(record.amount);
+  const existing = await deps.authorizations.find(record.nonce);
+  if (!existing) {
+    const fromBlock = deps.chains[network].blocks.recentHead(Date.now()) ?? await client.getBlockNumber();
+    const now = deps.clock();
+    const reserved = await underPayerLock(payer, () => deps.authorizations.reserve({
+      nonce: record.nonce, network, reference: `x402:${payer}:${record.nonce}`, contractAddress: asset, fromAddress: payer, toAddress: payTo,
+      value: record.amount, validBefore: record.validBefore, fromBlock: Number(fromBlock), createdAt: now, updatedAt: now,
+    }, {
+      covers: async (held) => (await client.readContract({ address: asset, abi: vixpTokenAbi, functionName: 'balanceOf', args: [payer] })) - held >= value,
+    }));
+    if (reserved === 'insufficient') {
+      await finishSettlement(deps, record, { status: 'failed', errorReason: 'insufficient_funds' });
+      return;
+    }
+  } else if (existing.status !== 'reserved') {
+    return; // Journaled (or ended) already: the relayer's recovery and the observation finish it.
+  }
+  let result;
+  try {
+    result = await deps.relayer.settle(network, deps.contracts[network].settlement, {
+      token: asset, from: payer, to: payTo, value, validBefore: BigInt(record.validBefore), nonce: record.nonce as Hex, signature: record.signature as Hex,
+    });
+  } catch (error) {
+    // Not journaled by this call: nothing sent by it. Left accepted; the sweep sends it again while it is still reserved.
+    deps.logger.warn({ network, nonce: record.nonce, reason: errorSummary(error) }, 'x402 settlement not sent yet; retried by the sweep');
+    return;
+  }
+  if (result.status === 'confirmed') {
+    await deps.authorizations.finish(record.nonce, 'used', { txHash: result.txHash }, deps.clock());
+    await finishSettlement(deps, record, { status: 'settled', txHash: result.txHash });
+    return;
+  }
+  if (result.status === 'failed') {
+    // Mined without executing it (skipped in the batch, or a batch of one reverted). Whoever used the
+    // nonce meanwhile (the payer, or anyone holding the signature) decides; otherwise it failed here.
+    const used = await client.readContract({ address: asset, abi: vixpTokenAbi, functionName: 'authorizationState', args: [payer, record.nonce as Hex] });
+    if (!used) await finishSettlement(deps, record, { status: 'failed', errorReason: 'invalid_transaction_state', txHash: result.txHash });
+  }
+}

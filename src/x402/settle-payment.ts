@@ -1,0 +1,95 @@
+import type { SettleResponse } from '@x402/core/types';
+import type { X402SettlementRecord } from '../store/x402-settlement-repository.ts';
+import type { NetworkName } from '../shared/networks.ts';
+import type { X402Deps } from './x402-deps.ts';
+import { parseRequest } from './parse-request.ts';
+import { verifyPayment } from './verify-payment.ts';
+import { observeSettlement } from './observe-settlement.ts';
+import { x402NetworkOf } from './x402-networks.ts';
+
+/** The settlements this process is carrying to the chain (facilitator.ts). */
+export interface Carrier {
+  /** Starts carrying it unless this process already is; resolves when that attempt ends. */
+  carry(record: X402SettlementRecord): Promise<void>;
+  running(nonce: string): Promise<void> | undefined;
+}
+
+export interface SettleOptions {
+  /** The facilitator key of the resource server asking. */
+  keyId: string;
+  /** How long to wait for the chain before answering the pending form. */
+  waitMs: number;
+}
+
+/** A settlement accepted but not sent this long after its last change is sent again by whoever sees it (the journal never includes it twice). */
+export const resendAfterMs = 5_000;
+
+/** `pending`: the spec's `settlement_pending` answer (not mined yet): ask again, or GET the status. */
+export type SettleAnswer = { response: SettleResponse; pending: boolean };
+
+/**
+ * POST /x402/settle. A payment seen for the first time is verified (verify-payment.ts) and accepted:
+ * recorded with its signature, then carried to the chain in the relayer's next batch. The same
+ * authorization (its nonce) is accepted once, whoever asks and however often: a repeated settle,
+ * concurrent or after a crash, waits for that one settlement and answers its transaction. Answers
+ * within `waitMs`: success with the transaction once mined, a failure with the spec's reason, or
+ * the pending form (`settlement_pending` and the transaction hash once it has one).
+ */
+export async function settlePayment(deps: X402Deps, carrier: Carrier, body: unknown, options: SettleOptions): Promise<SettleAnswer> {
+  const parsed = parseRequest(body);
+  const requestedNetwork = String((body as { paymentRequirements?: { network?: unknown } } | null)?.paymentRequirements?.network ?? '');
+  if (!parsed.ok) return failure(parsed.reason, parsed.message, requestedNetwork, parsed.payer);
+  const { authorization, signature } = parsed;
+  let record = await deps.settlements.find(authorization.nonce);
+  if (!record) {
+    const { response, verified } = await verifyPayment(deps, body);
+    if (!verified) return failure(response.invalidReason ?? 'invalid_payload', response.invalidMessage ?? 'verification failed', requestedNetwork, authorization.from);
+    const now = deps.clock();
+    const accepted = await deps.settlements.accept({
+      nonce: authorization.nonce, network: verified.network, payer: authorization.from, payTo: authorization.to, asset: verified.asset.address,
+      amount: authorization.value.toString(), validBefore: Number(authorization.validBefore), signature, keyId: options.keyId, createdAt: now, updatedAt: now,
+    });
+    record = await deps.settlements.find(authorization.nonce);
+    if (!record) throw new Error(`x402 settlement ${authorization.nonce} neither accepted nor found`);
+    if (accepted) void carrier.carry(record);
+  }
+  if (record.payer !== authorization.from || record.signature.toLowerCase() !== signature.toLowerCase()) {
+    return failure('invalid_exact_evm_nonce_already_used', 'another authorization with this nonce was settled', requestedNetwork, authorization.from);
+  }
+  return awaitOutcome(deps, carrier, record, options.waitMs);
+}
+
+/** Waits (up to `waitMs`) for an accepted settlement to end; sends it again when nobody is carrying it. */
+export async function awaitOutcome(deps: X402Deps, carrier: Carrier, accepted: X402SettlementRecord, waitMs: number): Promise<SettleAnswer> {
+  const network = x402NetworkOf(deps.chains, accepted.network as NetworkName);
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const record = (await deps.settlements.find(accepted.nonce)) ?? accepted;
+    if (record.status === 'settled') {
+      return { response: { success: true, payer: record.payer, transaction: record.txHash ?? '', network, amount: record.amount }, pending: false };
+    }
+    if (record.status === 'failed') {
+      return failure(record.errorReason ?? 'invalid_transaction_state', 'the settlement failed', network, record.payer, record.txHash ?? '');
+    }
+    const state = await observeSettlement(deps, record);
+    if (state === 'ended') continue;
+    if (state === 'resend' && !carrier.running(record.nonce) && Date.now() - record.updatedAt >= resendAfterMs) void carrier.carry(record);
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    await Promise.race([carrier.running(record.nonce) ?? sleep(250), sleep(Math.min(left, 250))]);
+  }
+  const authorization = await deps.authorizations.find(accepted.nonce);
+  return {
+    response: {
+      success: false, errorReason: 'settlement_pending', errorMessage: 'sent, not mined yet: POST /settle again or GET /x402/settlements/{payer}/{nonce}',
+      payer: accepted.payer, transaction: authorization?.txHash ?? '', network,
+    },
+    pending: true,
+  };
+}
+
+function failure(errorReason: string, errorMessage: string, network: string, payer?: string, transaction = ''): SettleAnswer {
+  return { response: { success: false, errorReason, errorMessage, transaction, network: network as SettleResponse['network'], ...(payer !== undefined && { payer }) }, pending: false };
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,80 @@
+import type { Hex } from 'viem';
+import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
+import type { VerifyResponse } from '@x402/core/types';
+import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
+import type { NetworkName } from '../shared/networks.ts';
+import type { X402Deps } from './x402-deps.ts';
+import { networkOfX402 } from './x402-networks.ts';
+import { acceptedAsset, type X402Asset } from './x402-assets.ts';
+import { parseRequest, type ExactAuthorization } from './parse-request.ts';
+import { verifyingSigner } from './exact-evm-signer.ts';
+
+/** A payment verify accepted: what settle needs to carry it. */
+export interface VerifiedPayment {
+  network: NetworkName;
+  x402Network: string;
+  asset: X402Asset;
+  authorization: ExactAuthorization;
+  signature: Hex;
+}
+
+export type VerifyOutcome = { response: VerifyResponse; verified?: VerifiedPayment };
+
+type VerifyDeps = Pick<X402Deps, 'chains' | 'contracts' | 'relayer' | 'authorizations' | 'settlementTokens'>;
+
+/** One published `exact` EVM verifier per network (and per platform: keyed by its chain client). */
+const schemes = new WeakMap<object, ExactEvmScheme>();
+
+const refused = (invalidReason: string, invalidMessage: string, payer?: string): VerifyOutcome =>
+  ({ response: { isValid: false, invalidReason, invalidMessage, ...(payer !== undefined && { payer }) } });
+
+/**
+ * POST /x402/verify: what the x402 `exact` scheme for EVM asks, checked by the published verifier
+ * (`@x402/evm`: signature, `payTo`, the validity window, the amount, and a simulation of the transfer
+ * that finds a used nonce or a short balance), after our own checks of the network (one of ours), the
+ * asset (VIXP or allow-listed) and its EIP-712 domain; then what a batch needs: `validAfter` 0 (the
+ * settlement contract calls the token with 0), the nonce not held by an authorization of ours (in
+ * flight or ended), and the payer's balance less what their authorizations in flight hold.
+ * Nothing is written: verify never holds funds (settle does, atomically).
+ */
+export async function verifyPayment(deps: VerifyDeps, body: unknown): Promise<VerifyOutcome> {
+  const parsed = parseRequest(body);
+  if (!parsed.ok) return refused(parsed.reason, parsed.message, parsed.payer);
+  const { payload, requirements, authorization, signature } = parsed;
+  const payer = authorization.from;
+  if (requirements.scheme !== 'exact' || payload.accepted.scheme !== 'exact') return refused('unsupported_scheme', 'this facilitator settles the exact scheme', payer);
+  const network = networkOfX402(deps.chains, requirements.network);
+  if (!network || payload.accepted.network !== requirements.network) return refused('invalid_network', `network ${requirements.network} is not settled here (GET /x402/supported)`, payer);
+  const asset = await acceptedAsset(deps, network, requirements.asset);
+  if (!asset) return refused('invalid_payment_requirements', `asset ${requirements.asset} is not a token settled on ${requirements.network} (GET /x402/supported)`, payer);
+  if (requirements.extra?.name !== asset.name) return refused('invalid_exact_evm_token_name_mismatch', `extra.name must be "${asset.name}", the token's EIP-712 name`, payer);
+  if (requirements.extra?.version !== asset.version) return refused('invalid_exact_evm_token_version_mismatch', `extra.version must be "${asset.version}"`, payer);
+  if (authorization.validAfter !== 0n) {
+    return refused('invalid_exact_evm_payload_authorization_valid_after', 'the platform settles authorizations valid from 0 (validAfter "0", as the x402 v2 client signs them)', payer);
+  }
+
+  const chain = deps.chains[network];
+  let scheme = schemes.get(chain);
+  if (!scheme) schemes.set(chain, scheme = new ExactEvmScheme(verifyingSigner(chain, deps.relayer.lanes)));
+  const checked = await scheme.verify(payload, requirements);
+  const [balance, held, used] = await Promise.all([
+    chain.client.readContract({ address: asset.address, abi: vixpTokenAbi, functionName: 'balanceOf', args: [payer] }),
+    deps.authorizations.held({ network, contractAddress: asset.address, fromAddress: payer }),
+    chain.client.readContract({ address: asset.address, abi: vixpTokenAbi, functionName: 'authorizationState', args: [payer, authorization.nonce] }),
+  ]);
+  if (!checked.isValid) {
+    // The published diagnosis of a failed simulation needs Multicall3, which a local chain may lack: ours reads the two usual causes.
+    if (checked.invalidReason === 'invalid_exact_evm_transaction_simulation_failed') {
+      if (used) return refused('invalid_exact_evm_nonce_already_used', 'this authorization was used or cancelled on chain', payer);
+      if (balance < authorization.value) return refused('insufficient_funds', 'the payer\'s balance is below the amount', payer);
+    }
+    return { response: { ...checked, payer } };
+  }
+  if (await deps.authorizations.find(authorization.nonce)) {
+    return refused('invalid_exact_evm_nonce_already_used', 'this authorization was already submitted for settlement', payer);
+  }
+  if (balance - held < authorization.value) {
+    return refused('insufficient_funds', 'the balance, less what the payer\'s authorizations in flight hold, is below the amount', payer);
+  }
+  return { response: { isValid: true, payer }, verified: { network, x402Network: requirements.network, asset, authorization, signature } };
+}

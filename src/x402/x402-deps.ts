@@ -1,0 +1,29 @@
+import type { Clock } from '../shared/clock.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { ChainClients } from '../chain/chain-clients.ts';
+import type { Relayer } from '../chain/relayer.ts';
+import type { PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
+import type { AuthorizationRepository } from '../store/authorization-repository.ts';
+import type { SettlementTokenRepository } from '../store/settlement-token-repository.ts';
+import type { X402SettlementRepository } from '../store/x402-settlement-repository.ts';
+import type { FacilitatorKeyRepository } from '../store/facilitator-key-repository.ts';
+import type { NetworkName } from '../shared/networks.ts';
+
+/** How a settlement ended, for the metrics: `pending` answers are counted when they end. */
+export type X402Outcome = 'settled' | 'failed';
+
+/** What the facilitator operations need; each takes the narrowest part of it. */
+export interface X402Deps {
+  chains: ChainClients;
+  contracts: PlatformContractsByNetwork;
+  relayer: Relayer;
+  authorizations: AuthorizationRepository;
+  settlements: X402SettlementRepository;
+  keys: FacilitatorKeyRepository;
+  /** The operator's allow-list: its EIP-3009 tokens are accepted beside VIXP. */
+  settlementTokens: Pick<SettlementTokenRepository, 'find' | 'list'>;
+  clock: Clock;
+  logger: Logger;
+  /** Told once per settlement that ends (the metrics). */
+  onOutcome?: (network: NetworkName, outcome: X402Outcome) => void;
+}

@@ -1,0 +1,64 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import express from 'express';
+import { paymentMiddleware, x402ResourceServer } from '@x402/express';
+import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
+import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
+import { HTTPFacilitatorClient } from '@x402/core/server';
+import { wrapFetchWithPaymentFromConfig } from '@x402/fetch';
+import type { LocalAccount } from 'viem';
+
+export interface PaidResource {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A resource server built with the published packages (`@x402/express`): `GET /weather` costs
+ * `amount` of `asset` paid to `payTo`, verified and settled by the facilitator at `facilitatorUrl`
+ * with the facilitator key `apiKey`.
+ */
+export async function startPaidResource(options: {
+  facilitatorUrl: string; apiKey: string; network: `eip155:${number}`; asset: string; amount: string; payTo: string; maxTimeoutSeconds?: number;
+}): Promise<PaidResource> {
+  const auth = { Authorization: `Bearer ${options.apiKey}` };
+  const facilitator = new HTTPFacilitatorClient({
+    url: options.facilitatorUrl, createAuthHeaders: async () => ({ verify: auth, settle: auth, supported: auth }),
+  });
+  const resourceServer = new x402ResourceServer(facilitator).register(options.network, new ExactEvmServerScheme());
+  const app = express();
+  app.use(paymentMiddleware({
+    'GET /weather': {
+      accepts: {
+        scheme: 'exact', network: options.network, payTo: options.payTo, maxTimeoutSeconds: options.maxTimeoutSeconds ?? 120,
+        price: { amount: options.amount, asset: options.asset, extra: { name: 'VIXP', version: '1' } },
+      },
+      description: 'Today\'s weather',
+    },
+  }, resourceServer));
+  app.get('/weather', (_request, response) => { response.json({ weather: 'sunny', temperature: 21 }); });
+  const server: Server = await new Promise((resolve) => { const s = app.listen(0, '127.0.0.1', () => resolve(s)); });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/weather`,
+    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+/**
+ * `fetch` that pays 402 answers with `account` (`@x402/fetch` and the `exact` EVM client scheme),
+ * allowed to spend `asset` on `network` (the client pays only well-known assets unless told);
+ * `sent` collects the payment header of every paid request.
+ */
+export function payingFetch(account: LocalAccount, allowed: { network: `eip155:${number}`; asset: string }, sent: string[] = []): typeof fetch {
+  const recording: typeof fetch = async (input, init) => {
+    const request = new Request(input, init);
+    const header = request.headers.get('payment-signature');
+    if (header) sent.push(header);
+    return fetch(request);
+  };
+  return wrapFetchWithPaymentFromConfig(recording, {
+    schemes: [{ network: 'eip155:*', client: new ExactEvmClientScheme(account) }],
+    spendControls: { allowedAssets: [{ network: allowed.network, asset: allowed.asset }] },
+  });
+}

@@ -1,0 +1,199 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { parseUnits, type Address } from 'viem';
+import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import { startTestPlatform, type TestPlatform } from './support/platform.ts';
+import { payingFetch, startPaidResource, type PaidResource } from './support/x402-resource.ts';
+import { addFacilitatorKey, revokeFacilitatorKey } from '../src/x402/facilitator-keys.ts';
+import { createFacilitatorKeyRepository } from '../src/store/facilitator-key-repository.ts';
+
+let t: TestPlatform;
+let facilitatorUrl: string;
+let apiKey: string;
+let resource: PaidResource;
+let network: `eip155:${number}`;
+let vixp: Address;
+const price = parseUnits('1', 18);
+const payee = privateKeyToAccount(generatePrivateKey()).address;
+
+const vixpBalance = async (address: Address) => t.platform.chains.ethereum.client.readContract({
+  address: vixp, abi: [{ type: 'function', name: 'balanceOf', stateMutability: 'view', inputs: [{ name: 'a', type: 'address' }], outputs: [{ type: 'uint256' }] }],
+  functionName: 'balanceOf', args: [address],
+});
+const chainTxCount = async () => Number((await t.platform.store.db.selectFrom('chain_txs').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+
+async function fundedAccount(amount = '10') {
+  const account = privateKeyToAccount(generatePrivateKey());
+  await t.platform.wallet.mint('ethereum', { to: account.address, amount });
+  return account;
+}
+
+async function facilitator(path: string, body?: unknown, key: string | null = apiKey) {
+  const response = await fetch(`${facilitatorUrl}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { 'content-type': 'application/json', ...(key && { authorization: `Bearer ${key}` }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, body: await response.json() as any };
+}
+
+function requirements(overrides: Partial<PaymentRequirements> = {}): PaymentRequirements {
+  return {
+    scheme: 'exact', network, asset: vixp, amount: price.toString(), payTo: payee, maxTimeoutSeconds: 120,
+    extra: { name: 'VIXP', version: '1' }, ...overrides,
+  };
+}
+
+/** What the published client signs for `signed`, presented against `checked`. */
+async function signedPayment(account: ReturnType<typeof privateKeyToAccount>, signed: PaymentRequirements, checked = signed) {
+  const { payload } = await new ExactEvmClientScheme(account).createPaymentPayload(2, signed);
+  const paymentPayload: PaymentPayload = { x402Version: 2, accepted: signed, payload, resource: { url: 'http://example.test/weather', description: '', mimeType: '' } };
+  return { x402Version: 2, paymentPayload, paymentRequirements: checked };
+}
+
+before(async () => {
+  // Batches close 200 ms after their first transfer, as on a chain that mines a block every few seconds (docs/performance.md): the automining default (3 ms) would send most payments alone.
+  t = await startTestPlatform({ env: { SETTLEMENT_BATCH_WINDOW_MS: '200' } });
+  facilitatorUrl = `${await t.app.listen({ port: 0, host: '127.0.0.1' })}/x402`;
+  const key = await addFacilitatorKey({ keys: createFacilitatorKeyRepository(t.platform.store.db), clock: Date.now }, { name: 'test resource server', ratePerSecond: 1000 });
+  apiKey = key.key;
+  network = `eip155:${t.platform.chains.ethereum.chainId}`;
+  vixp = t.platform.contracts.ethereum.vixpToken;
+  resource = await startPaidResource({ facilitatorUrl, apiKey, network, asset: vixp, amount: price.toString(), payTo: payee });
+});
+after(async () => {
+  await resource?.close();
+  await t?.stop();
+});
+
+describe('x402 facilitator', () => {
+  test('GET /x402/supported lists exact on every network with VIXP and its EIP-712 domain, without a key', async () => {
+    const { status, body } = await facilitator('/supported', undefined, null);
+    assert.equal(status, 200);
+    const kind = body.kinds.find((k: any) => k.network === network);
+    assert.deepEqual({ x402Version: kind.x402Version, scheme: kind.scheme }, { x402Version: 2, scheme: 'exact' });
+    assert.deepEqual(kind.extra.assets[0], { address: vixp, symbol: 'VIXP', decimals: 18, name: 'VIXP', version: '1' });
+    assert.equal(body.kinds.length, 4);
+    assert.deepEqual(body.signers['eip155:*'], t.platform.relayer.lanes);
+  });
+
+  test('verify and settle need a facilitator key; a revoked key is refused', async () => {
+    const payment = await signedPayment(await fundedAccount('1'), requirements());
+    assert.equal((await facilitator('/verify', payment, null)).status, 401);
+    assert.equal((await facilitator('/settle', payment, 'vxf_not-a-key')).status, 401);
+    const other = await addFacilitatorKey({ keys: createFacilitatorKeyRepository(t.platform.store.db), clock: Date.now }, { name: 'revoked' });
+    assert.equal((await facilitator('/verify', payment, other.key)).status, 200);
+    await revokeFacilitatorKey({ keys: createFacilitatorKeyRepository(t.platform.store.db), clock: Date.now }, other.id);
+    assert.equal((await facilitator('/verify', payment, other.key)).status, 401);
+  });
+
+  test('a client of @x402/fetch gets 402, pays through the platform, gets 200; the payee is paid once; the header replayed is refused', async () => {
+    const payer = await fundedAccount('5');
+    const before = await vixpBalance(payee);
+    const unpaid = await fetch(resource.url);
+    assert.equal(unpaid.status, 402);
+    const sent: string[] = [];
+    const response = await payingFetch(payer, { network, asset: vixp }, sent)(resource.url);
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), { weather: 'sunny', temperature: 21 });
+    assert.ok(response.headers.get('payment-response'), 'the settlement is answered in PAYMENT-RESPONSE');
+    assert.equal(await vixpBalance(payee), before + price);
+    assert.equal(await vixpBalance(payer.address), parseUnits('4', 18));
+    assert.equal(sent.length, 1);
+
+    // The same PAYMENT-SIGNATURE again: refused (402), nothing moves.
+    const txs = await chainTxCount();
+    const replayed = await fetch(resource.url, { headers: { 'payment-signature': sent[0]! } });
+    assert.equal(replayed.status, 402);
+    assert.equal(await vixpBalance(payee), before + price);
+    assert.equal(await chainTxCount(), txs);
+
+    // /settle of that payment again answers the first transaction, and moves nothing.
+    const paymentPayload = JSON.parse(Buffer.from(sent[0]!, 'base64').toString()) as PaymentPayload;
+    const settled = await t.platform.store.db.selectFrom('x402_settlements').selectAll()
+      .where('payer', '=', payer.address).executeTakeFirstOrThrow();
+    const again = await facilitator('/settle', { x402Version: 2, paymentPayload, paymentRequirements: paymentPayload.accepted });
+    assert.equal(again.status, 200);
+    assert.deepEqual(again.body, { success: true, payer: payer.address, transaction: settled.tx_hash, network, amount: price.toString() });
+    assert.equal(await vixpBalance(payee), before + price);
+    assert.equal(await chainTxCount(), txs);
+    const status = await facilitator(`/settlements/${payer.address}/${settled.nonce}`);
+    assert.deepEqual(status.body, { status: 'settled', payer: payer.address, nonce: settled.nonce, network, transaction: settled.tx_hash });
+  });
+
+  test('50 payers at once: all 200, each charged once, in a few settlement transactions', async () => {
+    const payers = await Promise.all(Array.from({ length: 50 }, () => fundedAccount('3')));
+    const before = await vixpBalance(payee);
+    const txs = await chainTxCount();
+    const responses = await Promise.all(payers.map((payer) => payingFetch(payer, { network, asset: vixp })(resource.url)));
+    assert.deepEqual(responses.map((r) => r.status), payers.map(() => 200));
+    assert.equal(await vixpBalance(payee), before + 50n * price);
+    for (const payer of payers) assert.equal(await vixpBalance(payer.address), parseUnits('2', 18));
+    const rows = await t.platform.store.db.selectFrom('x402_settlements').select('tx_hash')
+      .where('payer', 'in', payers.map((p) => p.address)).execute();
+    const transactions = new Set(rows.map((r) => r.tx_hash));
+    const sent = (await chainTxCount()) - txs;
+    console.log(`50 x402 payments: ${transactions.size} settlement transactions (${(50 / transactions.size).toFixed(1)} transfers per transaction), ${sent} transactions sent`);
+    assert.equal(rows.length, 50);
+    assert.ok(transactions.size < 50, `batched: ${transactions.size} transactions`);
+    assert.equal(sent, transactions.size);
+  });
+
+  test('refused at verify with the reason, and no transaction: wrong amount, wrong payTo, expired, a token not allowed, no balance', async () => {
+    const payer = await fundedAccount('5');
+    const broke = privateKeyToAccount(generatePrivateKey());
+    const txs = await chainTxCount();
+    const cases: Array<[string, Awaited<ReturnType<typeof signedPayment>>, string]> = [
+      ['wrong amount', await signedPayment(payer, requirements({ amount: '1' }), requirements()), 'invalid_exact_evm_payload_authorization_value_mismatch'],
+      ['wrong payTo', await signedPayment(payer, requirements({ payTo: payer.address }), requirements()), 'invalid_exact_evm_recipient_mismatch'],
+      ['expired', await signedPayment(payer, requirements({ maxTimeoutSeconds: 1 })), 'invalid_exact_evm_payload_authorization_valid_before'],
+      ['token not allowed', await signedPayment(payer, requirements({ asset: t.platform.contracts.ethereum.settlement })), 'invalid_payment_requirements'],
+      ['no balance', await signedPayment(broke, requirements()), 'insufficient_funds'],
+    ];
+    for (const [name, payment, reason] of cases) {
+      const verified = await facilitator('/verify', payment);
+      assert.equal(verified.status, 200, name);
+      assert.equal(verified.body.isValid, false, name);
+      assert.equal(verified.body.invalidReason, reason, name);
+      const settled = await facilitator('/settle', payment);
+      assert.deepEqual([settled.body.success, settled.body.errorReason, settled.body.transaction], [false, reason, ''], name);
+    }
+    assert.equal(await chainTxCount(), txs);
+    assert.equal(await vixpBalance(payer.address), parseUnits('5', 18));
+  });
+
+  test('a settle unmined within the caller\'s budget answers pending with its transaction; what it holds refuses a second payment insufficient_funds; the status lookup answers it once mined', async () => {
+    const payer = await fundedAccount('1');
+    const first = await signedPayment(payer, requirements());
+    const second = await signedPayment(payer, requirements());
+    const { client } = t.platform.chains.ethereum;
+    await client.request({ method: 'evm_setAutomine' as never, params: [false] as never });
+    try {
+      const response = await fetch(`${facilitatorUrl}/settle`, {
+        method: 'POST', body: JSON.stringify(first),
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}`, prefer: 'wait=1' },
+      });
+      const pending = await response.json() as any;
+      assert.equal(response.status, 202);
+      assert.equal(pending.success, false);
+      assert.equal(pending.errorReason, 'settlement_pending');
+      assert.match(pending.transaction, /^0x[0-9a-f]{64}$/);
+      // On chain the payer still has the whole balance; the authorization in flight holds it.
+      const verified = await facilitator('/verify', second);
+      assert.deepEqual([verified.body.isValid, verified.body.invalidReason], [false, 'insufficient_funds']);
+      const nonce = (first.paymentPayload.payload as any).authorization.nonce;
+      assert.equal((await facilitator(`/settlements/${payer.address}/${nonce}`)).body.status, 'pending');
+      await client.request({ method: 'evm_setAutomine' as never, params: [true] as never });
+      await client.request({ method: 'evm_mine' as never });
+      const settled = await facilitator('/settle', first);
+      assert.deepEqual([settled.body.success, settled.body.transaction], [true, pending.transaction]);
+      assert.equal((await facilitator(`/settlements/${payer.address}/${nonce}`)).body.status, 'settled');
+      assert.equal(await vixpBalance(payer.address), 0n);
+    } finally {
+      await client.request({ method: 'evm_setAutomine' as never, params: [true] as never });
+    }
+  });
+});
+
