@@ -50,9 +50,9 @@ export async function startPaymentServer(
     host: options.host ?? config.grpcHost, port: options.port ?? config.grpcPort, maxMessageBytes: config.grpcMaxMessageBytes,
     interceptors: [grpcMetricsInterceptor(platform.metrics)],
     limits: {
-      firstMessageTimeoutMs: config.grpcFirstMessageTimeoutSeconds * 1000, maxStreamsPerClient: config.grpcMaxStreamsPerClient,
-      maxConcurrentStreamsPerConnection: config.grpcMaxConcurrentStreamsPerConnection, keepaliveTimeMs: config.grpcKeepaliveTimeSeconds * 1000,
-      keepaliveTimeoutMs: config.grpcKeepaliveTimeoutSeconds * 1000, maxConnectionIdleMs: config.grpcMaxConnectionIdleSeconds * 1000,
+      firstMessageTimeoutMs: config.grpcFirstMessageTimeoutMs, maxStreamsPerClient: config.grpcMaxStreamsPerClient,
+      maxConcurrentStreamsPerConnection: config.grpcMaxConcurrentStreamsPerConnection, keepaliveTimeMs: config.grpcKeepaliveTimeMs,
+      keepaliveTimeoutMs: config.grpcKeepaliveTimeoutMs, maxConnectionIdleMs: config.grpcMaxConnectionIdleMs,
     },
   });
   const listener = grpcListenerProbe({ host: options.host ?? config.grpcHost, port: server.port });
@@ -101,7 +101,7 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    const timeoutMs = config.shutdownTimeoutSeconds * 1000;
+    const timeoutMs = config.shutdownTimeoutMs;
     const started = Date.now();
     logger.info({ signal, timeoutMs }, 'shutting down');
     // The last resort: whatever still hangs, the process is gone by the deadline.

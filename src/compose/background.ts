@@ -22,8 +22,8 @@ export function startRecordSweeps(
 ): { stop(): Promise<void> } {
   return scheduleRecordSweeps({
     tempKeys: deps.tempKeys, idempotencyKeys: createIdempotencyRepository(deps.store.db), websiteLogins: deps.websiteLogins,
-    clock: deps.clock, logger: deps.logger, usedTempKeyGraceMs: config.tempKeyUsedGraceSeconds * 1000,
-  }, config.sweepIntervalSeconds * 1000);
+    clock: deps.clock, logger: deps.logger, usedTempKeyGraceMs: config.tempKeyUsedGraceMs,
+  }, config.sweepIntervalMs);
 }
 
 /** The server's webhook sender: each event's `res_code` is the one the POS was answered. */

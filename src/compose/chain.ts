@@ -4,7 +4,6 @@
  * journaled, and the platform contracts (VIXP, settlement, DID registry) deployed or found.
  */
 import { randomUUID } from 'node:crypto';
-import { parseGwei } from 'viem';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -12,7 +11,7 @@ import type { KeyVault } from '../shared/key-vault.ts';
 import type { Metrics } from '../shared/metrics.ts';
 import { networkNames } from '../shared/networks.ts';
 import { runPeriodically } from '../shared/periodic.ts';
-import { onChainNodeCrash } from '../shared/failpoints.ts';
+import { onChainNodeCrash, type Faults } from '../shared/failpoints.ts';
 import type { Store } from '../store/db.ts';
 import type { FleetRepository } from '../store/fleet-repository.ts';
 import { createChainJournal } from '../store/chain-journal-repository.ts';
@@ -38,21 +37,23 @@ export interface ChainPart {
 
 export async function composeChain(
   config: Config,
-  deps: { logger: Logger; clock: Clock; vault: KeyVault; store: Store; fleet: FleetRepository; metrics: Metrics },
+  deps: { logger: Logger; clock: Clock; vault: KeyVault; store: Store; fleet: FleetRepository; metrics: Metrics; faults: Faults },
   options: { mode: 'own' | 'attach'; finishJournal: boolean },
   cleanups: Array<() => Promise<void>>,
 ): Promise<ChainPart> {
   const { logger, clock, metrics } = deps;
   const supervisor = await startChains({
-    dataDir: config.dataDir, rpcUrls: config.rpcUrls, logger, mode: options.mode, checkpointIntervalMs: config.chainCheckpointSeconds * 1000,
+    dataDir: config.dataDir, rpcUrls: config.rpcUrls, logger, mode: options.mode, checkpointIntervalMs: config.chainCheckpointMs,
   });
   const part = { stopChains: () => supervisor.stop() };
   try {
     // A `crash-chain` failpoint (test only) kills the payment network's anvil, when we run it.
-    onChainNodeCrash(() => {
+    const killPaymentNode = () => {
       const pid = supervisor.nodePid(config.paymentNetwork);
       if (pid !== undefined) process.kill(pid, 'SIGKILL');
-    });
+    };
+    deps.faults.onChainNodeCrash(killPaymentNode);
+    onChainNodeCrash(killPaymentNode);
     const chains = await createChainClients(supervisor.endpoints, config.chainPollMs, config.confirmations,
       (network, method) => metrics.nodeRpcCalls.inc({ network, method }));
     // Before the nodes stop: pending receipt waits end (the relayer leaves them journaled for recovery).
@@ -63,9 +64,10 @@ export async function composeChain(
     await fundRelayerOnManagedChains(chains, lanes.map((lane) => lane.address), logger);
     const journal = createChainJournal(deps.store.db, randomUUID);
     const relayer = createRelayer({
-      journal, chains, lanes, clock, logger: logger.child({ component: 'relayer' }), receiptTimeoutMs: config.receiptTimeoutSeconds * 1000,
-      batch: config.settlementBatch, onBatch: (network, size) => metrics.settlementBatchSize.observe({ network }, size),
-      repricing: { afterMs: config.repricing.afterSeconds * 1000, maxFeePerGas: parseGwei(String(config.repricing.maxFeePerGasGwei)) },
+      journal, chains, lanes, clock, logger: logger.child({ component: 'relayer' }), receiptTimeoutMs: config.receiptTimeoutMs,
+      batch: { windowMs: config.settlementBatchWindowMs, maxItems: config.settlementBatchMaxItems, blockMarginMs: config.settlementBlockMarginMs },
+      onBatch: (network, size) => metrics.settlementBatchSize.observe({ network }, size),
+      repricing: { afterMs: config.repriceAfterMs, maxFeePerGas: config.maxFeePerGasWei },
       onReprice: (network) => metrics.relayerRepriced.inc({ network }),
       onMined: recordMinedCost(metrics),
     });

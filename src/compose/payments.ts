@@ -7,6 +7,7 @@
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { Clock } from '../shared/clock.ts';
+import { noFaults, type Faults } from '../shared/failpoints.ts';
 import { runPeriodically } from '../shared/periodic.ts';
 import type { Store } from '../store/db.ts';
 import { createMerchantRepository } from '../store/merchant-repository.ts';
@@ -48,11 +49,12 @@ export function composeStoreAdmin(config: Config, core: { store: Store; wallet: 
 }
 
 export async function composePayments(
-  core: { config: Config; logger: Logger; clock: Clock; store: Store; wallet: WalletService },
+  core: { config: Config; logger: Logger; clock: Clock; store: Store; wallet: WalletService; faults?: Faults },
   options: { redis: boolean; redisKeyPrefix?: string | undefined },
 ): Promise<PaymentPart & { close(): Promise<void> }> {
   const { config } = core;
-  const idleTimeoutMs = config.paymentIdleTimeoutSeconds * 1000;
+  const faults = core.faults ?? noFaults;
+  const idleTimeoutMs = config.paymentIdleTimeoutMs;
   const redisDesk = options.redis && config.redisUrl
     ? await createRedisPairingDesk({
       url: config.redisUrl, appWaitMs: idleTimeoutMs,
@@ -73,20 +75,21 @@ export async function composePayments(
     network: config.paymentNetwork,
     timeZone: config.timeZone,
     defaultCurrency: config.defaultCurrency,
-    pairingWindowMs: config.paymentPairingWindowSeconds * 1000,
+    pairingWindowMs: config.paymentPairingWindowMs,
     idleTimeoutMs,
-    staleOperationMs: config.staleOperationSeconds * 1000,
+    staleOperationMs: config.staleOperationMs,
+    faults,
   };
   const rewardDeps: RewardDeps = {
     rewards: createRewardRepository(core.store.db), merchants: deps.merchants, settlementTokens: deps.settlementTokens, idempotency: deps.idempotency,
     wallet: core.wallet, desk, clock: deps.clock, logger: deps.logger, network: deps.network, timeZone: deps.timeZone,
-    defaultCurrency: deps.defaultCurrency, pairingWindowMs: deps.pairingWindowMs, rewardLifetimeMs: config.rewardLifetimeDays * 24 * 3600 * 1000,
-    staleOperationMs: deps.staleOperationMs,
+    defaultCurrency: deps.defaultCurrency, pairingWindowMs: deps.pairingWindowMs, rewardLifetimeMs: config.rewardLifetimeMs,
+    staleOperationMs: deps.staleOperationMs, faults,
   };
   // Refunds, reward claims and reward cancellations an instance left mid-run end as the chain says,
   // whether or not the POS retries them.
   const staleSweep = runPeriodically(() => settleStaleCancellations(deps).then(() => settleStaleRewards(rewardDeps))
-    .catch((err: unknown) => core.logger.warn({ err }, 'sweep of interrupted operations failed')), config.sweepIntervalSeconds * 1000);
+    .catch((err: unknown) => core.logger.warn({ err }, 'sweep of interrupted operations failed')), config.sweepIntervalMs);
   return {
     payments: createPaymentService(deps), rewards: createRewardService(rewardDeps), desk,
     close: async () => { await staleSweep.stop(); await redisDesk?.close(); },

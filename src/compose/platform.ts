@@ -17,7 +17,7 @@ import type { Config } from '../config/config.ts';
 import type { Logger } from '../shared/logger.ts';
 import { systemClock, type Clock } from '../shared/clock.ts';
 import type { KeyVault } from '../shared/key-vault.ts';
-import { armFaults } from '../shared/failpoints.ts';
+import { armFaults, createFaults } from '../shared/failpoints.ts';
 import { createMetrics, type Metrics } from '../shared/metrics.ts';
 import type { Readiness } from '../shared/readiness.ts';
 import { withinMs } from '../shared/within-ms.ts';
@@ -110,7 +110,8 @@ export async function composePlatform(config: Config, logger: Logger, options: C
   const clock = options.clock ?? systemClock;
   const server = (options.chainMode ?? 'own') === 'own';
   const redis = options.pairing !== 'in-process' && Boolean(config.redisUrl);
-  // Test-only fault injection (docs/reliability.md): never silent when on.
+  // Test-only fault injection (docs/reliability.md "Failpoints"), handed to the services; never silent when on.
+  const faults = createFaults(config.failpoints);
   armFaults(config.failpoints);
   if (config.failpoints.size > 0) {
     logger.warn({ failpoints: Object.fromEntries(config.failpoints) }, 'test-only failpoints are armed');
@@ -128,11 +129,11 @@ export async function composePlatform(config: Config, logger: Logger, options: C
   };
   try {
     const { vault, store, fleet, fleetId, startup } = await openFoundation(config, logger, clock, { server, redis }, cleanups);
-    const chain = await composeChain(config, { logger, clock, vault, store, fleet, metrics },
+    const chain = await composeChain(config, { logger, clock, vault, store, fleet, metrics, faults },
       { mode: options.chainMode ?? 'own', finishJournal: options.finishJournal ?? true }, cleanups);
     stopChains = chain.stopChains;
     const { chains, relayer, contracts } = chain;
-    const { wallet, repo } = await composeWallet(config, { logger, clock, vault, store, metrics, chain }, cleanups);
+    const { wallet, repo } = await composeWallet(config, { logger, clock, vault, store, metrics, chain, faults }, cleanups);
 
     // The throttle's Redis keys are the fleet's own (its id), or under the test's prefix.
     const loginKeyPrefix = options.redisKeyPrefix ? `${options.redisKeyPrefix}:login` : `vixpay:login:${fleetId}`;
@@ -147,7 +148,7 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     const ipfs = config.ipfsApiUrl ? createKuboBackend({ apiUrl: config.ipfsApiUrl }) : await createEmbeddedBackend({ dataDir: config.dataDir });
     cleanups.push(async () => { await ipfs.close(); });
 
-    const paymentPart = await composePayments({ config, logger, clock, store, wallet }, { redis, redisKeyPrefix: options.redisKeyPrefix });
+    const paymentPart = await composePayments({ config, logger, clock, store, wallet, faults }, { redis, redisKeyPrefix: options.redisKeyPrefix });
     cleanups.push(paymentPart.close);
     // The server sends store webhooks from the events outbox; a CLI command beside it does not.
     if (server) cleanups.push(startWebhooks(config, { store, vault, clock, metrics, logger }).stop);
@@ -155,7 +156,7 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     const { readiness, close: closeProbes } = composeObservability({
       store, chains, ipfs, relayer, metrics, logger, redisUrl: redis ? config.redisUrl : undefined,
       // Twice the receipt wait: by then every instance's recovery has had its turns at it.
-      stuckAfterMs: 2 * config.receiptTimeoutSeconds * 1000, now: clock,
+      stuckAfterMs: 2 * config.receiptTimeoutMs, now: clock,
     });
     cleanups.push(closeProbes);
 
@@ -168,7 +169,7 @@ export async function composePlatform(config: Config, logger: Logger, options: C
       admin: composeStoreAdmin(config, { store, wallet, clock }),
       x402,
       statements,
-      ...composeWeb(config, { store, clock, chains, relayer, wallet, identity, receipts }),
+      ...composeWeb(config, { store, clock, chains, relayer, wallet, identity, receipts, faults }),
       stop,
     };
   } catch (error) {

@@ -7,6 +7,7 @@ import type { Logger } from '../shared/logger.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { KeyVault } from '../shared/key-vault.ts';
 import type { Metrics } from '../shared/metrics.ts';
+import type { Faults } from '../shared/failpoints.ts';
 import { networkNames } from '../shared/networks.ts';
 import { runPeriodically } from '../shared/periodic.ts';
 import type { Store } from '../store/db.ts';
@@ -21,7 +22,7 @@ const authorizationSweepMs = 15_000;
 
 export async function composeWallet(
   config: Config,
-  deps: { logger: Logger; clock: Clock; vault: KeyVault; store: Store; metrics: Metrics; chain: ChainPart },
+  deps: { logger: Logger; clock: Clock; vault: KeyVault; store: Store; metrics: Metrics; chain: ChainPart; faults: Faults },
   cleanups: Array<() => Promise<void>>,
 ): Promise<{ wallet: WalletService; repo: WalletRepository }> {
   const { store, clock, chain } = deps;
@@ -35,7 +36,7 @@ export async function composeWallet(
   }
   const wallet = withTransferMetrics(createWalletService({
     repo, vault: deps.vault, clock, chains: chain.chains, relayer: chain.relayer, contracts: chain.contracts,
-    tempKeyTtlMs: config.tempKeyTtlSeconds * 1000,
+    tempKeyTtlMs: config.tempKeyTtlMs, faults: deps.faults,
     authorizations: createAuthorizationRepository(store.db, store.dialect === 'sqlite' ? 'process' : 'row'),
     authorizationTtlSeconds: config.authorizationTtlSeconds,
   }), deps.metrics);

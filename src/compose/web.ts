@@ -5,6 +5,7 @@
 import { formatEther } from 'viem';
 import type { Config } from '../config/config.ts';
 import type { Clock } from '../shared/clock.ts';
+import type { Faults } from '../shared/failpoints.ts';
 import { domainErrorCodes, type DomainErrorCode } from '../shared/errors.ts';
 import { isNetworkName, networkNames } from '../shared/networks.ts';
 import type { Store } from '../store/db.ts';
@@ -55,6 +56,7 @@ interface WebCore {
   wallet: WalletService;
   identity: Identity;
   receipts: ReceiptService;
+  faults: Faults;
 }
 
 export function composeWeb(config: Config, core: WebCore): WebServices {
@@ -64,7 +66,7 @@ export function composeWeb(config: Config, core: WebCore): WebServices {
     pay: createPayService({
       users: core.identity.users, rateLimiter: core.identity.rateLimiter, wallet: core.wallet, network: config.paymentNetwork,
       receiver: config.payReceiverAddress ?? core.relayer.address,
-      keys: createIdempotencyRepository(core.store.db), transfers: transferStatuses, clock: core.clock,
+      keys: createIdempotencyRepository(core.store.db), transfers: transferStatuses, clock: core.clock, faults: core.faults,
     }),
     console: composeConsole(config, core),
   };

@@ -36,13 +36,7 @@ interface PerNetwork {
   /** Per network: blocks a transaction's block counts as, itself included, before its receipt is final. */
   readonly confirmations: Readonly<Record<NetworkName, number>>;
 }
-/** Until the composition root reads the settings themselves (the next change of src/compose/chain.ts and app.ts). */
-interface Interim {
-  readonly settlementBatch: { readonly windowMs: number; readonly maxItems: number; readonly blockMarginMs: number };
-  readonly repricing: { readonly afterSeconds: number; readonly maxFeePerGasGwei: number };
-  readonly jsonRpcBatchLimit: number;
-}
-export interface Config extends Settings, InMilliseconds, InWei, PerNetwork, Interim {}
+export interface Config extends Settings, InMilliseconds, InWei, PerNetwork {}
 
 /**
  * Bad settings, one problem per setting (`HTTP_PORT: …`), each on its own line of `message`:
@@ -87,12 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     contractAddresses: byNetwork((network) => settings[`CONTRACTS_${upper(network)}`]),
     confirmations: byNetwork((network) => settings[`CONFIRMATIONS_${upper(network)}`] ?? settings.CONFIRMATIONS) as PerNetwork['confirmations'],
   };
-  const interim: Interim = {
-    settlementBatch: { windowMs: settings.SETTLEMENT_BATCH_WINDOW_MS, maxItems: settings.SETTLEMENT_BATCH_MAX_ITEMS, blockMarginMs: settings.SETTLEMENT_BLOCK_MARGIN_MS },
-    repricing: { afterSeconds: settings.REPRICE_AFTER_SECONDS, maxFeePerGasGwei: settings.MAX_FEE_PER_GAS_GWEI },
-    jsonRpcBatchLimit: settings.JSONRPC_BATCH_LIMIT,
-  };
-  return Object.freeze({ ...config, ...perNetwork, ...interim }) as Config;
+  return Object.freeze({ ...config, ...perNetwork }) as Config;
 }
 
 const upper = <N extends NetworkName>(network: N) => network.toUpperCase() as Uppercase<N>;

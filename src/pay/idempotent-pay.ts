@@ -3,12 +3,12 @@ import { getAddress } from 'viem';
 import { DomainError, isDomainError, type DomainErrorCode } from '../shared/errors.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import type { Clock } from '../shared/clock.ts';
+import type { Faults } from '../shared/failpoints.ts';
 import type { IdempotencyKeyRecord, IdempotencyRepository } from '../store/idempotency-repository.ts';
 import type { TransferStatusRecord, TransferStatusRepository } from '../store/transfer-status-repository.ts';
 import { vixpSymbol } from '../chain/platform-contracts.ts';
 import { pay, type PayDeps, type PayParameters, type PayReturnType } from './pay.ts';
 import { transferStatusOf, type TransferState } from './transfer-status.ts';
-import { failpoint } from '../shared/failpoints.ts';
 
 export interface PayServiceDeps extends PayDeps {
   keys: IdempotencyRepository;
@@ -18,6 +18,8 @@ export interface PayServiceDeps extends PayDeps {
   keyTtlMs?: number;
   /** A key still `running` after this long, whose transfer never started or provably failed, may run again; default 5 min. */
   staleAfterMs?: number;
+  /** The fault suite's failpoints (src/shared/failpoints.ts); none unless a test arms them. */
+  faults?: Faults;
 }
 
 /** What a pay request came to: its result, or the error it was answered with. */
@@ -71,7 +73,7 @@ export function createPayService(deps: PayServiceDeps) {
   async function run(params: PayParameters, scope: string, key: string, reference: string): Promise<IdempotentPayAnswer> {
     let result: PayReturnType;
     try {
-      failpoint('rest-pay.after-key-claimed');
+      deps.faults?.at('rest-pay.after-key-claimed');
       result = await pay(deps, { ...params, reference });
     } catch (error) {
       if (isDomainError(error) && executedErrors.has(error.code)) {
@@ -82,9 +84,9 @@ export function createPayService(deps: PayServiceDeps) {
       await deps.keys.release(scope, key);
       throw error;
     }
-    failpoint('rest-pay.after-transfer');
+    deps.faults?.at('rest-pay.after-transfer');
     await deps.keys.record(scope, key, result.status === 'pending' ? 'pending' : 'done', JSON.stringify({ ok: result }), deps.clock());
-    failpoint('rest-pay.before-answer');
+    deps.faults?.at('rest-pay.before-answer');
     return answered(false, { ok: result });
   }
 

@@ -8,7 +8,6 @@ import { nextApprovalNumber } from './approval-number.ts';
 import { resolveSettlementToken } from './settlement-token.ts';
 import { oncePerTranNo, type StaleAttempt } from './once-per-tran-no.ts';
 import { paymentCanceledEvent } from '../webhooks/webhook-events.ts';
-import { failpoint } from '../shared/failpoints.ts';
 
 export interface CancelPaymentRequest {
   tid: string;
@@ -37,7 +36,7 @@ export interface PaymentCancellation {
   approvalDate: string;
 }
 
-type CancelPaymentDeps = Pick<PaymentDeps, 'payments' | 'merchants' | 'wallet' | 'settlementTokens' | 'network' | 'clock' | 'timeZone' | 'idempotency' | 'staleOperationMs'>;
+type CancelPaymentDeps = Pick<PaymentDeps, 'payments' | 'merchants' | 'wallet' | 'settlementTokens' | 'network' | 'clock' | 'timeZone' | 'idempotency' | 'staleOperationMs' | 'faults'>;
 
 /** The reference of a cancellation's refund transfer: it derives the transfer's authorization nonce. */
 export const refundTransferReference = (cancellationId: string) => `payment-cancel:${cancellationId}`;
@@ -117,9 +116,9 @@ async function refundPayment(deps: CancelPaymentDeps, store: StoreRecord, reques
     if (attempt > 20) throw new DomainError('internal', 'could not reserve the refund');
     payment = await load();
   }
-  failpoint('cancel.after-reserve');
+  deps.faults?.at('cancel.after-reserve');
   const tokenAmount = formatTokenAmount(units, token.decimals);
-  failpoint('cancel.before-transfer');
+  deps.faults?.at('cancel.before-transfer');
   const refund = await deps.wallet.transferFromCustody(deps.network, {
     fromAddress: store.settlementAddress, toAddress: payment.userAddress, amount: tokenAmount,
     contractAddress: token.contractAddress, reference: refundTransferReference(cancellationId),
@@ -130,7 +129,7 @@ async function refundPayment(deps: CancelPaymentDeps, store: StoreRecord, reques
     if (refund.status === 'refused') await deps.payments.failCancellation(cancellationId, deps.clock());
     throw refund.error;
   }
-  failpoint('cancel.after-transfer');
+  deps.faults?.at('cancel.after-transfer');
   return completeRefund(deps, payment, { id: cancellationId, tokenAmount: units.toString(), exchangeAmount }, token, refund.transactionId);
 }
 

@@ -7,6 +7,7 @@ import type { PaymentRepository } from '../store/payment-repository.ts';
 import type { SettlementTokenRepository } from '../store/settlement-token-repository.ts';
 import type { PairingDesk } from '../pairing/pairing-desk.ts';
 import type { IdempotencyRepository } from '../store/idempotency-repository.ts';
+import type { Faults } from '../shared/failpoints.ts';
 
 /** What the payment operations need; each takes the narrowest part of it. */
 export interface PaymentDeps {
@@ -28,4 +29,6 @@ export interface PaymentDeps {
   idleTimeoutMs: number;
   /** STALE_OPERATION_SECONDS: see TranNoDeps. */
   staleOperationMs: number;
+  /** The fault suite's failpoints (src/shared/failpoints.ts); none unless a test arms them. */
+  faults?: Faults;
 }

@@ -12,7 +12,6 @@ import { nextApprovalNumber } from './approval-number.ts';
 import { normalizeDecimal } from './exchange.ts';
 import { paymentTransferReference, settleStalePayment } from './settle-stale-payment.ts';
 import { paymentApprovedEvent, paymentFailedEvent } from '../webhooks/webhook-events.ts';
-import { failpoint } from '../shared/failpoints.ts';
 
 /**
  * After how long a pending payment can no longer be held by a live session anywhere: pairing window
@@ -116,7 +115,7 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
   let app: PairedApp | undefined;
   let transferred = false;
   try {
-    failpoint('payment.after-claim');
+    deps.faults?.at('payment.after-claim');
     assertLive();
     // A token that may not settle (a user's own, whatever its name) is refused before the app is
     // paired or asked to pay; quoteTokens checks it again.
@@ -155,7 +154,7 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
 
     // From here on the payment is carried through even if the POS hangs up; a retry finds it.
     transferred = true;
-    failpoint('payment.before-transfer');
+    deps.faults?.at('payment.before-transfer');
     const result = await deps.wallet.transfer(deps.network, {
       fromAddress: app.userAddress, toAddress: store.settlementAddress, amount: quote.tokenAmount,
       tempKey: credentials.tempKey, hashKey: credentials.hashKey, signature: credentials.signature,
@@ -165,7 +164,7 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
     // on chain: nothing moved, nothing signed stays usable, the tran_no may be tried again.
     if (result.status === 'refused') transferred = false;
     if (result.status !== 'settled') throw result.error;
-    failpoint('payment.after-transfer');
+    deps.faults?.at('payment.after-transfer');
     const approvalNumber = await nextApprovalNumber(deps);
     let approval: PaymentApproval = {
       tranNo: request.tranNo, contractAddress: quote.contractAddress, tokenSymbol: quote.tokenSymbol, userAddress: app.userAddress,
@@ -178,7 +177,7 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
       const recorded = await deps.payments.findByTranNo(store.tid, request.tranNo);
       if (recorded?.status === 'approved') approval = await approvalOf(deps, recorded);
     }
-    failpoint('payment.after-approve');
+    deps.faults?.at('payment.after-approve');
     pos.send({ type: 'end_pay', approval });
     app.send({ type: 'end_pay', approval });
   } catch (error) {

@@ -7,7 +7,6 @@ import { resolveSettlementToken } from '../payments/settlement-token.ts';
 import type { RewardDeps } from './reward-deps.ts';
 import { oncePerTranNo } from '../payments/once-per-tran-no.ts';
 import { rewardCanceledEvent } from '../webhooks/webhook-events.ts';
-import { failpoint } from '../shared/failpoints.ts';
 import { findSettledReward } from './claim-reward.ts';
 import { cancelTransferPrefix, settleStaleRewardCancel, type RewardCancellation } from './settle-stale-reward.ts';
 
@@ -57,7 +56,7 @@ async function cancelOnce(deps: RewardDeps, store: StoreRecord, request: CancelR
     return voided;
   }
   if (!(await deps.rewards.transition(reward.id, 'claimed', 'canceling', {}, now))) return cancelOnce(deps, store, request);
-  failpoint('reward-cancel.after-canceling');
+  deps.faults?.at('reward-cancel.after-canceling');
   const userAddress = reward.userAddress ?? '';
   const giveBack = await deps.wallet.transferFromCustody(deps.network, {
     fromAddress: userAddress, toAddress: reward.settlementAddress, amount: tokenAmount,
@@ -68,7 +67,7 @@ async function cancelOnce(deps: RewardDeps, store: StoreRecord, request: CancelR
     throw giveBack.error;
   }
   const { transactionId } = giveBack;
-  failpoint('reward-cancel.after-transfer');
+  deps.faults?.at('reward-cancel.after-transfer');
   const movedBack: RewardCancellation = { contractAddress: reward.contractAddress, tokenSymbol: reward.tokenSymbol, userAddress, tokenAmount, transferTransactionId: transactionId, approvalNo: number.number, approvalDate: number.date };
   await deps.rewards.transition(reward.id, 'canceling', 'canceled', { ...done, cancelTransactionId: transactionId }, deps.clock(), rewardCanceledEvent(reward.tid, reward.id, movedBack));
   return movedBack;

@@ -9,7 +9,6 @@ import type { PairedApp } from '../pairing/pairing-desk.ts';
 import { resolveSettlementToken, type SettlementToken } from '../payments/settlement-token.ts';
 import type { RewardDeps } from './reward-deps.ts';
 import { rewardClaimedEvent } from '../webhooks/webhook-events.ts';
-import { failpoint } from '../shared/failpoints.ts';
 import { claimOf, claimTransferPrefix, settleStaleReward } from './settle-stale-reward.ts';
 
 export interface ClaimRewardParameters {
@@ -80,7 +79,7 @@ export async function claimReward(deps: RewardDeps, params: ClaimRewardParameter
     assertClaimable(await deps.rewards.findReward(reward.id), deps.clock());
     throw new DomainError('reward.already_rewarded', 'the reward was claimed at the same time');
   }
-  failpoint('reward-claim.after-claiming');
+  deps.faults?.at('reward-claim.after-claiming');
   const payout = await deps.wallet.transferFromCustody(deps.network, {
     fromAddress: reward.settlementAddress, toAddress: params.account, amount: formatTokenAmount(units, token.decimals),
     contractAddress: reward.contractAddress, reference: `${claimTransferPrefix(reward.id)}${randomUUID()}`,
@@ -91,7 +90,7 @@ export async function claimReward(deps: RewardDeps, params: ClaimRewardParameter
     throw payout.error;
   }
   const { transactionId } = payout;
-  failpoint('reward-claim.after-transfer');
+  deps.faults?.at('reward-claim.after-transfer');
   const now = deps.clock();
   const claim = claimOf(reward, token, params.account, transactionId);
   await deps.rewards.transition(reward.id, 'claiming', 'claimed', { claimTransactionId: transactionId, claimedAt: now }, now, rewardClaimedEvent(reward.tid, claim));

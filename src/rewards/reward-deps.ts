@@ -8,7 +8,7 @@ import type { WalletService } from '../wallet/wallet-service.ts';
  * settlement-token list, three wallet calls and the pairing desk's two app-side calls (a claim at
  * the POS pairs like a payment). Nothing else of the payments domain.
  */
-export interface RewardDeps extends Pick<PaymentDeps, 'settlementTokens' | 'idempotency' | 'clock' | 'logger' | 'network' | 'timeZone' | 'defaultCurrency' | 'pairingWindowMs' | 'staleOperationMs'> {
+export interface RewardDeps extends Pick<PaymentDeps, 'settlementTokens' | 'idempotency' | 'clock' | 'logger' | 'network' | 'timeZone' | 'defaultCurrency' | 'pairingWindowMs' | 'staleOperationMs' | 'faults'> {
   rewards: RewardRepository;
   merchants: Pick<MerchantRepository, 'latestRateNotice' | 'nextNumber'>;
   wallet: Pick<WalletService, 'getTokenInfo' | 'getBalance' | 'transferFromCustody' | 'latestTransferOutcome'>;

@@ -1,19 +1,21 @@
 import { writeSync } from 'node:fs';
 
 /**
- * Named failpoints: the fault suite's hooks into the money paths (docs/reliability.md). Test-only;
- * off unless configured, and then cost one `size` check.
+ * Named failpoints: the fault suite's hooks into the money paths (docs/reliability.md "Failpoints").
+ * Test only: a service reaches them through its `faults` dependency, which is `noFaults` (nothing
+ * happens) unless the composition root was configured with FAILPOINTS, and the configuration
+ * honours FAILPOINTS only in a process a test started with VIXPAY_TEST_FAULTS=1, never with
+ * NODE_ENV=production (src/config/config.ts).
  *
- * - A failpoint sits at a step boundary of an operation (`failpoint('payment.after-transfer')`).
+ * - A failpoint sits at a step boundary of an operation (`deps.faults?.at('payment.after-transfer')`).
  *   `FAILPOINTS=payment.after-transfer=crash` makes the process kill itself there with SIGKILL, as a
  *   power cut would (nothing after it runs, no handler, no flush); `=crash-chain` kills the chain
  *   node of the payment network there with SIGKILL (once) and goes on; `=error` throws instead, as a
  *   bug or a lost connection there would.
  *
- * They are the one process-wide state outside the composition: the composition root arms them once
- * from the parsed config (`armFaults`), and the deep steps they sit in read them without a
- * dependency threaded through every call. (The mutation check, `npm run test:mutations`, breaks
- * guarantees in a copy of the sources instead: no switch of it is in src/.)
+ * No state of this module is process-wide: each composed platform has its own `Faults`. (The
+ * mutation check, `npm run test:mutations`, breaks guarantees in a copy of the sources instead: no
+ * switch of it is in src/.)
  */
 
 /** Every failpoint, in the order an operation meets them. */
@@ -37,9 +39,6 @@ export type FailpointName = (typeof failpointNames)[number];
 export const failpointActions = ['crash', 'crash-chain', 'error'] as const;
 export type FailpointAction = (typeof failpointActions)[number];
 
-let armed: Map<FailpointName, FailpointAction> = new Map();
-let killChainNode: (() => void) | undefined;
-
 /** The error an `error` failpoint throws. */
 export class FailpointError extends Error {
   override name = 'FailpointError';
@@ -62,45 +61,68 @@ export function parseFailpoints(text: string | undefined): ReadonlyMap<Failpoint
   return map;
 }
 
-/**
- * Arms the configured failpoints for this process (the composition root, once). An empty
- * configuration leaves whatever is armed as it is: a second platform composed in the same process
- * (a CLI command, a test's operator) does not disarm the first.
- */
+/** The failpoints of one composed platform: a service's `faults` dependency. */
+export interface Faults {
+  /**
+   * A step boundary: nothing unless `name` is armed; then a SIGKILL of this process, a SIGKILL of
+   * its chain node (`crash-chain`, the first time only), or a thrown FailpointError.
+   */
+  at(name: FailpointName): void;
+  /** How a `crash-chain` failpoint kills the chain node this process runs (the composition root sets it). */
+  onChainNodeCrash(kill: () => void): void;
+}
+
+/** No failpoint armed: what every service has unless a test configured some. */
+export const noFaults: Faults = Object.freeze({ at: () => undefined, onChainNodeCrash: () => undefined });
+
+/** The failpoints `armed` (the configuration's, already refused outside a test process). */
+export function createFaults(armed: ReadonlyMap<FailpointName, FailpointAction>): Faults {
+  if (armed.size === 0) return noFaults;
+  const actions = new Map(armed);
+  let killChainNode: (() => void) | undefined;
+  return {
+    at(name) {
+      const action = actions.get(name);
+      if (action === undefined) return;
+      if (action === 'crash-chain') {
+        actions.delete(name);
+        if (!killChainNode) throw new FailpointError(`failpoint ${name}: this process runs no chain node`);
+        writeSync(2, `failpoint ${name}: chain node killed (SIGKILL)\n`);
+        killChainNode();
+        return;
+      }
+      if (action === 'crash') {
+        // Written synchronously, the one trace a crash test can read from the dead process's output.
+        writeSync(2, `failpoint ${name}: crash (SIGKILL)\n`);
+        process.kill(process.pid, 'SIGKILL');
+      }
+      throw new FailpointError(`failpoint ${name}`);
+    },
+    onChainNodeCrash(kill) {
+      killChainNode = kill;
+    },
+  };
+}
+
+// Until the relayer takes its `faults` (chain/settlement-batcher.ts): the process-wide failpoints
+// it still reads, armed by the composition root beside the platform's `Faults`.
+let armed: ReadonlyMap<FailpointName, FailpointAction> = new Map();
+let legacy: Faults = noFaults;
+
+/** @deprecated the relayer's until it takes `faults`: arms the process-wide failpoints. */
 export function armFaults(failpoints: ReadonlyMap<FailpointName, FailpointAction>): void {
-  if (failpoints.size > 0) armed = new Map(failpoints);
+  if (failpoints.size > 0) {
+    armed = failpoints;
+    legacy = createFaults(armed);
+  }
 }
 
-/** Disarms everything (tests of this module). */
-export function disarmFaults(): void {
-  armed = new Map();
-}
-
-/** How a `crash-chain` failpoint kills the chain node this process runs (the composition root sets it). */
+/** @deprecated as armFaults. */
 export function onChainNodeCrash(kill: () => void): void {
-  killChainNode = kill;
+  legacy.onChainNodeCrash(kill);
 }
 
-/**
- * A step boundary: nothing unless `name` is armed; then a SIGKILL of this process, a SIGKILL of its
- * chain node (`crash-chain`, the first time only), or a thrown FailpointError.
- */
+/** @deprecated as armFaults: use a service's `faults.at(name)`. */
 export function failpoint(name: FailpointName): void {
-  if (armed.size === 0) return;
-  const action = armed.get(name);
-  if (action === undefined) return;
-  if (action === 'crash-chain') {
-    armed.delete(name);
-    if (!killChainNode) throw new FailpointError(`failpoint ${name}: this process runs no chain node`);
-    writeSync(2, `failpoint ${name}: chain node killed (SIGKILL)\n`);
-    killChainNode();
-    return;
-  }
-  if (action === 'crash') {
-    // Written synchronously, the one trace a crash test can read from the dead process's output.
-    writeSync(2, `failpoint ${name}: crash (SIGKILL)\n`);
-    process.kill(process.pid, 'SIGKILL');
-  }
-  throw new FailpointError(`failpoint ${name}`);
+  if (armed.size > 0) legacy.at(name);
 }
-

@@ -9,7 +9,6 @@ import { resolveToken } from './token.ts';
 import { authorizationNonce, authorizeTransfer } from './authorize-transfer.ts';
 import { retryUnsent } from './unsent-reservations.ts';
 import { sha256Hex } from '../shared/hash.ts';
-import { failpoint } from '../shared/failpoints.ts';
 
 export interface TransferParameters {
   fromAddress: string;
@@ -49,12 +48,12 @@ export async function transfer(deps: WalletDeps, network: NetworkName, params: T
   await retryUnsent(deps.authorizations, authorizationNonce(network, params.reference ?? `transfer:${sha256Hex(params.tempKey)}`));
   const key = await checkTempKey(deps, { address: from, keyType: 'transfer', tempKey: params.tempKey, hashKey: params.hashKey });
   await assertSignedBy(from, [params.fromAddress, params.toAddress, params.amount, params.tempKey, params.hashKey], params.signature);
-  failpoint('transfer.before-authorize');
+  deps.faults?.at('transfer.before-authorize');
 
   const { transactionId } = await authorizeTransfer(deps, network, {
     token, from, to, value, reference: params.reference ?? `transfer:${key.keyHash}`, privateKeyEnc: key.privateKeyEnc,
     tempKeyHash: key.keyHash,
   });
-  failpoint('transfer.after-settle');
+  deps.faults?.at('transfer.after-settle');
   return { transactionId, amountRaw: value.toString(), contractAddress: token.contractAddress };
 }

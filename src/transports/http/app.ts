@@ -83,7 +83,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
 
   const token = withRpcMetrics({ ...tokenMethods(deps.wallet), ...transferStatusMethods({ transfers: deps.transferStatuses }) }, deps.metrics);
   const block = withRpcMetrics(blockMethods(deps.blocks), deps.metrics);
-  const batchLimit = config.jsonRpcBatchLimit;
+  const batchLimit = config.jsonrpcBatchLimit;
   const chainApi = createDispatcher({ methods: { ...token, ...block }, batchLimit });
   await app.register(jsonRpcRoutes, {
     hostLabels: config.hostLabels,
