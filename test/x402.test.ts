@@ -57,7 +57,7 @@ before(async () => {
   // Batches close 200 ms after their first transfer, as on a chain that mines a block every few seconds (docs/performance.md): the automining default (3 ms) would send most payments alone.
   t = await startTestPlatform({ env: { SETTLEMENT_BATCH_WINDOW_MS: '200' } });
   facilitatorUrl = `${await t.app.listen({ port: 0, host: '127.0.0.1' })}/x402`;
-  const key = await addFacilitatorKey({ keys: createFacilitatorKeyRepository(t.platform.store.db), clock: Date.now }, { name: 'test resource server', ratePerSecond: 1000 });
+  const key = await addFacilitatorKey({ keys: createFacilitatorKeyRepository(t.platform.store.db), clock: Date.now }, { name: 'test resource server', tid: 'T-X402', ratePerSecond: 1000 });
   apiKey = key.key;
   network = `eip155:${t.platform.chains.ethereum.chainId}`;
   vixp = t.platform.contracts.ethereum.vixpToken;
@@ -87,6 +87,11 @@ describe('x402 facilitator', () => {
     assert.equal((await facilitator('/verify', payment, other.key)).status, 200);
     await revokeFacilitatorKey({ keys: createFacilitatorKeyRepository(t.platform.store.db), clock: Date.now }, other.id);
     assert.equal((await facilitator('/verify', payment, other.key)).status, 401);
+    // A key's rate: 1 request per second is a burst of 10, then 429.
+    const slow = await addFacilitatorKey({ keys: createFacilitatorKeyRepository(t.platform.store.db), clock: Date.now }, { name: 'slow', ratePerSecond: 1 });
+    const statuses = [];
+    for (let i = 0; i < 11; i++) statuses.push((await facilitator('/verify', payment, slow.key)).status);
+    assert.deepEqual(statuses, [...Array(10).fill(200), 429]);
   });
 
   test('a client of @x402/fetch gets 402, pays through the platform, gets 200; the payee is paid once; the header replayed is refused', async () => {
@@ -121,6 +126,12 @@ describe('x402 facilitator', () => {
     assert.equal(await chainTxCount(), txs);
     const status = await facilitator(`/settlements/${payer.address}/${settled.nonce}`);
     assert.deepEqual(status.body, { status: 'settled', payer: payer.address, nonce: settled.nonce, network, transaction: settled.tx_hash });
+    // One x402.settled event for the key's store, written with the outcome, whatever was retried.
+    const events = (await t.platform.store.db.selectFrom('webhook_events').selectAll().where('tid', '=', 'T-X402').execute())
+      .filter((e) => JSON.parse(e.data).nonce === settled.nonce);
+    assert.deepEqual(events.map((e) => [e.type, JSON.parse(e.data).transaction, JSON.parse(e.data).amount]), [['x402.settled', settled.tx_hash, price.toString()]]);
+    const metrics = await t.platform.metrics.registry.getSingleMetricAsString('vixpay_x402_settlements_total');
+    assert.match(metrics, /vixpay_x402_settlements_total\{network="ethereum",outcome="settled"\} [1-9]/);
   });
 
   test('50 payers at once: all 200, each charged once, in a few settlement transactions', async () => {

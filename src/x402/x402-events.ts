@@ -7,10 +7,10 @@ import type { X402SettlementRecord } from '../store/x402-settlement-repository.t
  */
 export function x402Event(tid: string, record: X402SettlementRecord, x402Network: string, outcome: { txHash?: string | null; errorReason?: string | null }): NewWebhookEvent {
   const common = {
-    network: x402Network, payer: record.payer, pay_to: record.payTo, asset: record.asset, amount: record.amount, nonce: record.nonce,
+    tid, network: x402Network, payer: record.payer, pay_to: record.payTo, asset: record.asset, amount: record.amount, nonce: record.nonce,
   };
   if (outcome.errorReason) {
     return { type: 'x402.failed', tid, data: { ...common, error_reason: outcome.errorReason, transaction: outcome.txHash ?? '' } };
   }
-  return { type: 'x402.settled', tid, data: { ...common, transaction: outcome.txHash ?? '' } };
+  return { type: 'x402.settled', tid, data: { ...common, transaction: outcome.txHash ?? '', res_code: '00', res_message: 'Success' } };
 }

@@ -1,0 +1,202 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { getAddress, parseUnits, type Address } from 'viem';
+import { vixpTokenAbi } from '../src/gen/contracts/vixp-token.ts';
+import { dateOf } from '../src/statements/statement-day.ts';
+import { statementColumns } from '../src/statements/statement-render.ts';
+import { announceClosedDays } from '../src/statements/statement-ready.ts';
+import { createStatementRepository } from '../src/store/statement-repository.ts';
+import { balanceOf, newUser, startPaymentTest, type PaymentTest } from './support/payments.ts';
+import { strangerWallet } from './support/chain-audit.ts';
+import { assertSameShape } from './support/doc-examples.ts';
+import {
+  approvedPayment, cancelPayment, cancelReward, claimReward, issueReward, type TestStore,
+} from './support/scripted-payments.ts';
+
+let p: PaymentTest;
+let store: TestStore;
+let otherStore: TestStore;
+let outsideStore: TestStore;
+before(async () => {
+  p = await startPaymentTest({ PAYMENT_IDLE_TIMEOUT_SECONDS: '4', PAYMENT_PAIRING_WINDOW_SECONDS: '4' });
+  store = await p.t.platform.payments.addStore({ tid: 'ST-1001', name: 'Statement Books' });
+  otherStore = await p.t.platform.payments.addStore({ tid: 'ST-2002', name: 'Other Shop' });
+  outsideStore = await p.t.platform.payments.addStore({ tid: 'ST-3003', name: 'Corner Shop' });
+  await p.t.platform.payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
+});
+after(async () => { await p?.stop(); });
+
+const today = () => dateOf(p.t.platform.clock(), p.t.config.timeZone);
+
+async function statement(tid: string, apiKey: string, accept?: string) {
+  const response = await p.t.app.inject({
+    method: 'GET', url: `/v1/stores/${tid}/statements/${today()}`,
+    headers: { authorization: `Bearer ${apiKey}`, ...(accept && { accept }) },
+  });
+  return { status: response.statusCode, type: String(response.headers['content-type']), text: response.body };
+}
+
+/** RFC 4180 as a spreadsheet reads it: quoted fields, doubled quotes, CRLF rows. */
+function parseCsv(text: string): Array<Record<string, string>> {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { field += '"'; i++; } else if (c === '"') quoted = false; else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') { row.push(field); field = ''; } else if (c === '\n') { row.push(field.replace(/\r$/, '')); rows.push(row); row = []; field = ''; } else field += c;
+  }
+  const [names, ...data] = rows;
+  return data.map((cells) => Object.fromEntries(names!.map((name, i) => [name, cells[i] ?? ''])));
+}
+
+const sum = (amounts: string[]) => amounts.reduce((total, a) => total + parseUnits(a, 18), 0n);
+
+describe('a store\'s daily statement', () => {
+  test('payments, a partial refund, a reward claim and a cancellation: every line once, in chain order, balances add up, reconciled', async () => {
+    const user = await newUser(p, '100');
+    const first = await approvedPayment(p, store, user, '20000');
+    const second = await approvedPayment(p, store, user, '5000');
+    const refund = await cancelPayment(p, store, user, first.end, '5');
+    const kept = await issueReward(p, store, '2500');
+    await claimReward(p, user, kept);
+    const givenBack = await issueReward(p, store, '1000');
+    await claimReward(p, user, givenBack);
+    await cancelReward(p, store, givenBack);
+    const rewardTx = async (id: string, column: 'claim_transaction_id' | 'cancel_transaction_id') =>
+      (await p.t.platform.store.db.selectFrom('rewards').select(column).where('id', '=', id).executeTakeFirstOrThrow())[column];
+
+    const res = await statement(store.tid, store.apiKey);
+    assert.equal(res.status, 200, res.text);
+    assert.match(res.type, /^application\/json/);
+    const body = JSON.parse(res.text);
+    assert.equal(body.tid, store.tid);
+    assert.equal(body.date, today());
+    assert.equal(body.closed, false, 'today is not over');
+    assert.equal(getAddress(body.account), getAddress(store.settlementAddress));
+    const expected = [
+      ['payment', first.tranNo, first.end.approval_no, '20', first.end.transfer_transaction_id],
+      ['payment', second.tranNo, second.end.approval_no, '5', second.end.transfer_transaction_id],
+      ['refund', first.tranNo, refund.approval_no, '-5', refund.transfer_transaction_id],
+      ['reward', kept.reward_id, null, '-2.5', await rewardTx(kept.reward_id!, 'claim_transaction_id')],
+      ['reward', givenBack.reward_id, null, '-1', await rewardTx(givenBack.reward_id!, 'claim_transaction_id')],
+      ['reward_cancellation', givenBack.reward_id, null, '1', await rewardTx(givenBack.reward_id!, 'cancel_transaction_id')],
+    ];
+    assert.deepEqual(body.lines.map((l: any) => [l.kind, l.reference, l.kind === 'reward_cancellation' ? null : l.approvalNo, l.amount, l.txHash]), expected);
+    for (const line of body.lines) {
+      assert.equal(line.reconciled, true, `${line.kind} ${line.reference} found in its receipt`);
+      assert.equal(typeof line.logIndex, 'number');
+      assert.equal(getAddress(line.counterparty), getAddress(user.address));
+      assert.equal(line.token, 'VIXP');
+      const receipt = await p.t.platform.chains.ethereum.client.getTransactionReceipt({ hash: line.txHash });
+      assert.equal(Number(receipt.blockNumber), line.blockNumber);
+      assert.ok(receipt.logs.some((log) => log.logIndex === line.logIndex), 'the log index is in the receipt');
+    }
+    const orders = body.lines.map((l: any) => l.blockNumber * 1e6 + l.logIndex);
+    assert.deepEqual(orders, [...orders].sort((a: number, b: number) => a - b), 'chain order');
+    assert.ok(body.lines.at(-1).approvalNo, 'a reward give-back carries its cancellation number');
+
+    assert.equal(body.reconciled, true, JSON.stringify(body.discrepancies));
+    assert.deepEqual(body.discrepancies, []);
+    const [vixp] = body.balances;
+    assert.equal(vixp.opening, '0');
+    assert.equal(vixp.net, '17.5');
+    assert.equal(vixp.closing, await balanceOf(p, store.settlementAddress));
+    assert.equal(sum([vixp.opening, ...body.lines.map((l: any) => l.amount)]), parseUnits(vixp.closing, 18));
+    assert.deepEqual(body.totals.map((t: any) => [t.kind, t.count, t.amount]).sort(), [
+      ['payment', 2, '25'], ['refund', 1, '-5'], ['reward', 2, '-3.5'], ['reward_cancellation', 1, '1'],
+    ].sort());
+    assert.deepEqual(body.net, [{ token: 'VIXP', amount: '17.5' }]);
+
+    // The same statement as CSV: named columns, one row per line between the balances.
+    const csv = await statement(store.tid, store.apiKey, 'text/csv');
+    assert.equal(csv.status, 200);
+    assert.match(csv.type, /^text\/csv/);
+    assert.equal(csv.text.split('\r\n')[0], statementColumns.join(','));
+    const rows = parseCsv(csv.text);
+    const lineRows = rows.filter((r) => expected.some(([kind]) => kind === r.kind));
+    assert.deepEqual(lineRows.map((r) => [r.kind, r.reference, r.amount, r.tx_hash, r.reconciled]), expected.map(([kind, ref, , amount, tx]) => [kind, ref, amount, tx, 'true']));
+    assert.deepEqual(rows.filter((r) => r.kind === 'opening_balance').map((r) => r.amount), ['0']);
+    assert.deepEqual(rows.filter((r) => r.kind === 'closing_balance').map((r) => r.amount), [vixp.closing]);
+    assert.equal(rows.at(-1)!.kind, 'statement');
+    assert.equal(rows.at(-1)!.reconciled, 'true');
+    assert.match(lineRows[0]!.local_time ?? '', /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+  });
+
+  test('a transfer sent by hand to the store\'s account from outside the platform: listed as unexplained, not reconciled', async () => {
+    const user = await newUser(p, '20');
+    const paid = await approvedPayment(p, outsideStore, user, '3000');
+    const { ethereum } = p.t.platform.chains;
+    const stranger = await strangerWallet(ethereum, '1');
+    await p.t.platform.wallet.mint('ethereum', { to: stranger.account.address, amount: '7' });
+    const chain = { id: ethereum.chainId, name: 'ethereum', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [ethereum.url] } } };
+    const hash = await stranger.writeContract({
+      chain, address: p.t.platform.contracts.ethereum.vixpToken as Address, abi: vixpTokenAbi, functionName: 'transfer',
+      args: [outsideStore.settlementAddress as Address, parseUnits('4', 18)],
+    });
+    await ethereum.client.waitForTransactionReceipt({ hash });
+
+    const body = JSON.parse((await statement(outsideStore.tid, outsideStore.apiKey)).text);
+    assert.equal(body.reconciled, false);
+    assert.deepEqual(body.lines.map((l: any) => [l.kind, l.amount, l.reconciled]), [['payment', '3', true], ['unexplained', '4', false]]);
+    const outside = body.lines[1];
+    assert.equal(outside.txHash, hash);
+    assert.equal(getAddress(outside.counterparty), getAddress(stranger.account.address));
+    assert.equal(outside.reference, '');
+    assert.deepEqual(body.discrepancies.map((d: any) => d.type), ['unexplained_transfer']);
+    assert.equal(body.discrepancies[0].txHash, hash);
+    assert.equal(body.discrepancies[0].amount, '4');
+    // The lines' net is the payment; the balance grew by the payment and the stranger's 4.
+    assert.deepEqual(body.balances.map((b: any) => [b.net, b.unexplained, b.closing, b.difference]), [['3', '4', '7', '4']]);
+    assert.equal(paid.end.transfer_transaction_id, body.lines[0].txHash);
+  });
+
+  test('store B asking for store A\'s statement is refused; its own has none of A\'s lines', async () => {
+    const foreign = await statement(store.tid, otherStore.apiKey);
+    assert.equal(foreign.status, 401);
+    assert.equal(JSON.parse(foreign.text).error.code, 'request.unauthorized');
+    assert.equal((await statement(store.tid, 'vxp_wrong')).status, 401);
+    const noKey = await p.t.app.inject({ method: 'GET', url: `/v1/stores/${store.tid}/statements/${today()}` });
+    assert.equal(noKey.statusCode, 401);
+    const own = JSON.parse((await statement(otherStore.tid, otherStore.apiKey)).text);
+    assert.deepEqual(own.lines, []);
+    assert.equal(own.reconciled, true);
+    const badDate = await p.t.app.inject({ method: 'GET', url: `/v1/stores/${store.tid}/statements/2026-02-30`, headers: { authorization: `Bearer ${store.apiKey}` } });
+    assert.equal(badDate.statusCode, 400);
+  });
+});
+
+test('statement.ready: written once per store and closed day, from the day the store was added', async () => {
+  const repository = createStatementRepository(p.t.platform.store.db);
+  const twoDaysLater = p.t.platform.clock() + 2 * 86_400_000;
+  const deps = { repository, clock: () => twoDaysLater, timeZone: p.t.config.timeZone };
+  const written = await announceClosedDays(deps);
+  const events = await p.t.platform.store.db.selectFrom('webhook_events').select(['tid', 'data']).where('type', '=', 'statement.ready').execute();
+  const stores = await p.t.platform.store.db.selectFrom('stores').select('tid').execute();
+  // Today and tomorrow have closed two days later; the day before the stores were added is skipped.
+  assert.equal(written, stores.length * 2);
+  assert.equal(events.length, written);
+  const mine = events.filter((e) => e.tid === store.tid).map((e) => JSON.parse(e.data)).sort((a, b) => a.date.localeCompare(b.date));
+  assert.equal(mine[0].date, today());
+  assert.equal(mine[0].statement_path, `/v1/stores/${store.tid}/statements/${today()}`);
+  assert.equal(await announceClosedDays(deps), 0, 'once');
+  const documented = /<!-- statements-example: statement-ready -->\n```json\n([\s\S]*?)\n```/.exec(readFileSync('docs/statements.md', 'utf8'));
+  assert.ok(documented, 'docs/statements.md shows the event');
+  assertSameShape(JSON.parse(documented[1]!).data, mine[0], new Set(['time_zone', 'res_code', 'res_message']));
+});
+
+test('docs/statements.md: the example is what the endpoint answers', async () => {
+  const doc = readFileSync('docs/statements.md', 'utf8');
+  const example = /<!-- statements-example: statement -->\n```json\n([\s\S]*?)\n```/.exec(doc);
+  assert.ok(example, 'docs/statements.md has the example');
+  const documented = JSON.parse(example[1]!);
+  const actual = JSON.parse((await statement(store.tid, store.apiKey)).text);
+  assertSameShape(documented, actual, new Set(['kind', 'token', 'timeZone', 'network', 'closed', 'reconciled', 'exchangeCurrency', 'type', 'discrepancyCount']));
+  const csv = /<!-- statements-example: csv -->\n```csv\n([\s\S]*?)\n```/.exec(doc);
+  assert.ok(csv, 'docs/statements.md has the CSV example');
+  assert.equal(csv[1]!.split('\n')[0], statementColumns.join(','));
+});
