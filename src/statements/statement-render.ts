@@ -58,7 +58,7 @@ export async function* statementCsv(statement: OpenStatement): AsyncGenerator<st
   const { header } = statement;
   yield `${statementColumns.join(',')}\r\n`;
   for (const b of header.openingBalances) {
-    yield row({ local_time: `${header.date} 00:00:00`, kind: 'opening_balance', amount: b.balance, token: b.token, token_contract: b.tokenContract, block_number: header.firstBlock - 1 });
+    yield row({ local_time: `${header.date} 00:00:00`, kind: 'opening_balance', amount: b.balance, token: b.token, token_contract: b.tokenContract, block_number: header.firstBlock > 0 ? header.firstBlock - 1 : null });
   }
   const lines = statement.lines();
   for (let next = await lines.next(); ; next = await lines.next()) {

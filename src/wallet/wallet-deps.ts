@@ -5,6 +5,7 @@ import type { AuthorizationRepository } from '../store/authorization-repository.
 import type { ChainClients } from '../chain/chain-clients.ts';
 import type { Relayer } from '../chain/relayer.ts';
 import type { PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
+import type { Faults } from '../shared/failpoints.ts';
 
 /** What the wallet operations need; each operation takes the narrowest part of it. */
 export interface WalletDeps {
@@ -18,4 +19,6 @@ export interface WalletDeps {
   authorizations: AuthorizationRepository;
   /** How long a signed EIP-3009 authorization stays valid on chain. */
   authorizationTtlSeconds: number;
+  /** The fault suite's failpoints (src/shared/failpoints.ts); none unless a test arms them. */
+  faults?: Faults;
 }
