@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { startDidTestApp, type DidTestApp } from './support/did-app.ts';
 import { composeDid } from '../src/compose/platform.ts';
 import { createDidService } from '../src/did/did-service.ts';
-import { createDidRepository } from '../src/did/did-repository.ts';
+import { createDidRepository } from '../src/store/did-repository.ts';
 import { createWalletRepository } from '../src/store/wallet-repository.ts';
 
 let d: DidTestApp;

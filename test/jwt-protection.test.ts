@@ -5,7 +5,7 @@ import { SignJWT, UnsecuredJWT } from 'jose';
 import { createJwtService } from '../src/identity/jwt.ts';
 import { generateSigningKeySet, signingKeyFileName } from '../src/identity/signing-keys.ts';
 import { openSigningKeys } from '../src/identity/signing-key-store.ts';
-import { createSigningKeyRepository } from '../src/identity/signing-key-repository.ts';
+import { createSigningKeyRepository } from '../src/store/signing-key-repository.ts';
 import { addUser } from '../src/identity/add-user.ts';
 import { embeddedBackendVersion } from '../src/ipfs/embedded-backend.ts';
 import { defaultAddOptions } from '../src/ipfs/ipfs-backend.ts';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { loadConfig } from '../src/config/config.ts';
 import { keysRotateCommand } from '../src/cli/key-commands.ts';
 import { createJwtService } from '../src/identity/jwt.ts';
-import { createSigningKeyRepository } from '../src/identity/signing-key-repository.ts';
+import { createSigningKeyRepository } from '../src/store/signing-key-repository.ts';
 import { openSigningKeys } from '../src/identity/signing-key-store.ts';
 import { signingKeyFileName } from '../src/identity/signing-keys.ts';
 import { createKeyVault } from '../src/shared/key-vault.ts';

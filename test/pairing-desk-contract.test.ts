@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { createPairingDesk } from '../src/pairing/in-process-pairing-desk.ts';
 import type { AppArrival, AppConnection, PairingDesk } from '../src/pairing/pairing-desk.ts';
 import { createRedisPairingDesk, type RedisPairingDesk } from '../src/pairing/redis-pairing-desk.ts';
-import type { SessionEvent } from '../src/payments/payment-events.ts';
+import type { SessionEvent } from '../src/pairing/session-events.ts';
 import { DomainError } from '../src/shared/errors.ts';
 import { createClient } from 'redis';
 import { waitFor } from './support/wait-for.ts';

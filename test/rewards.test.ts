@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { formatDateTime } from '../src/payments/platform-dates.ts';
+import { formatDateTime } from '../src/commerce/platform-dates.ts';
 import {
   balanceOf, bearer, newUser, openSession, startPaymentTest, unary, untilAppWaits, untilPosWaits, type PaymentTest,
 } from './support/payments.ts';

@@ -5,11 +5,11 @@ import type { ChainClients } from '../chain/chain-clients.ts';
 import type { PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
 import type { WalletService } from '../wallet/wallet-service.ts';
 import type { UserService } from '../identity/users.ts';
-import type { DidListEntry } from '../did/did-repository.ts';
 import type { PaymentDeps } from '../payments/payment-deps.ts';
 import type { SettlementTokenAllowListDeps } from '../payments/settlement-token-allow-list.ts';
 import type { WebhookEndpointDeps } from '../webhooks/webhook-endpoints.ts';
 import type { OperatorDeps } from '../console/operators.ts';
+import type { FacilitatorKeyDeps } from '../x402/facilitator-keys.ts';
 import type { StatementService } from '../statements/statement-service.ts';
 import type { CliContext } from './commands.ts';
 import { assertExistingPlatform } from './platform-data-dir.ts';
@@ -21,7 +21,7 @@ export interface CliPlatform {
   contracts: PlatformContractsByNetwork;
   wallet: WalletService;
   identity: { users: UserService };
-  did: { systemDids: { issuer: DidListEntry[] } };
+  did: { systemDids: { issuer: Array<{ did: string }> } };
   admin: {
     stores: Pick<PaymentDeps, 'merchants' | 'wallet' | 'clock' | 'timeZone'>;
     settlementTokens: SettlementTokenAllowListDeps;
@@ -33,6 +33,7 @@ export interface CliPlatform {
 export interface CliStoreRecords {
   webhooks: WebhookEndpointDeps;
   operators: Pick<OperatorDeps, 'operators' | 'passwords' | 'clock'>;
+  facilitatorKeys: FacilitatorKeyDeps;
 }
 
 /** What `src/main.ts` gives the CLI: every command's access to the platform, built by the composition root. */

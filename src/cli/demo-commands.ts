@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { addUser } from '../identity/add-user.ts';
 import { addStore } from '../payments/add-store.ts';
-import { publishRateNotice } from '../payments/publish-rate-notice.ts';
+import { publishRateNotice } from '../commerce/rate-notice.ts';
 import type { CliCommand, CliContext } from './commands.ts';
 import { withPlatform } from './cli-deps.ts';
 import { describeMessage, login, paymentsClient, qrCode, runStream, tokenApi, unaryCall } from './payments-client.ts';

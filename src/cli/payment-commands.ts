@@ -1,6 +1,6 @@
 import { DomainError } from '../shared/errors.ts';
 import { addStore } from '../payments/add-store.ts';
-import { publishRateNotice } from '../payments/publish-rate-notice.ts';
+import { publishRateNotice } from '../commerce/rate-notice.ts';
 import type { CliCommand } from './commands.ts';
 import { withPlatform } from './cli-deps.ts';
 

@@ -8,10 +8,12 @@ import type { KeyVault } from '../shared/key-vault.ts';
 import type { Store } from '../store/db.ts';
 import type { WalletRepository } from '../store/wallet-repository.ts';
 import { createReceiptRepository } from '../store/receipt-repository.ts';
+import { createVeramoStores } from '../store/veramo-stores.ts';
+import { createHolderLookup } from '../store/holder-lookup.ts';
 import type { ChainClients } from '../chain/chain-clients.ts';
 import type { WalletService } from '../wallet/wallet-service.ts';
 import { createDidAgent, type DidAgent } from '../did/did-agent.ts';
-import { createDidRepository, type DidListEntry, type SystemDidRole } from '../did/did-repository.ts';
+import { createDidRepository, type DidListEntry, type SystemDidRole } from '../store/did-repository.ts';
 import { didForAddress, ensureSystemDids } from '../did/did-identifiers.ts';
 import { createDidService, type DidService } from '../did/did-service.ts';
 import { createVpLogin, type VerifyLoginPresentation } from '../did/vp-login.ts';
@@ -38,14 +40,14 @@ export async function composeDid(
   store: Store, vault: KeyVault, wallets: WalletRepository, clock: Clock,
   chain: { rpcUrl: string; chainId: number; registry: `0x${string}` },
 ): Promise<DidModule> {
-  const agent = createDidAgent({ db: store.db, vault, clock, chain });
+  const agent = createDidAgent({ stores: createVeramoStores(store.db, vault, clock), chain });
   const repository = createDidRepository(store.db);
   const systemDids = await ensureSystemDids({ agent, repository });
   const service = createDidService({ agent, repository, wallets, vault, clock });
   return {
     agent, service, systemDids,
     verifyLoginPresentation: createVpLogin({ agent, repository, clock }),
-    findUserIdByHolder: createHolderBinding(store.db),
+    findUserIdByHolder: createHolderBinding(createHolderLookup(store.db)),
     isRegistered: (did) => repository.exists(did),
     didForAddress,
   };

@@ -10,16 +10,16 @@ import type { Clock } from '../shared/clock.ts';
 import type { KeyVault } from '../shared/key-vault.ts';
 import type { Store } from '../store/db.ts';
 import { createPasswordHasher } from '../identity/password-hasher.ts';
-import { createUserRepository } from '../identity/user-repository.ts';
+import { createUserRepository } from '../store/user-repository.ts';
 import { createUserService, type UserService } from '../identity/users.ts';
 import { signingKeyFileName } from '../identity/signing-keys.ts';
 import { openSigningKeys } from '../identity/signing-key-store.ts';
-import { createSigningKeyRepository } from '../identity/signing-key-repository.ts';
+import { createSigningKeyRepository } from '../store/signing-key-repository.ts';
 import { createRedisLoginRateLimiter } from '../identity/redis-login-rate-limiter.ts';
 import { createJwtService, type JwtService } from '../identity/jwt.ts';
 import { createLoginRateLimiter, type LoginRateLimiter } from '../identity/login-rate-limiter.ts';
 import { createLoginService, type LoginService } from '../identity/login.ts';
-import { createWebsiteLoginRepository } from '../identity/website-login-repository.ts';
+import { createWebsiteLoginRepository } from '../store/website-login-repository.ts';
 import { createWebsiteLoginService, type WebsiteLoginService } from '../identity/website-login.ts';
 
 export interface Identity {

@@ -16,11 +16,13 @@ import { createWebhookRepository } from '../store/webhook-repository.ts';
 import { createOperatorRepository } from '../store/operator-repository.ts';
 import { checkFleet, masterKeyFingerprint } from '../fleet/fleet-check.ts';
 import { signingKeyFileName } from '../identity/signing-keys.ts';
-import { createSigningKeyRepository } from '../identity/signing-key-repository.ts';
+import { createSigningKeyRepository } from '../store/signing-key-repository.ts';
 import { createPasswordHasher } from '../identity/password-hasher.ts';
 import { openSigningKeys, rotateSigningKeys } from '../identity/signing-key-store.ts';
 import type { WebhookEndpointDeps } from '../webhooks/webhook-endpoints.ts';
 import type { OperatorDeps } from '../console/operators.ts';
+import type { FacilitatorKeyDeps } from '../x402/facilitator-keys.ts';
+import { createFacilitatorKeyRepository } from '../store/facilitator-key-repository.ts';
 import { composePlatform, type Platform } from './platform.ts';
 
 /** Runs `work` on the platform core beside a running server, found by its DATA_DIR. */
@@ -37,6 +39,8 @@ export async function withAttachedPlatform<T>(config: Config, logger: Logger, wo
 export interface StoreRecords {
   webhooks: WebhookEndpointDeps;
   operators: Pick<OperatorDeps, 'operators' | 'passwords' | 'clock'>;
+  /** API keys of resource servers for the x402 facilitator (docs/x402.md). */
+  facilitatorKeys: FacilitatorKeyDeps;
 }
 
 /** Runs `work` on the platform's store and key vault (DATA_DIR or DATABASE_URL): neither the chains nor a running server. */
@@ -47,6 +51,7 @@ export async function withStoreRecords<T>(config: Config, work: (records: StoreR
     return await work({
       webhooks: { webhooks: createWebhookRepository(store.db, store.dialect), merchants: createMerchantRepository(store.db), vault, clock: systemClock },
       operators: { operators: createOperatorRepository(store.db), passwords: createPasswordHasher(), clock: systemClock },
+      facilitatorKeys: { keys: createFacilitatorKeyRepository(store.db), clock: systemClock },
     });
   } finally {
     await store.close();

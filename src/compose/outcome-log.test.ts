@@ -5,7 +5,7 @@ import { createLogger } from '../shared/logger.ts';
 import { DomainError } from '../shared/errors.ts';
 import { withOutcomeLog } from './outcome-log.ts';
 import type { PaymentPart } from './platform.ts';
-import type { SessionEvent } from '../payments/payment-events.ts';
+import type { SessionEvent } from '../pairing/session-events.ts';
 
 test('one info line per payment, refund and reward outcome: tid, tran_no, code, amount, transaction', async () => {
   const lines: any[] = [];

@@ -1,6 +1,6 @@
 import type { Logger } from '../shared/logger.ts';
 import type { PaymentPart } from './platform.ts';
-import type { SessionSink } from '../payments/payment-events.ts';
+import type { SessionSink } from '../pairing/session-events.ts';
 import { resCodeOf, type CallFamily } from '../payments/result-codes.ts';
 
 type Part = Pick<PaymentPart, 'payments' | 'rewards'>;

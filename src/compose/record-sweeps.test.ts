@@ -4,7 +4,7 @@ import { storeFactories } from '../../test/support/stores.ts';
 import type { Store } from '../store/db.ts';
 import { createWalletRepository } from '../store/wallet-repository.ts';
 import { createIdempotencyRepository } from '../store/idempotency-repository.ts';
-import { createWebsiteLoginRepository } from '../identity/website-login-repository.ts';
+import { createWebsiteLoginRepository } from '../store/website-login-repository.ts';
 import { createWebsiteLoginService } from '../identity/website-login.ts';
 import { createLogger } from '../shared/logger.ts';
 import { scheduleRecordSweeps, sweepExpiredRecords } from './record-sweeps.ts';

@@ -6,10 +6,8 @@ import { EthrDIDProvider } from '@veramo/did-provider-ethr';
 import { DIDResolverPlugin } from '@veramo/did-resolver';
 import { Resolver, type Resolvable } from 'did-resolver';
 import { getResolver as getEthrResolver } from 'ethr-did-resolver';
-import type { Db } from '../store/db.ts';
-import type { KeyVault } from '../shared/key-vault.ts';
-import type { Clock } from '../shared/clock.ts';
-import { KyselyDidStore, KyselyKeyStore, VaultPrivateKeyStore } from './veramo-stores.ts';
+import type { AbstractKeyStore, AbstractPrivateKeyStore } from '@veramo/key-manager';
+import type { AbstractDIDStore } from '@veramo/did-manager';
 
 /** The Veramo agent of the platform: keys, DIDs and DID resolution. */
 export type DidAgent = TAgent<IKeyManager & IDIDManager & IResolver>;
@@ -21,10 +19,15 @@ export interface DidChain {
   registry: string;
 }
 
+/** Where the agent keeps its keys (the private ones sealed), and its DIDs: store/veramo-stores.ts. */
+export interface DidAgentStores {
+  keys: AbstractKeyStore;
+  privateKeys: AbstractPrivateKeyStore;
+  dids: AbstractDIDStore;
+}
+
 export interface DidAgentDeps {
-  db: Db;
-  vault: KeyVault;
-  clock: Clock;
+  stores: DidAgentStores;
   chain: DidChain;
 }
 
@@ -46,15 +49,15 @@ export function createEthrResolver(chain: DidChain): Resolvable {
 
 /** Veramo over our tables (keys sealed by the vault) and our chain. */
 export function createDidAgent(deps: DidAgentDeps): DidAgent {
-  const { db, vault, clock, chain } = deps;
+  const { stores, chain } = deps;
   return createAgent<IKeyManager & IDIDManager & IResolver>({
     plugins: [
       new KeyManager({
-        store: new KyselyKeyStore(db, clock),
-        kms: { [localKms]: new KeyManagementSystem(new VaultPrivateKeyStore(db, vault, clock)) },
+        store: stores.keys,
+        kms: { [localKms]: new KeyManagementSystem(stores.privateKeys) },
       }),
       new DIDManager({
-        store: new KyselyDidStore(db, clock),
+        store: stores.dids,
         defaultProvider: ethrProvider,
         providers: {
           [ethrProvider]: new EthrDIDProvider({

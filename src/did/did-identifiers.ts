@@ -3,7 +3,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { IIdentifier } from '@veramo/core';
 import type { DidAgent } from './did-agent.ts';
 import { ethrProvider, localKms } from './did-agent.ts';
-import type { DidListEntry, DidRepository, SystemDidRole } from './did-repository.ts';
+import type { DidListEntry, DidRepository, SystemDidRole } from '../store/did-repository.ts';
 
 const ethrAddressDid = /^did:ethr:(0x[0-9a-fA-F]{40})$/;
 

@@ -6,7 +6,7 @@ import { systemClock, type Clock } from '../shared/clock.ts';
 import type { KeyVault } from '../shared/key-vault.ts';
 import type { WalletRepository } from '../store/wallet-repository.ts';
 import type { DidAgent } from './did-agent.ts';
-import type { DidListEntry, DidRepository } from './did-repository.ts';
+import type { DidListEntry, DidRepository } from '../store/did-repository.ts';
 import { addressOfDid, didForAddress, importEthrDid, normalizeDid, toDidRecord, type DidRecord } from './did-identifiers.ts';
 import {
   agentResolver, audienceOf, issueCredential, issuePresentation, jwtOf, verifyCredentialDocument, verifyPresentationDocument,

@@ -6,7 +6,8 @@ import { storeFactories } from '../../test/support/stores.ts';
 import { createKeyVault } from '../shared/key-vault.ts';
 import type { Store } from '../store/db.ts';
 import { createDidAgent, type DidAgent } from './did-agent.ts';
-import { createDidRepository, type DidRepository } from './did-repository.ts';
+import { createVeramoStores } from '../store/veramo-stores.ts';
+import { createDidRepository, type DidRepository } from '../store/did-repository.ts';
 import { ensureSystemDids, importEthrDid } from './did-identifiers.ts';
 
 // The Veramo stores and our DID tables on both dialects. No chain is needed: nothing here resolves.
@@ -20,7 +21,7 @@ for (const factory of storeFactories) {
     let repository: DidRepository;
     before(async () => {
       ({ store, dispose } = await factory.open());
-      agent = createDidAgent({ db: store.db, vault: createKeyVault(randomBytes(32)), clock: () => 1_000, chain });
+      agent = createDidAgent({ stores: createVeramoStores(store.db, createKeyVault(randomBytes(32)), () => 1_000), chain });
       repository = createDidRepository(store.db);
     });
     after(async () => { await dispose?.(); });

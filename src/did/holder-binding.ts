@@ -1,8 +1,15 @@
-import type { Db } from '../store/db.ts';
 import { addressOfDid } from './did-identifiers.ts';
 
 /** The user a VP holder logs in as, or undefined when none is bound to it. */
 export type FindUserIdByHolder = (holderDid: string) => Promise<string | undefined>;
+
+/** The users' records the binding reads (store/holder-lookup.ts). */
+export interface HolderLookup {
+  /** The user whose recorded `did` is this DID. */
+  userIdByDid(did: string): Promise<string | undefined>;
+  /** Up to two users whose custodial wallet is this address. */
+  userIdsByWallet(address: string): Promise<string[]>;
+}
 
 /**
  * The binding of a holder DID to a user (docs/did-api.md "VP login"): the user whose `did` is that
@@ -10,14 +17,14 @@ export type FindUserIdByHolder = (holderDid: string) => Promise<string | undefin
  * `did:ethr:<address>`. create-did proves the wallet's secretKey and create-vc only issues to the
  * caller's own wallet DID, so the DID and the user's wallet are one key.
  */
-export function createHolderBinding(db: Db): FindUserIdByHolder {
+export function createHolderBinding(users: HolderLookup): FindUserIdByHolder {
   return async (holderDid) => {
-    const byDid = await db.selectFrom('users').select('id').where('did', '=', holderDid).executeTakeFirst();
-    if (byDid) return byDid.id;
+    const byDid = await users.userIdByDid(holderDid);
+    if (byDid) return byDid;
     const address = addressOfDid(holderDid);
     if (!address) return undefined;
-    const rows = await db.selectFrom('users').select('id').where('wallet_address', '=', address).limit(2).execute();
+    const ids = await users.userIdsByWallet(address);
     // A wallet shared by two users binds to neither: a login must name exactly one user.
-    return rows.length === 1 ? rows[0]!.id : undefined;
+    return ids.length === 1 ? ids[0] : undefined;
   };
 }

@@ -8,7 +8,7 @@ import { openStore, type Store } from '../store/db.ts';
 import { createKeyVault } from '../shared/key-vault.ts';
 import { createJwtService } from './jwt.ts';
 import { generateSigningJwk, signingKeyFileName } from './signing-keys.ts';
-import { createSigningKeyRepository } from './signing-key-repository.ts';
+import { createSigningKeyRepository } from '../store/signing-key-repository.ts';
 import { openSigningKeys, retiredKeyGraceMs, rotateSigningKeys } from './signing-key-store.ts';
 
 async function withStore(run: (deps: { store: Store; dir: string; file: string; now: { ms: number } }) => Promise<void>): Promise<void> {

@@ -3,7 +3,7 @@ import type { JWK } from 'jose';
 import type { Clock } from '../shared/clock.ts';
 import type { KeyVault } from '../shared/key-vault.ts';
 import { generateSigningJwk, signingKeySetFromJwks, type SigningKeySet } from './signing-keys.ts';
-import type { SigningKeyRepository, SigningKeyRow } from './signing-key-repository.ts';
+import type { SigningKeyRepository, SigningKeyRow } from '../store/signing-key-repository.ts';
 
 /**
  * The JWT signing keys of every instance, in the database (`jwt_signing_keys`), each private JWK

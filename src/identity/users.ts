@@ -1,7 +1,7 @@
 import { DomainError } from '../shared/errors.ts';
 import { systemClock, type Clock } from '../shared/clock.ts';
 import type { PasswordHasher } from './password-hasher.ts';
-import type { UserRecord, UserRepository } from './user-repository.ts';
+import type { UserRecord, UserRepository } from '../store/user-repository.ts';
 
 /** A user without secrets: what services and transports may see. */
 export interface User {

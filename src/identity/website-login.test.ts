@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { DomainError } from '../shared/errors.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import { storeFactories } from '../../test/support/stores.ts';
-import { createWebsiteLoginRepository } from './website-login-repository.ts';
+import { createWebsiteLoginRepository } from '../store/website-login-repository.ts';
 import { createWebsiteLoginService } from './website-login.ts';
 
 const site = 'https://shop.example/?';

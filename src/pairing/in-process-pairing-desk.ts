@@ -1,5 +1,5 @@
 import type { AppArrival, PairedApp, PairingDesk } from './pairing-desk.ts';
-import type { SessionEvent } from '../payments/payment-events.ts';
+import type { SessionEvent } from './session-events.ts';
 import {
   appWaitExpired, canceled, createTransferHandoff, endsStream, pairingWindowExpired, posAlreadyWaiting, transferBeforeRequest,
   userUuidInPayment, userUuidInUse, waitWithin, type TransferHandoff,

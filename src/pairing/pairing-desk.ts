@@ -1,4 +1,4 @@
-import type { SessionEvent, SessionSink, TransferCredentials } from '../payments/payment-events.ts';
+import type { SessionEvent, SessionSink, TransferCredentials } from './session-events.ts';
 
 /** The app's DoPayment START_PAY, after its JWT was verified and its wallet looked up. */
 export interface AppArrival {

@@ -1,5 +1,5 @@
 import { DomainError } from '../shared/errors.ts';
-import type { SessionEvent, TransferCredentials } from '../payments/payment-events.ts';
+import type { SessionEvent, TransferCredentials } from './session-events.ts';
 
 /**
  * What every pairing desk does alike, whatever carries its messages: the failures it answers with

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createClient } from 'redis';
 import { createRedisPairingDesk, type RedisPairingDesk } from './redis-pairing-desk.ts';
-import type { SessionEvent } from '../payments/payment-events.ts';
+import type { SessionEvent } from './session-events.ts';
 import { DomainError } from '../shared/errors.ts';
 import { privateRedisSkip, startPrivateRedis, type PrivateRedis } from '../../test/support/redis.ts';
 import { waitFor } from '../../test/support/wait-for.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PairedApp, PairingDesk } from './pairing-desk.ts';
-import type { SessionEvent } from '../payments/payment-events.ts';
+import type { SessionEvent } from './session-events.ts';
 import {
   canceled, createTransferHandoff, endsStream, pairingWindowExpired, posAlreadyWaiting, userUuidInPayment, waitWithin,
   type Settle, type TransferHandoff,

@@ -1,5 +1,5 @@
 import { DomainError, type DomainErrorCode } from '../shared/errors.ts';
-import type { SessionEvent, TransferCredentials } from '../payments/payment-events.ts';
+import type { SessionEvent, TransferCredentials } from './session-events.ts';
 
 /**
  * What the Redis pairing desk keeps in Redis and sends between instances (see

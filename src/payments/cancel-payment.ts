@@ -4,9 +4,9 @@ import { DomainError } from '../shared/errors.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { PaymentRecord } from '../store/payment-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';
-import { nextApprovalNumber } from './approval-number.ts';
-import { resolveSettlementToken } from './settlement-token.ts';
-import { oncePerTranNo, type StaleAttempt } from './once-per-tran-no.ts';
+import { nextApprovalNumber } from '../commerce/approval-number.ts';
+import { resolveSettlementToken } from '../commerce/settlement-token.ts';
+import { oncePerTranNo, type StaleAttempt } from '../commerce/once-per-tran-no.ts';
 import { paymentCanceledEvent } from '../webhooks/webhook-events.ts';
 
 export interface CancelPaymentRequest {

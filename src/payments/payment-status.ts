@@ -2,7 +2,7 @@ import { DomainError, domainErrorCodes, type DomainErrorCode } from '../shared/e
 import { formatTokenAmount } from '../shared/amount.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';
-import type { PaymentApproval } from './payment-events.ts';
+import type { PaymentApproval } from '../pairing/session-events.ts';
 import { approvalOf } from './run-payment.ts';
 import { settleStalePayment } from './settle-stale-payment.ts';
 

@@ -4,12 +4,12 @@ import { DomainError, isDomainError } from '../shared/errors.ts';
 import type { PaymentRecord } from '../store/payment-repository.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';
-import type { PaymentApproval, SessionSink } from './payment-events.ts';
+import type { PaymentApproval, PosSide } from '../pairing/session-events.ts';
 import type { PairedApp } from '../pairing/pairing-desk.ts';
-import { quoteTokens } from './token-quote.ts';
-import { resolveSettlementToken } from './settlement-token.ts';
-import { nextApprovalNumber } from './approval-number.ts';
-import { normalizeDecimal } from './exchange.ts';
+import { quoteTokens } from '../commerce/token-quote.ts';
+import { resolveSettlementToken } from '../commerce/settlement-token.ts';
+import { nextApprovalNumber } from '../commerce/approval-number.ts';
+import { normalizeDecimal } from '../commerce/exchange.ts';
 import { paymentTransferReference, settleStalePayment } from './settle-stale-payment.ts';
 import { paymentApprovedEvent, paymentFailedEvent } from '../webhooks/webhook-events.ts';
 
@@ -46,10 +46,7 @@ export interface StartPaymentRequest {
   expirationTime: number;
 }
 
-export interface PosSide extends SessionSink {
-  /** Aborts when the POS stream ends or is cancelled. */
-  signal: AbortSignal;
-}
+export type { PosSide };
 
 const sameAddress = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 

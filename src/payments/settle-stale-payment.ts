@@ -1,6 +1,6 @@
 import type { PaymentRecord } from '../store/payment-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';
-import { nextApprovalNumber } from './approval-number.ts';
+import { nextApprovalNumber } from '../commerce/approval-number.ts';
 import { approvalOf } from './run-payment.ts';
 import { paymentApprovedEvent, paymentFailedEvent } from '../webhooks/webhook-events.ts';
 

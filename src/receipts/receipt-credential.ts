@@ -1,6 +1,6 @@
 import { getAddress } from 'viem';
 import { formatTokenAmount } from '../shared/amount.ts';
-import { formatDateTime } from '../payments/platform-dates.ts';
+import { formatDateTime } from '../commerce/platform-dates.ts';
 import { didForAddress } from '../did/did-identifiers.ts';
 import type { ReceiptSource } from '../store/receipt-repository.ts';
 

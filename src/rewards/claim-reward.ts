@@ -3,10 +3,10 @@ import { formatTokenAmount, parseTokenAmount } from '../shared/amount.ts';
 import { DomainError, isDomainError } from '../shared/errors.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { RewardRecord } from '../store/reward-repository.ts';
-import type { RewardClaim } from '../payments/payment-events.ts';
-import type { PosSide } from '../payments/run-payment.ts';
+import type { RewardClaim } from '../pairing/session-events.ts';
+import type { PosSide } from '../pairing/session-events.ts';
 import type { PairedApp } from '../pairing/pairing-desk.ts';
-import { resolveSettlementToken, type SettlementToken } from '../payments/settlement-token.ts';
+import { resolveSettlementToken, type SettlementToken } from '../commerce/settlement-token.ts';
 import type { RewardDeps } from './reward-deps.ts';
 import { rewardClaimedEvent } from '../webhooks/webhook-events.ts';
 import { claimOf, claimTransferPrefix, settleStaleReward } from './settle-stale-reward.ts';
@@ -22,7 +22,7 @@ export interface ClaimRewardParameters {
   userAddress?: string;
   /** Only this store's rewards (a claim at its POS). */
   tid?: string;
-  /** contractAddress as the request states it (outside SPEC's fields); must be the reward's token when present. */
+  /** contractAddress as the request states it (outside the contract's fields); must be the reward's token when present. */
   contractAddress?: string;
 }
 
@@ -32,7 +32,7 @@ export async function findSettledReward(deps: RewardDeps, rewardId: string): Pro
   return reward && settleStaleReward(deps, reward);
 }
 
-/** Throws the SPEC's reward code for a reward that cannot be claimed now. */
+/** Throws the contract's reward code for a reward that cannot be claimed now. */
 function assertClaimable(reward: RewardRecord | undefined, now: number, tid?: string): asserts reward is RewardRecord {
   if (!reward || (tid !== undefined && reward.tid !== tid)) throw new DomainError('reward.not_issued', 'no such reward');
   if (reward.status === 'canceled' || reward.status === 'canceling') throw new DomainError('reward.already_canceled', 'the reward was canceled');

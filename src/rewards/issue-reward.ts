@@ -3,11 +3,11 @@ import { formatTokenAmount } from '../shared/amount.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { RewardRecord } from '../store/reward-repository.ts';
-import { formatDateTime } from '../payments/platform-dates.ts';
-import { quoteTokens } from '../payments/token-quote.ts';
-import { normalizeDecimal } from '../payments/exchange.ts';
+import { formatDateTime } from '../commerce/platform-dates.ts';
+import { quoteTokens } from '../commerce/token-quote.ts';
+import { normalizeDecimal } from '../commerce/exchange.ts';
 import type { RewardDeps } from './reward-deps.ts';
-import { oncePerTranNo } from '../payments/once-per-tran-no.ts';
+import { oncePerTranNo } from '../commerce/once-per-tran-no.ts';
 import { rewardIssuedEvent } from '../webhooks/webhook-events.ts';
 
 export interface IssueRewardRequest {

@@ -1,4 +1,4 @@
-import type { PosSide } from '../payments/run-payment.ts';
+import type { PosSide } from '../pairing/session-events.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { RewardDeps } from './reward-deps.ts';
 import { issueReward, type IssueRewardRequest } from './issue-reward.ts';

@@ -1,8 +1,8 @@
 import { formatTokenAmount } from '../shared/amount.ts';
 import type { RewardRecord } from '../store/reward-repository.ts';
-import type { RewardClaim } from '../payments/payment-events.ts';
-import { nextApprovalNumber } from '../payments/approval-number.ts';
-import type { StaleAttempt } from '../payments/once-per-tran-no.ts';
+import type { RewardClaim } from '../pairing/session-events.ts';
+import { nextApprovalNumber } from '../commerce/approval-number.ts';
+import type { StaleAttempt } from '../commerce/once-per-tran-no.ts';
 import { rewardCanceledEvent, rewardClaimedEvent } from '../webhooks/webhook-events.ts';
 import type { RewardDeps } from './reward-deps.ts';
 

@@ -1,5 +1,5 @@
 import type { NewWebhookEvent } from '../store/webhook-repository.ts';
-import type { PaymentApproval, RewardClaim } from '../payments/payment-events.ts';
+import type { PaymentApproval, RewardClaim } from '../pairing/session-events.ts';
 
 /**
  * The events a store's webhook endpoints receive, built by the operation that makes the state

@@ -4,9 +4,9 @@ import { createLoginRateLimiter } from '../../src/identity/login-rate-limiter.ts
 import { createLoginService } from '../../src/identity/login.ts';
 import { createPasswordHasher } from '../../src/identity/password-hasher.ts';
 import { generateSigningKeySet } from '../../src/identity/signing-keys.ts';
-import { createUserRepository } from '../../src/identity/user-repository.ts';
+import { createUserRepository } from '../../src/store/user-repository.ts';
 import { createUserService, type UserService } from '../../src/identity/users.ts';
-import { createWebsiteLoginRepository } from '../../src/identity/website-login-repository.ts';
+import { createWebsiteLoginRepository } from '../../src/store/website-login-repository.ts';
 import { createWebsiteLoginService, type WebsiteLoginService } from '../../src/identity/website-login.ts';
 import { storeFactories } from './stores.ts';
 import { installHttpErrorHandler } from '../../src/transports/http/errors.ts';

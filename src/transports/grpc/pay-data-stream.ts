@@ -1,5 +1,5 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import type { SessionEvent } from '../../payments/payment-events.ts';
+import type { SessionEvent } from '../../pairing/session-events.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { DomainError, isDomainError } from '../../shared/errors.ts';
 import type { PayData, PayData__Output, StateName } from './proto.ts';

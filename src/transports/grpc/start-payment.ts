@@ -1,4 +1,4 @@
-import type { SessionEvent } from '../../payments/payment-events.ts';
+import type { SessionEvent } from '../../pairing/session-events.ts';
 import { DomainError } from '../../shared/errors.ts';
 import type { Content__Output, PayData__Output, PaymentsServiceHandlers } from './proto.ts';
 import type { GrpcDeps } from './grpc-deps.ts';

@@ -68,3 +68,8 @@ export type SessionEvent =
 export interface SessionSink {
   send(event: SessionEvent): void;
 }
+
+/** The POS's side of a streamed call: where its events go, and a signal that aborts when its stream ends or is cancelled. */
+export interface PosSide extends SessionSink {
+  signal: AbortSignal;
+}

@@ -1,4 +1,4 @@
-import type { Db } from '../store/db.ts';
+import type { Db } from './db.ts';
 
 /** What a system DID is for: signing credentials (`issuer`) or receiving presentations (`verifier`). */
 export type SystemDidRole = 'issuer' | 'verifier';

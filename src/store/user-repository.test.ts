@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DomainError } from '../shared/errors.ts';
-import { createPasswordHasher } from './password-hasher.ts';
+import { createPasswordHasher } from '../identity/password-hasher.ts';
 import { createUserRepository, type UserRecord } from './user-repository.ts';
-import { createUserService, invalidCredentialsMessage } from './users.ts';
+import { createUserService, invalidCredentialsMessage } from '../identity/users.ts';
 import { storeFactories } from '../../test/support/stores.ts';
 
 const record = (id: string, overrides: Partial<UserRecord> = {}): UserRecord => ({

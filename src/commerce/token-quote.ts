@@ -1,9 +1,9 @@
 import { formatTokenAmount } from '../shared/amount.ts';
 import { DomainError } from '../shared/errors.ts';
-import type { PaymentDeps } from './payment-deps.ts';
+import type { CommerceDeps } from './commerce-deps.ts';
 import type { MerchantRepository } from '../store/merchant-repository.ts';
 import { normalizeDecimal, tokenUnitsFor } from './exchange.ts';
-import { currencyPattern, exchangeDateIndexOf } from './publish-rate-notice.ts';
+import { currencyPattern, exchangeDateIndexOf } from './rate-notice.ts';
 import { resolveSettlementToken, type SettlementTokenDeps } from './settlement-token.ts';
 
 export interface TokenQuote {
@@ -25,7 +25,7 @@ export interface TokenQuote {
  * The token is a settlement token (resolveSettlementToken): VIXP unless another accepted one is named.
  */
 export async function quoteTokens(
-  deps: SettlementTokenDeps & Pick<PaymentDeps, 'network' | 'defaultCurrency'> & { merchants: Pick<MerchantRepository, 'latestRateNotice'> },
+  deps: SettlementTokenDeps & Pick<CommerceDeps, 'network' | 'defaultCurrency'> & { merchants: Pick<MerchantRepository, 'latestRateNotice'> },
   params: { exchangeAmount: string; exchangeCurrency?: string; contractAddress?: string; tokenSymbol?: string },
 ): Promise<TokenQuote> {
   const exchangeCurrency = params.exchangeCurrency || deps.defaultCurrency;

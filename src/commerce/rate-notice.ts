@@ -1,5 +1,6 @@
 import { DomainError } from '../shared/errors.ts';
-import type { PaymentDeps } from './payment-deps.ts';
+import type { CommerceDeps } from './commerce-deps.ts';
+import type { MerchantRepository } from '../store/merchant-repository.ts';
 import { normalizeDecimal } from './exchange.ts';
 import { formatDate } from './platform-dates.ts';
 
@@ -20,7 +21,7 @@ export function exchangeDateIndexOf(noticeDate: string, noticeIndex: number): st
 
 /** Publishes an exchange-rate notice; it is in force for its currency until the next one. */
 export async function publishRateNotice(
-  deps: Pick<PaymentDeps, 'merchants' | 'clock' | 'timeZone'>,
+  deps: Pick<CommerceDeps, 'clock' | 'timeZone'> & { merchants: Pick<MerchantRepository, 'insertRateNotice'> },
   params: { currency: string; rate: string },
 ): Promise<RateNotice> {
   if (!currencyPattern.test(params.currency)) throw new DomainError('request.invalid', 'currency must be an ISO 4217 code such as KRW', { details: 'currency' });

@@ -1,8 +1,8 @@
 import type { IIdentifier, IKey, ManagedKeyInfo } from '@veramo/core';
 import { AbstractKeyStore, AbstractPrivateKeyStore, type ImportablePrivateKey, type ManagedPrivateKey } from '@veramo/key-manager';
 import { AbstractDIDStore } from '@veramo/did-manager';
-import type { Db } from '../store/db.ts';
-import type { DidKeysTable } from '../store/schema.ts';
+import type { Db } from './db.ts';
+import type { DidKeysTable } from './schema.ts';
 import type { KeyVault } from '../shared/key-vault.ts';
 import type { Clock } from '../shared/clock.ts';
 
@@ -155,4 +155,9 @@ export class KyselyDidStore extends AbstractDIDStore {
       return identifier;
     });
   }
+}
+
+/** The DID agent's three stores over our tables (did/did-agent.ts). */
+export function createVeramoStores(db: Db, vault: KeyVault, clock: Clock): { keys: KyselyKeyStore; privateKeys: VaultPrivateKeyStore; dids: KyselyDidStore } {
+  return { keys: new KyselyKeyStore(db, clock), privateKeys: new VaultPrivateKeyStore(db, vault, clock), dids: new KyselyDidStore(db, clock) };
 }

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database, WebsiteLoginsTable } from '../store/schema.ts';
+import type { Database, WebsiteLoginsTable } from './schema.ts';
 
 export interface WebsiteLoginRecord {
   /** SHA-256 hex of the requestId; the id itself is never stored. */

@@ -2,9 +2,9 @@ import { getAddress, isAddress } from 'viem';
 import type { NetworkName } from '../shared/networks.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { WalletService } from '../wallet/wallet-service.ts';
-import type { PaymentDeps } from './payment-deps.ts';
+import type { CommerceDeps } from './commerce-deps.ts';
 
-export interface SettlementTokenDeps extends Pick<PaymentDeps, 'settlementTokens'> {
+export interface SettlementTokenDeps extends Pick<CommerceDeps, 'settlementTokens'> {
   wallet: Pick<WalletService, 'getTokenInfo'>;
 }
 

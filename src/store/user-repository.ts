@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database, UsersTable } from '../store/schema.ts';
+import type { Database, UsersTable } from './schema.ts';
 
 /** A user row as the domain sees it, password hash included (never leaves src/identity). */
 export interface UserRecord {

@@ -1,5 +1,5 @@
-import type { Db } from '../store/db.ts';
-import type { JwtSigningKeysTable } from '../store/schema.ts';
+import type { Db } from './db.ts';
+import type { JwtSigningKeysTable } from './schema.ts';
 
 export type SigningKeyRow = JwtSigningKeysTable;
 
