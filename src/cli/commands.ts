@@ -14,6 +14,8 @@ import { listenCommand, webhookAddCommand, webhookListCommand, webhookRemoveComm
 import { receiptVerifyCommand } from './receipt-commands.ts';
 import { operatorAddCommand } from './operator-commands.ts';
 import { operatorDayCommand, statementCommand } from './statement-commands.ts';
+import { facilitatorKeyAddCommand, facilitatorKeyListCommand, facilitatorKeyRevokeCommand } from './facilitator-commands.ts';
+import { demoX402Command } from './x402-demo.ts';
 
 export interface CliContext {
   config: Config;
@@ -48,6 +50,7 @@ export const commands: Record<string, CliCommand> = {
   app: appCommand,
   'demo pay': demoPayCommand,
   'demo reward': demoRewardCommand,
+  'demo x402': demoX402Command,
   'keys rotate': keysRotateCommand,
   'webhook add': webhookAddCommand,
   'webhook list': webhookListCommand,
@@ -58,6 +61,9 @@ export const commands: Record<string, CliCommand> = {
   'operator add': operatorAddCommand,
   statement: statementCommand,
   'operator-day': operatorDayCommand,
+  'facilitator-key add': facilitatorKeyAddCommand,
+  'facilitator-key list': facilitatorKeyListCommand,
+  'facilitator-key revoke': facilitatorKeyRevokeCommand,
 };
 
 export function usage(): string {
