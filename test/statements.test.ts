@@ -1,12 +1,17 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { getAddress, parseUnits, type Address } from 'viem';
 import { vixpTokenAbi } from '../src/gen/contracts/vixp-token.ts';
 import { dateOf } from '../src/statements/statement-day.ts';
 import { statementColumns } from '../src/statements/statement-render.ts';
 import { announceClosedDays } from '../src/statements/statement-ready.ts';
 import { createStatementRepository } from '../src/store/statement-repository.ts';
+import { createOperatorRepository } from '../src/store/operator-repository.ts';
+import { addOperator } from '../src/console/operators.ts';
+import { createPasswordHasher } from '../src/identity/password-hasher.ts';
 import { balanceOf, newUser, startPaymentTest, type PaymentTest } from './support/payments.ts';
 import { strangerWallet } from './support/chain-audit.ts';
 import { assertSameShape } from './support/doc-examples.ts';
@@ -168,6 +173,44 @@ describe('a store\'s daily statement', () => {
     const badDate = await p.t.app.inject({ method: 'GET', url: `/v1/stores/${store.tid}/statements/2026-02-30`, headers: { authorization: `Bearer ${store.apiKey}` } });
     assert.equal(badDate.statusCode, 400);
   });
+});
+
+test('the operator: vixpay statement and operator-day beside the platform, and the console\'s downloads', async () => {
+  const run = promisify(execFile);
+  const cli = async (...args: string[]) => (await run(process.execPath, ['bin/vixpay.js', ...args], {
+    env: { ...process.env, DATA_DIR: p.t.dataDir, LOG_LEVEL: 'silent', ...(p.t.config.databaseUrl && { DATABASE_URL: p.t.config.databaseUrl }) },
+    maxBuffer: 64 * 1024 * 1024,
+  })).stdout;
+  const http = await statement(store.tid, store.apiKey, 'text/csv');
+  assert.equal(await cli('statement', '--tid', store.tid, '--date', today(), '--csv'), http.text, 'the CLI writes the same CSV');
+  const json = JSON.parse(await cli('statement', '--tid', store.tid, '--date', today()));
+  assert.equal(json.reconciled, true);
+  assert.equal(json.lines.length, 6);
+  const day = JSON.parse(await cli('operator-day', '--date', today(), '--network', 'ethereum', '--json'));
+  assert.deepEqual(day.networks.map((n: any) => n.network), ['ethereum']);
+  const settled = day.transactions.find((t: any) => t.txHash === json.lines[0].txHash);
+  assert.ok(settled, 'the payment\'s settlement transaction is in the operator\'s day');
+  assert.ok(settled.transfers >= 1 && Number(settled.gasUsed) > 0 && BigInt(settled.feeWei) > 0n);
+  assert.ok(day.networks[0].transfers >= settled.transfers);
+  const csv = (await cli('operator-day', '--date', today(), '--csv')).trim().split('\r\n');
+  assert.equal(csv[0], 'network,tx_hash,kind,block_number,status,gas_used,fee_wei,transfers,gas_per_transfer');
+  assert.equal(csv.filter((r) => r.split(',')[1] === 'total').length, 4, 'a total row per network');
+
+  // The console: an operator downloads any store's statement and the operator's day.
+  const { platform } = p.t;
+  await addOperator({ operators: createOperatorRepository(platform.store.db), passwords: createPasswordHasher(), clock: platform.clock }, { username: 'accountant', password: 'ledger lines 1234' });
+  const login = await p.t.app.inject({ method: 'POST', url: '/console/login', payload: 'username=accountant&password=ledger+lines+1234', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  const cookie = String(login.headers['set-cookie']).split(';')[0]!;
+  const download = await p.t.app.inject({ method: 'GET', url: `/console/api/statement?tid=${store.tid}&date=${today()}`, headers: { cookie } });
+  assert.equal(download.statusCode, 200);
+  assert.match(String(download.headers['content-disposition']), /^attachment; filename="statement-ST-1001-\d{4}-\d{2}-\d{2}\.csv"$/);
+  assert.equal(download.body, http.text);
+  const dayCsv = await p.t.app.inject({ method: 'GET', url: `/console/api/operator-day?date=${today()}`, headers: { cookie } });
+  assert.equal(dayCsv.statusCode, 200);
+  assert.equal(dayCsv.body.split('\r\n')[0], csv[0]);
+  assert.equal((await p.t.app.inject({ method: 'GET', url: `/console/api/statement?tid=${store.tid}&date=${today()}` })).statusCode, 401, 'no session');
+  const page = await p.t.app.inject({ method: 'GET', url: '/console', headers: { cookie } });
+  assert.match(page.body, /action="\/console\/api\/statement"/);
 });
 
 test('statement.ready: written once per store and closed day, from the day the store was added', async () => {

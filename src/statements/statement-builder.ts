@@ -19,13 +19,15 @@ export interface StatementDeps {
   token(contractAddress: string): Promise<StatementToken>;
   clock: Clock;
   timeZone: string;
-  /** Blocks read per step (halved when a step holds more than `maxTxsPerStep` transactions). */
+  /** Blocks read by the first step (later steps halve or double it to hold about `stepItems` records and logs). */
   stepBlocks?: number;
   /** A day is closed once a block of the next day is mined, or this long after midnight. */
   closeGraceMs?: number;
 }
 
 const maxTxsPerStep = 1_000;
+/** Records and logs a step aims at: fewer, the next step reads twice the blocks; more than twice, half. */
+const stepItems = 5_000;
 const hashesPerQuery = 500;
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
@@ -68,7 +70,7 @@ export async function openStatement(deps: StatementDeps, tid: string, date: stri
     const discrepancies: Discrepancy[] = [];
     let discrepancyCount = 0;
     const note = (d: Discrepancy) => { discrepancyCount++; if (discrepancies.length < maxListedDiscrepancies) discrepancies.push(d); };
-    let step = deps.stepBlocks ?? 512;
+    let step = deps.stepBlocks ?? 64;
     for (let from = firstBlock; from <= lastBlock;) {
       const to = Math.min(lastBlock, from + step - 1);
       const txs = await deps.repository.minedTxs(deps.network, from, to);
@@ -96,7 +98,9 @@ export async function openStatement(deps: StatementDeps, tid: string, date: stri
         yield line;
       }
       from = to + 1;
-      if (txs.length < maxTxsPerStep / 4) step = Math.min(step * 2, 8192);
+      const items = rows.length + logs.length;
+      if (items > 2 * stepItems || txs.length > maxTxsPerStep / 2) step = Math.max(1, Math.floor(step / 2));
+      else if (items < stepItems && txs.length < maxTxsPerStep / 4) step = Math.min(step * 2, 8192);
     }
     const closing = await balancesAt(lastBlock);
     // A token first seen in a line (not on the allow-list any more) has its opening read now.
@@ -143,6 +147,13 @@ async function matchStep(input: StepInput): Promise<Array<{ line: StatementLine;
   for (const log of input.logs) logsOf.set(log.txHash.toLowerCase(), [...(logsOf.get(log.txHash.toLowerCase()) ?? []), log]);
   const used = new Set<TransferLog>();
   const timeOf = async (tx: MinedTx | undefined, block: number) => (tx?.blockTimestamp ?? await input.timestampOf(block)) * 1000;
+  // The lines of a block share its time: formatted once.
+  const local = new Map<number, string>();
+  const localTime = (ms: number) => {
+    let text = local.get(ms);
+    if (text === undefined) local.set(ms, text = localDateTime(ms, input.timeZone));
+    return text;
+  };
   const out: Array<{ line: StatementLine; row?: StatementRow; log?: TransferLog; order: number[] }> = [];
   for (const row of input.rows) {
     const tx = position.get(row.txHash.toLowerCase());
@@ -156,7 +167,7 @@ async function matchStep(input: StepInput): Promise<Array<{ line: StatementLine;
     out.push({
       row, order: [tx.blockNumber, tx.txIndex, log?.logIndex ?? Number.MAX_SAFE_INTEGER],
       line: {
-        time: new Date(ms).toISOString(), localTime: localDateTime(ms, input.timeZone), kind: row.kind, reference: row.reference, approvalNo: row.approvalNo,
+        time: new Date(ms).toISOString(), localTime: localTime(ms), kind: row.kind, reference: row.reference, approvalNo: row.approvalNo,
         amount: formatTokenAmount(incoming(row) ? BigInt(row.tokenAmount) : -BigInt(row.tokenAmount), token.decimals), token: token.symbol,
         tokenContract: token.contractAddress, exchangeAmount: row.exchangeAmount, exchangeCurrency: row.exchangeCurrency, exchangeRate: row.exchangeRate,
         counterparty: row.counterparty, txHash: row.txHash, blockNumber: tx.blockNumber, logIndex: log?.logIndex ?? null, reconciled: log !== undefined,
@@ -172,7 +183,7 @@ async function matchStep(input: StepInput): Promise<Array<{ line: StatementLine;
     out.push({
       log, order: [log.blockNumber, log.txIndex, log.logIndex],
       line: {
-        time: new Date(ms).toISOString(), localTime: localDateTime(ms, input.timeZone), kind: 'unexplained', reference: '', approvalNo: null,
+        time: new Date(ms).toISOString(), localTime: localTime(ms), kind: 'unexplained', reference: '', approvalNo: null,
         amount: formatTokenAmount(value, token.decimals), token: token.symbol, tokenContract: token.contractAddress,
         exchangeAmount: null, exchangeCurrency: null, exchangeRate: null, counterparty: into ? log.from : log.to,
         txHash: log.txHash, blockNumber: log.blockNumber, logIndex: log.logIndex, reconciled: false,
