@@ -28,6 +28,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'ipfs', description: 'Private IPFS (docs/ipfs-api.md)' },
         { name: 'json-rpc', description: 'Token, block and chain JSON-RPC 2.0 (docs/token-api.md, docs/block-api.md, docs/chain-api.md)' },
         { name: 'receipts', description: 'Verifiable receipts of approvals, refunds and reward claims (docs/receipts.md)' },
+        { name: 'statements', description: 'A store\'s daily statement reconciled against the chain (docs/statements.md)' },
         { name: 'console', description: 'The operator console: its pages and the JSON it draws (docs/console.md); an operator session cookie, not a user JWT' },
         { name: 'x402', description: 'The x402 facilitator: verify and settle HTTP 402 payments (docs/x402.md)' },
         { name: 'demo', description: 'The demo website of the website login' },
