@@ -63,6 +63,6 @@ export async function pay(deps: PayDeps, params: PayParameters): Promise<PayRetu
   });
   if (outcome.status === 'refused') throw outcome.error;
   const answer = { tokenName: vixpSymbol, amount: params.amount, fromAddress, toAddress: deps.receiver, network: deps.network };
-  if (outcome.status === 'pending') return { transactionId: outcome.error.details ?? '', status: 'pending', ...answer };
+  if (outcome.status === 'pending') return { transactionId: outcome.transactionId ?? '', status: 'pending', ...answer };
   return { transactionId: outcome.transactionId, status: 'confirmed', ...answer };
 }

@@ -46,13 +46,20 @@ export const transferAuthorizationTypes = {
  *    its receipt shows this authorization used.
  * When the batch skipped it, reverted or has no receipt within the wait, the authorization is cancelled
  * on chain before anything is answered: `chain.transaction_failed` then means nothing moved and
- * nothing signed stays usable. `chain.outcome_pending` means the chain did not settle it either
- * way yet (the node is down or slow); the funds stay held until the expiry sweep decides.
+ * nothing signed stays usable. `{ status: 'pending' }` (a value, with its transaction) means the chain
+ * did not settle it either way yet (the node is down or slow); the funds stay held until the expiry
+ * sweep decides.
  * `store.full` (the disk is full) means nothing was sent: the reservation is undone and the temp key
  * is usable again (at once, or once the store can write: unsent-reservations.ts). A write that fails
  * after the transfer was sent never turns into a refusal: the chain says how it ended.
  */
-export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, params: AuthorizeTransferParameters): Promise<{ transactionId: Hex }> {
+/** Executed on chain in `transactionId`, or sent in it and not settled either way yet. */
+export interface AuthorizedTransfer {
+  status: 'settled' | 'pending';
+  transactionId: Hex;
+}
+
+export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, params: AuthorizeTransferParameters): Promise<AuthorizedTransfer> {
   const { client, chainId } = deps.chains[network];
   const { token, from, to, value, reference } = params;
   const nonce = authorizationNonce(network, reference);
@@ -118,13 +125,11 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
     await deps.authorizations.finish(nonce, 'used', { txHash: result.txHash }, deps.clock()).catch((failure: unknown) => {
       if (!isStoreFull(failure)) throw failure;
     });
-    return { transactionId: result.txHash };
+    return { status: 'settled', transactionId: result.txHash };
   }
   const outcome = await resolveAuthorization(deps, network, nonce);
-  if (outcome.status === 'used') return { transactionId: outcome.txHash };
-  if (outcome.status === 'open') {
-    throw new DomainError('chain.outcome_pending', 'the transfer is sent but not settled on chain yet', { details: result.txHash });
-  }
+  if (outcome.status === 'used') return { status: 'settled', transactionId: outcome.txHash };
+  if (outcome.status === 'open') return { status: 'pending', transactionId: result.txHash };
   throw new DomainError('chain.transaction_failed', 'the transfer was not executed on chain; its authorization is cancelled', { details: result.txHash });
 }
 

@@ -27,7 +27,9 @@ export interface TransferParameters {
 }
 
 export interface TransferReturnType {
-  /** The transaction that executed it: a transfer answers only once the chain has. */
+  /** `settled`: executed on chain; `pending`: sent and not settled either way yet (the node is down or slow). */
+  status: 'settled' | 'pending';
+  /** The transaction that carries it: executed it when settled, sent it when pending. */
   transactionId: Hex;
   amountRaw: string;
   contractAddress: string;
@@ -50,10 +52,10 @@ export async function transfer(deps: WalletDeps, network: NetworkName, params: T
   await assertSignedBy(from, [params.fromAddress, params.toAddress, params.amount, params.tempKey, params.hashKey], params.signature);
   deps.faults?.at('transfer.before-authorize');
 
-  const { transactionId } = await authorizeTransfer(deps, network, {
+  const { status, transactionId } = await authorizeTransfer(deps, network, {
     token, from, to, value, reference: params.reference ?? `transfer:${key.keyHash}`, privateKeyEnc: key.privateKeyEnc,
     tempKeyHash: key.keyHash,
   });
   deps.faults?.at('transfer.after-settle');
-  return { transactionId, amountRaw: value.toString(), contractAddress: token.contractAddress };
+  return { status, transactionId, amountRaw: value.toString(), contractAddress: token.contractAddress };
 }

@@ -66,8 +66,6 @@ export function createDispatcher(options: DispatcherOptions) {
         const resultCode = resultCodeByCode[error.code];
         if (Number(resultCode) >= 500) context.log.error({ err: error, method: name }, 'service error');
         const result: Record<string, unknown> = { resultCode, resultMessage: error.message, resultData: '' };
-        // Sent but not settled yet: the client can follow its transaction.
-        if (error.code === 'chain.outcome_pending' && error.details) result.TransactionID = error.details;
         return { jsonrpc: '2.0', id, result };
       }
       context.log.error({ err: error, method: name }, 'unhandled error in JSON-RPC method');

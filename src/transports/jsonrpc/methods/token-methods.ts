@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { WalletService } from '../../../wallet/wallet-service.ts';
 import { keyTypes } from '../../../wallet/temp-key.ts';
-import { settledOrThrow } from '../../../wallet/transfer-outcome.ts';
 import { rpcMethod, type RpcMethods } from '../rpc-method.ts';
 
 const text = (max = 200) => z.string().min(1).max(max);
@@ -35,7 +34,12 @@ export function tokenMethods(wallet: WalletService): RpcMethods {
         contractAddress: text(64).optional(),
       }).strict(),
       run: async (p, ctx) => {
-        const result = settledOrThrow(await wallet.transfer(ctx.network(), p));
+        const result = await wallet.transfer(ctx.network(), p);
+        // Sent, not settled yet: 202 with the transaction to follow (getTransferStatus).
+        if (result.status === 'pending' && result.transactionId) {
+          return { resultCode: '202', resultMessage: result.error.message, resultData: '', transactionId: result.transactionId };
+        }
+        if (result.status !== 'settled') throw result.error;
         return {
           transactionId: result.transactionId,
           resultData: { transactionId: result.transactionId, status: 'confirmed', amount: p.amount, contractAddress: result.contractAddress },
