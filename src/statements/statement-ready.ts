@@ -4,7 +4,7 @@ import { statementReadyEvent } from '../webhooks/webhook-events.ts';
 import { dateOf, statementDay } from './statement-day.ts';
 
 export interface StatementReadyDeps {
-  repository: Pick<StatementRepository, 'stores' | 'markReady'>;
+  repository: Pick<StatementRepository, 'stores' | 'readyDays' | 'markReady'>;
   clock: Clock;
   timeZone: string;
   /** A day is announced this long after it ended (the same grace as a statement's `closed`). */
@@ -29,9 +29,11 @@ export async function announceClosedDays(deps: StatementReadyDeps): Promise<numb
     if (!days.includes(date) && statementDay(date, deps.timeZone).endMs + grace <= now) days.push(date);
   }
   let written = 0;
+  // One read of what was announced: a check every minute over many stores writes only what is new.
+  const announced = await deps.repository.readyDays(days);
   for (const store of await deps.repository.stores()) {
     for (const date of days) {
-      if (statementDay(date, deps.timeZone).endMs <= store.createdAt) continue;
+      if (announced.has(`${store.tid}|${date}`) || statementDay(date, deps.timeZone).endMs <= store.createdAt) continue;
       const path = `/v1/stores/${encodeURIComponent(store.tid)}/statements/${date}`;
       if (await deps.repository.markReady(store.tid, date, statementReadyEvent(store.tid, { date, timeZone: deps.timeZone, path }), now)) written++;
     }

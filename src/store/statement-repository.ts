@@ -53,6 +53,8 @@ export interface StatementRepository {
   minedBetween(networks: readonly string[], fromSec: number, toSec: number): Promise<MinedCostTx[]>;
   /** Every store: its tid, settlement account and when it was added (ms). */
   stores(): Promise<Array<{ tid: string; settlementAddress: string; createdAt: number }>>;
+  /** The (tid, date) pairs of `dates` recorded already, as `tid|date`. */
+  readyDays(dates: readonly string[]): Promise<Set<string>>;
   /** Records (tid, date) and writes `event` with it, once: false when it was recorded already. */
   markReady(tid: string, date: string, event: NewWebhookEvent, now: number): Promise<boolean>;
 }
@@ -128,6 +130,12 @@ export function createStatementRepository(db: Db): StatementRepository {
     async stores() {
       const rows = await db.selectFrom('stores').select(['tid', 'settlement_address', 'created_at']).orderBy('tid').execute();
       return rows.map((r) => ({ tid: r.tid, settlementAddress: r.settlement_address, createdAt: Number(r.created_at) }));
+    },
+
+    async readyDays(dates) {
+      if (dates.length === 0) return new Set();
+      const rows = await db.selectFrom('statement_days').select(['tid', 'statement_date']).where('statement_date', 'in', [...dates]).execute();
+      return new Set(rows.map((r) => `${r.tid}|${r.statement_date}`));
     },
 
     async markReady(tid, date, event, now) {
