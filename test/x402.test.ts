@@ -8,6 +8,10 @@ import { startTestPlatform, type TestPlatform } from './support/platform.ts';
 import { payingFetch, startPaidResource, type PaidResource } from './support/x402-resource.ts';
 import { addFacilitatorKey, revokeFacilitatorKey } from '../src/x402/facilitator-keys.ts';
 import { createFacilitatorKeyRepository } from '../src/store/facilitator-key-repository.ts';
+import { Resolver } from 'did-resolver';
+import { getResolver } from 'ethr-did-resolver';
+import { verifyReceipt } from '../src/receipts/verify-receipt.ts';
+import { isNetworkName } from '../src/shared/networks.ts';
 
 let t: TestPlatform;
 let facilitatorUrl: string;
@@ -130,6 +134,20 @@ describe('x402 facilitator', () => {
     const events = (await t.platform.store.db.selectFrom('webhook_events').selectAll().where('tid', '=', 'T-X402').execute())
       .filter((e) => JSON.parse(e.data).nonce === settled.nonce);
     assert.deepEqual(events.map((e) => [e.type, JSON.parse(e.data).transaction, JSON.parse(e.data).amount]), [['x402.settled', settled.tx_hash, price.toString()]]);
+    // Its verifiable receipt: issued by the platform's system issuer, checked against the chain.
+    const receipt = await facilitator(`/settlements/${payer.address}/${settled.nonce}/receipt`);
+    assert.equal(receipt.status, 200);
+    const subject = receipt.body.receipts[0].credentialSubject;
+    assert.deepEqual([subject.kind, subject.tid, subject.nonce, subject.amount, subject.token, subject.from, subject.to, subject.transactionId],
+      ['x402', 'T-X402', settled.nonce, '1', 'VIXP', payer.address, payee, settled.tx_hash]);
+    const { ethereum } = t.platform.chains;
+    const verified = await verifyReceipt({
+      resolver: new Resolver(getResolver({ networks: [{ name: 'mainnet', chainId: ethereum.chainId, rpcUrl: ethereum.url, registry: t.platform.contracts.ethereum.didRegistry }] })) as never,
+      systemIssuers: t.platform.did.systemDids.issuer.map((d) => d.did),
+      chainOf: (name) => (isNetworkName(name) ? t.platform.chains[name] : undefined),
+    }, receipt.body.receipts[0]);
+    assert.equal(verified.verified, true, JSON.stringify(verified.checks));
+    assert.equal((await facilitator(`/settlements/${payer.address}/0x${'00'.repeat(32)}/receipt`)).status, 404);
     const metrics = await t.platform.metrics.registry.getSingleMetricAsString('vixpay_x402_settlements_total');
     assert.match(metrics, /vixpay_x402_settlements_total\{network="ethereum",outcome="settled"\} [1-9]/);
   });

@@ -43,7 +43,7 @@ import { composeWeb, type WebServices } from './web.ts';
 import { composeStatements } from './statements.ts';
 import type { StatementService } from '../statements/statement-service.ts';
 import { composeX402 } from './x402.ts';
-import type { X402RoutesDeps } from '../transports/http/routes/x402.ts';
+import type { X402Service } from '../x402/x402-service.ts';
 
 export type { Identity } from './identity.ts';
 export type { DidModule } from './did.ts';
@@ -73,7 +73,7 @@ export interface Platform extends PaymentPart, WebServices {
   /** Daily statements of stores and the operator's day, reconciled against the chain (docs/statements.md). */
   statements: StatementService;
   /** The x402 facilitator and what its routes need (docs/x402.md). */
-  x402: X402RoutesDeps;
+  x402: X402Service;
   /** Prometheus metrics (`GET /metrics`) and the dependencies `GET /readyz` probes. */
   metrics: Metrics;
   readiness: Readiness;
@@ -152,7 +152,7 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     cleanups.push(paymentPart.close);
     // The server sends store webhooks from the events outbox; a CLI command beside it does not.
     if (server) cleanups.push(startWebhooks(config, { store, vault, clock, metrics, logger }).stop);
-    const x402 = await composeX402({ store, clock, logger, metrics, chains, relayer, contracts }, { server }, cleanups);
+    const x402 = await composeX402({ store, clock, logger, metrics, chains, relayer, contracts, receipts }, { server }, cleanups);
     const { readiness, close: closeProbes } = composeObservability({
       store, chains, ipfs, relayer, metrics, logger, redisUrl: redis ? config.redisUrl : undefined,
       // Twice the receipt wait: by then every instance's recovery has had its turns at it.

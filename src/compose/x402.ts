@@ -17,17 +17,21 @@ import type { Relayer } from '../chain/relayer.ts';
 import type { PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
 import { createX402Facilitator } from '../x402/facilitator.ts';
 import { createKeyRateLimit } from '../x402/key-rate-limit.ts';
-import type { X402RoutesDeps } from '../transports/http/routes/x402.ts';
+import type { X402Service } from '../x402/x402-service.ts';
+import type { ReceiptService } from '../receipts/receipt-service.ts';
 
 /** A settle answers within this (less when the request's `Prefer: wait=N` asks): the published client waits 90 s. */
 export const x402SettleWaitMs = 30_000;
 const sweepMs = 2_000;
 
 export async function composeX402(
-  core: { store: Store; clock: Clock; logger: Logger; metrics: Metrics; chains: ChainClients; relayer: Relayer; contracts: PlatformContractsByNetwork },
+  core: {
+    store: Store; clock: Clock; logger: Logger; metrics: Metrics; chains: ChainClients; relayer: Relayer; contracts: PlatformContractsByNetwork;
+    receipts: Pick<ReceiptService, 'x402Receipt'>;
+  },
   options: { server: boolean },
   cleanups: Array<() => Promise<void>>,
-): Promise<X402RoutesDeps> {
+): Promise<X402Service> {
   const { store, clock } = core;
   const logger = core.logger.child({ component: 'x402' });
   const facilitator = createX402Facilitator({
@@ -43,5 +47,8 @@ export async function composeX402(
     cleanups.push(runPeriodically(() => facilitator.sweep().catch((err: unknown) => logger.warn({ err }, 'x402 settlement sweep failed')), sweepMs).stop);
   }
   const rateLimit = createKeyRateLimit(clock);
-  return { facilitator, takeRequest: (keyId, rate) => rateLimit.take(keyId, rate), settleWaitMs: x402SettleWaitMs };
+  return {
+    facilitator, takeRequest: (keyId, rate) => rateLimit.take(keyId, rate), settleWaitMs: x402SettleWaitMs,
+    receipt: (payer, nonce) => core.receipts.x402Receipt(payer, nonce),
+  };
 }

@@ -24,6 +24,8 @@ export interface ReceiptSubject {
   tranNo?: string;
   /** Reward claim receipts. */
   rewardId?: string;
+  /** x402 payment receipts: the EIP-3009 authorization's nonce (docs/x402.md). */
+  nonce?: string;
   amount: string;
   token: string;
   tokenContract: string;
@@ -50,7 +52,7 @@ export function receiptSubject(
     id: didForAddress(source.userAddress),
     kind: source.kind,
     tid: source.tid,
-    ...(source.kind === 'reward_claim' ? { rewardId: source.reference } : { tranNo: source.reference }),
+    ...(source.kind === 'reward_claim' ? { rewardId: source.reference } : source.kind === 'x402' ? { nonce: source.reference } : { tranNo: source.reference }),
     amount: formatTokenAmount(BigInt(source.tokenAmount), token.decimals),
     token: source.tokenSymbol,
     tokenContract: getAddress(source.contractAddress),

@@ -30,6 +30,8 @@ export interface ReceiptService {
   paymentReceipts(tid: string, tranNo: string): Promise<PaymentReceipts>;
   /** Store `tid`'s receipt of the claim of reward `rewardId`; `request.not_found` until claimed. */
   rewardClaimReceipt(tid: string, rewardId: string): Promise<JsonObject>;
+  /** The receipt of the settled x402 payment of `payer` with authorization `nonce`; `request.not_found` until settled. */
+  x402Receipt(payer: string, nonce: string): Promise<JsonObject>;
   /** The receipts of `userAddress`, newest first. */
   userReceipts(userAddress: string, limit: number): Promise<JsonObject[]>;
 }
@@ -77,6 +79,13 @@ export function createReceiptService(deps: ReceiptServiceDeps): ReceiptService {
     async rewardClaimReceipt(tid, rewardId) {
       const source = await deps.receipts.sourceOfRewardClaim(tid, rewardId);
       if (!source) throw new DomainError('request.not_found', `no claimed reward of this store with reward_id ${rewardId.slice(0, 128)}`);
+      return credentialOf(await issue(source));
+    },
+    async x402Receipt(payer, nonce) {
+      const source = /^0x[0-9a-fA-F]{64}$/.test(nonce) ? await deps.receipts.sourceOfX402(nonce) : undefined;
+      if (!source || source.userAddress.toLowerCase() !== payer.toLowerCase()) {
+        throw new DomainError('request.not_found', 'no settled x402 payment of this payer with this nonce');
+      }
       return credentialOf(await issue(source));
     },
     async userReceipts(userAddress, limit) {

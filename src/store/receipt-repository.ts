@@ -2,13 +2,14 @@ import { sql } from 'kysely';
 import type { Db } from './db.ts';
 import type { ReceiptKind, ReceiptsTable } from './schema.ts';
 
-/** A transfer a receipt is issued for: an approved payment, a done cancellation or a claimed reward. */
+/** A transfer a receipt is issued for: an approved payment, a done cancellation, a claimed reward or a settled x402 payment. */
 export interface ReceiptSource {
   kind: ReceiptKind;
-  /** payments.id, payment_cancellations.id or rewards.id. */
+  /** payments.id, payment_cancellations.id, rewards.id or x402_settlements.nonce. */
   sourceId: string;
+  /** The store; for an x402 payment the store of the facilitator key ('' when it names none). */
   tid: string;
-  /** tran_no (payment, cancellation) or reward_id (reward claim). */
+  /** tran_no (payment, cancellation), reward_id (reward claim) or the authorization's nonce (x402). */
   reference: string;
   network: string;
   contractAddress: string;
@@ -55,6 +56,8 @@ export interface ReceiptRepository {
   sourceOfRewardClaim(tid: string, rewardId: string): Promise<ReceiptSource | undefined>;
   /** Every approval, done refund and reward claim of `userAddress`, newest first, at most `limit`. */
   sourcesOfUser(userAddress: string, limit: number): Promise<ReceiptSource[]>;
+  /** The x402 payment with this authorization nonce, once settled. */
+  sourceOfX402(nonce: string): Promise<ReceiptSource | undefined>;
   findReceipt(kind: ReceiptKind, sourceId: string): Promise<ReceiptRecord | undefined>;
   /** Keeps `receipt` unless one of its (kind, sourceId) exists; answers the one kept. */
   insertReceipt(receipt: ReceiptRecord): Promise<ReceiptRecord>;
@@ -120,6 +123,26 @@ export function createReceiptRepository(db: Db): ReceiptRepository {
     };
   };
 
+  const x402Query = () => db.selectFrom('x402_settlements')
+    .leftJoin('facilitator_keys', 'facilitator_keys.id', 'x402_settlements.key_id')
+    .leftJoin('tokens', (join) => join.onRef('tokens.network', '=', 'x402_settlements.network').onRef('tokens.contract_address', '=', 'x402_settlements.asset'))
+    .leftJoin('settlement_tokens', (join) => join.onRef('settlement_tokens.network', '=', 'x402_settlements.network')
+      .onRef('settlement_tokens.contract_address', '=', 'x402_settlements.asset'))
+    .select(['x402_settlements.nonce', 'x402_settlements.network', 'x402_settlements.asset', 'x402_settlements.amount', 'x402_settlements.payer',
+      'x402_settlements.pay_to', 'x402_settlements.tx_hash', 'x402_settlements.updated_at', 'facilitator_keys.tid', 'tokens.symbol as token_symbol',
+      'settlement_tokens.symbol as listed_symbol'])
+    .where('x402_settlements.status', '=', 'settled');
+  type X402Row = Awaited<ReturnType<ReturnType<typeof x402Query>['execute']>>[number];
+  const x402Source = (r: X402Row): ReceiptSource | undefined => {
+    if (!r.tx_hash) return undefined;
+    return {
+      kind: 'x402', sourceId: r.nonce, tid: r.tid ?? '', reference: r.nonce, network: r.network, contractAddress: r.asset,
+      tokenSymbol: r.token_symbol ?? r.listed_symbol ?? '', tokenAmount: r.amount, fromAddress: r.payer, toAddress: r.pay_to, userAddress: r.payer,
+      transactionId: r.tx_hash, approvalNo: null, approvalDate: null, claimedAt: Number(r.updated_at), exchangeAmount: null, exchangeCurrency: '',
+      paymentApprovalNo: null, occurredAt: Number(r.updated_at),
+    };
+  };
+
   const findReceipt = async (kind: ReceiptKind, sourceId: string) => {
     const row = await db.selectFrom('receipts').selectAll().where('kind', '=', kind).where('source_id', '=', sourceId).executeTakeFirst();
     return row && toRecord(row);
@@ -147,12 +170,20 @@ export function createReceiptRepository(db: Db): ReceiptRepository {
         .orderBy('created_at', 'desc').limit(limit).execute();
       const rewards = await rewardQuery().where(sql<string>`lower(user_address)`, '=', address)
         .orderBy('claimed_at', 'desc').limit(limit).execute();
+      const x402 = await x402Query().where(sql<string>`lower(x402_settlements.payer)`, '=', address)
+        .orderBy('x402_settlements.updated_at', 'desc').limit(limit).execute();
       const sources = [
         ...payments.flatMap((p) => paymentSource(p) ?? []),
         ...(await cancellationsOf(payments)),
         ...rewards.flatMap((r) => rewardSource(r) ?? []),
+        ...x402.flatMap((r) => x402Source(r) ?? []),
       ];
       return sources.sort((a, b) => b.occurredAt - a.occurredAt).slice(0, limit);
+    },
+
+    async sourceOfX402(nonce) {
+      const row = await x402Query().where('x402_settlements.nonce', '=', nonce.toLowerCase()).executeTakeFirst();
+      return row && x402Source(row);
     },
 
     findReceipt,

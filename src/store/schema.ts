@@ -352,7 +352,7 @@ export interface WebhookDeliveriesTable {
 }
 
 /** What a receipt is of (migration 0010). */
-export type ReceiptKind = 'payment' | 'cancellation' | 'reward_claim';
+export type ReceiptKind = 'payment' | 'cancellation' | 'reward_claim' | 'x402';
 
 /** A verifiable credential issued for an approval, cancellation or reward claim, kept once issued. */
 export interface ReceiptsTable {

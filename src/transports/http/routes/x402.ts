@@ -1,15 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { X402Facilitator } from '../../../x402/facilitator.ts';
+import type { X402Service } from '../../../x402/x402-service.ts';
 import { zodRoute, parsed } from '../route-schema.ts';
 
-export interface X402RoutesDeps {
-  facilitator: Pick<X402Facilitator, 'supported' | 'verify' | 'settle' | 'status' | 'authenticate'>;
-  /** Takes one request of the key's allowance; false when it has none left. */
-  takeRequest(keyId: string, ratePerSecond: number): boolean;
-  /** How long a settle waits for the chain unless the request's `Prefer: wait=<seconds>` asks for less. */
-  settleWaitMs: number;
-}
+export type X402RoutesDeps = X402Service;
 
 const facilitatorKey = [{ facilitatorKey: [] }];
 const requestBody = z.object({
@@ -31,7 +25,7 @@ function waitMsOf(request: FastifyRequest, defaultMs: number): number {
 /**
  * The x402 facilitator on the HTTP port (docs/x402.md): `GET /x402/supported` (open), and with a
  * facilitator key (`Authorization: Bearer vxf_…`, rate-limited per key) `POST /x402/verify`,
- * `POST /x402/settle` and `GET /x402/settlements/:payer/:nonce`. Verify and settle answer the x402 v2
+ * `POST /x402/settle`, `GET /x402/settlements/:payer/:nonce` and its `/receipt`. Verify and settle answer the x402 v2
  * response shapes with status 200 (a refusal is `isValid: false` / `success: false` with the reason),
  * a settle still unmined when the time budget ends 202 with `errorReason: settlement_pending`.
  */
@@ -76,5 +70,13 @@ export async function x402Routes(app: FastifyInstance, deps: X402RoutesDeps): Pr
     const status = await deps.facilitator.status(payer, nonce);
     if (!status) return reply.status(404).send({ error: 'no settlement of this payer with this nonce was accepted' });
     return status;
+  });
+
+  app.get('/settlements/:payer/:nonce/receipt', zodRoute({
+    params: statusParams, tags: ['x402'], security: facilitatorKey, summary: 'The verifiable receipt of a settled payment (docs/receipts.md)',
+  }), async (request, reply) => {
+    if (!(await authorized(request, reply))) return reply;
+    const { payer, nonce } = parsed(statusParams, request.params);
+    return { receipts: [await deps.receipt(payer, nonce)] };
   });
 }
