@@ -12,6 +12,7 @@ import { Resolver } from 'did-resolver';
 import { getResolver } from 'ethr-did-resolver';
 import { verifyReceipt } from '../src/receipts/verify-receipt.ts';
 import { isNetworkName } from '../src/shared/networks.ts';
+import { consoleFigures } from '../src/console/console-figures.ts';
 
 let t: TestPlatform;
 let facilitatorUrl: string;
@@ -168,6 +169,11 @@ describe('x402 facilitator', () => {
     assert.equal(rows.length, 50);
     assert.ok(transactions.size < 50, `batched: ${transactions.size} transactions`);
     assert.equal(sent, transactions.size);
+    // The console counts them apart from POS payments (none here).
+    const figures = await consoleFigures(t.platform.console.figures, 1);
+    assert.equal(figures.payments.total, 0);
+    assert.ok(figures.x402.settled >= 51, `x402 settled ${figures.x402.settled}`);
+    assert.equal(figures.x402.settledAmounts[0]?.token, 'VIXP');
   });
 
   test('refused at verify with the reason, and no transaction: wrong amount, wrong payTo, expired, a token not allowed, no balance', async () => {

@@ -43,6 +43,8 @@ export interface ConsoleFigures {
   volume: TokenTotal[];
   refunds: { count: number; amounts: TokenTotal[] };
   rewards: { issued: number; claimed: number; canceled: number; open: number; claimedAmounts: TokenTotal[] };
+  /** Payments of the x402 facilitator (docs/x402.md), apart from the POS payments above. */
+  x402: { settled: number; pending: number; failed: number; settledAmounts: TokenTotal[] };
   stores: Array<{ tid: string; name: string; settlementAddress: string; approved: number; balance: string; token: string; network: string }>;
   /** Every lane on every network (lane 0: the platform account), and any other relayer of the journal. */
   relayers: Array<{ network: string; lane: number | null; address: string; pending: number; transactions: number; nativeBalance: string; balanceRounded: string }>;
@@ -75,9 +77,10 @@ export async function consoleFigures(deps: ConsoleFiguresDeps, windowMinutes: nu
   const firstMinute = Math.floor(now / 60_000) * 60_000 - (windowMinutes - 1) * 60_000;
   const { repository: repo } = deps;
   const dayStart = startOfDay(now, deps.timeZone);
-  const [minutes, outcomes, approved, refunds, rewards, stores, lanes, oldest, backlog, mined] = await Promise.all([
+  const [minutes, outcomes, approved, refunds, rewards, stores, lanes, oldest, backlog, mined, x402] = await Promise.all([
     repo.paymentsPerMinute(firstMinute), repo.paymentOutcomes(), repo.approvedAmounts(), repo.refundAmounts(), repo.rewards(),
     repo.stores(), repo.relayerLanes(), repo.oldestPendingOperation(), deps.journalBacklog(), repo.minedSince(deps.networks, dayStart),
+    repo.x402Settlements(),
   ]);
 
   const perMinute = Array.from({ length: windowMinutes }, (_, i) => ({ at: firstMinute + i * 60_000, approved: 0, failed: 0, pending: 0 }));
@@ -118,6 +121,12 @@ export async function consoleFigures(deps: ConsoleFiguresDeps, windowMinutes: nu
       canceled: rewards.filter((r) => r.status === 'canceled').length,
       open: rewards.filter((r) => r.status === 'issued').length,
       claimedAmounts: await totals(deps, rewards.filter((r) => r.claimed)),
+    },
+    x402: {
+      settled: x402.filter((r) => r.status === 'settled').length,
+      pending: x402.filter((r) => r.status === 'accepted').length,
+      failed: x402.filter((r) => r.status === 'failed').length,
+      settledAmounts: await totals(deps, x402.filter((r) => r.status === 'settled')),
     },
     stores: storeRows,
     relayers: relayerRows,

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from './db.ts';
-import type { PaymentStatus, RewardStatus } from './schema.ts';
+import type { PaymentStatus, RewardStatus, X402SettlementStatus } from './schema.ts';
 
 /** Approved and failed payments created in one minute (`minute`: epoch ms of its start). */
 export interface MinuteCount {
@@ -27,6 +27,11 @@ export interface TokenAmountRow {
 export interface RewardRow extends TokenAmountRow {
   status: RewardStatus;
   claimed: boolean;
+}
+
+/** A payment accepted by the x402 facilitator (docs/x402.md): counted apart from POS payments. */
+export interface X402Row extends TokenAmountRow {
+  status: X402SettlementStatus;
 }
 
 export interface StoreRow {
@@ -78,6 +83,7 @@ export interface ConsoleRepository {
   approvedAmounts(): Promise<TokenAmountRow[]>;
   refundAmounts(): Promise<TokenAmountRow[]>;
   rewards(): Promise<RewardRow[]>;
+  x402Settlements(): Promise<X402Row[]>;
   stores(): Promise<StoreRow[]>;
   relayerLanes(): Promise<RelayerLaneRow[]>;
   /** Relayed transactions of `networks` mined (succeeded or reverted: both paid gas) in blocks of `sinceMs` (block timestamp) or later. */
@@ -150,6 +156,13 @@ export function createConsoleRepository(db: Db): ConsoleRepository {
         status: r.status, network: r.network, contractAddress: r.contract_address, tokenSymbol: r.token_symbol, tokenAmount: r.token_amount,
         claimed: r.claim_transaction_id !== null,
       }));
+    },
+
+    async x402Settlements() {
+      const rows = await db.selectFrom('x402_settlements')
+        .leftJoin('tokens', (join) => join.onRef('tokens.network', '=', 'x402_settlements.network').onRef('tokens.contract_address', '=', 'x402_settlements.asset'))
+        .select(['x402_settlements.status', 'x402_settlements.network', 'x402_settlements.asset', 'x402_settlements.amount', 'tokens.symbol']).execute();
+      return rows.map((r) => ({ status: r.status, network: r.network, contractAddress: r.asset, tokenSymbol: r.symbol ?? '', tokenAmount: r.amount }));
     },
 
     async stores() {

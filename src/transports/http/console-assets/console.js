@@ -125,6 +125,8 @@ async function refresh() {
   figure('refunds.amount', amounts(figures.refunds.amounts));
   for (const key of ['issued', 'claimed', 'canceled']) figure(`rewards.${key}`, figures.rewards[key]);
   figure('rewards.claimedAmount', amounts(figures.rewards.claimedAmounts));
+  for (const key of ['settled', 'pending', 'failed']) figure(`x402.${key}`, figures.x402[key]);
+  figure('x402.settledAmount', amounts(figures.x402.settledAmounts));
   figure('journal.total', figures.journal.total);
   figure('journal.oldest', figures.journal.oldestPendingAt ? `${figures.journal.oldestPendingAgeSeconds} s ago` : 'none');
   fillTable('res-codes', figures.byResCode, (row, c) => {
