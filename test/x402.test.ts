@@ -176,6 +176,18 @@ describe('x402 facilitator', () => {
     assert.equal(figures.x402.settledAmounts[0]?.token, 'VIXP');
   });
 
+  test('the same authorization settled by five callers at once: one transfer, every caller answered its transaction', async () => {
+    const payer = await fundedAccount('3');
+    const payment = await signedPayment(payer, requirements());
+    const before = await vixpBalance(payee);
+    const answers = await Promise.all(Array.from({ length: 5 }, () => facilitator('/settle', payment)));
+    const transactions = new Set(answers.map((a) => a.body.transaction));
+    assert.deepEqual(answers.map((a) => [a.status, a.body.success]), answers.map(() => [200, true]));
+    assert.equal(transactions.size, 1);
+    assert.equal(await vixpBalance(payee), before + price);
+    assert.equal(await vixpBalance(payer.address), parseUnits('2', 18));
+  });
+
   test('refused at verify with the reason, and no transaction: wrong amount, wrong payTo, expired, a token not allowed, no balance', async () => {
     const payer = await fundedAccount('5');
     const broke = privateKeyToAccount(generatePrivateKey());
