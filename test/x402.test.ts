@@ -186,6 +186,11 @@ describe('x402 facilitator', () => {
     assert.equal(transactions.size, 1);
     assert.equal(await vixpBalance(payee), before + price);
     assert.equal(await vixpBalance(payer.address), parseUnits('2', 18));
+    // Presented against another resource's requirements, the settled authorization is not that resource's payment.
+    const elsewhere = await facilitator('/settle', { ...payment, paymentRequirements: requirements({ payTo: payer.address }) });
+    assert.deepEqual([elsewhere.body.success, elsewhere.body.errorReason], [false, 'invalid_exact_evm_recipient_mismatch']);
+    const dearer = await facilitator('/settle', { ...payment, paymentRequirements: requirements({ amount: (2n * price).toString() }) });
+    assert.deepEqual([dearer.body.success, dearer.body.errorReason], [false, 'invalid_exact_evm_payload_authorization_value_mismatch']);
   });
 
   test('refused at verify with the reason, and no transaction: wrong amount, wrong payTo, expired, a token not allowed, no balance', async () => {

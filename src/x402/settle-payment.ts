@@ -1,3 +1,4 @@
+import { isAddress, isAddressEqual, type Address } from 'viem';
 import type { SettleResponse } from '@x402/core/types';
 import type { X402SettlementRecord } from '../store/x402-settlement-repository.ts';
 import type { NetworkName } from '../shared/networks.ts';
@@ -55,6 +56,14 @@ export async function settlePayment(deps: X402Deps, carrier: Carrier, body: unkn
   }
   if (record.payer !== authorization.from || record.signature.toLowerCase() !== signature.toLowerCase()) {
     return failure('invalid_exact_evm_nonce_already_used', 'another authorization with this nonce was settled', requestedNetwork, authorization.from);
+  }
+  // The same authorization presented against other requirements (another resource's price or payee) is not its payment.
+  const { requirements } = parsed;
+  if (!isAddress(requirements.payTo, { strict: false }) || !isAddressEqual(requirements.payTo, record.payTo as Address)) {
+    return failure('invalid_exact_evm_recipient_mismatch', 'this authorization pays another payTo', requestedNetwork, authorization.from);
+  }
+  if (requirements.amount !== record.amount || !isAddress(requirements.asset, { strict: false }) || !isAddressEqual(requirements.asset, record.asset as Address)) {
+    return failure('invalid_exact_evm_payload_authorization_value_mismatch', 'this authorization pays another amount or asset', requestedNetwork, authorization.from);
   }
   return awaitOutcome(deps, carrier, record, options.waitMs);
 }
