@@ -8,7 +8,7 @@ import type { FailpointName } from '../../src/shared/failpoints.ts';
 import { vixpTokenAbi } from '../../src/gen/contracts/vixp-token.ts';
 import { addFacilitatorKey } from '../../src/x402/facilitator-keys.ts';
 import { createFacilitatorKeyRepository } from '../../src/store/facilitator-key-repository.ts';
-import { balanceRaw, startFaultRig, units, type FaultRig } from './rig.ts';
+import { assertInvariants, balanceRaw, startFaultRig, units, type FaultRig } from './rig.ts';
 
 // kill -9 of the server between verify and settle, and at each step of the settle (accepted and
 // reserved but not journaled; journaled, not broadcast; broadcast, not mined): after the restart the
@@ -65,6 +65,7 @@ test('kill -9 between verify and settle: the settle after the restart settles it
   const settled = await facilitator('/settle', p.body);
   assert.ok(!('lost' in settled) && settled.body.success, JSON.stringify(settled));
   await assertPaidOnce(p);
+  await assertInvariants(rig);
 });
 
 for (const failpoint of ['relay.before-journal', 'relay.after-journal', 'relay.after-broadcast'] as FailpointName[]) {
@@ -85,5 +86,6 @@ for (const failpoint of ['relay.before-journal', 'relay.after-journal', 'relay.a
     assert.equal(again.body.transaction, settled.tx_hash);
     assert.ok(['accepted', 'settled'].includes(row.status));
     await assertPaidOnce(p);
+    await assertInvariants(rig);
   });
 }
