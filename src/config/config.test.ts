@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
 import { ConfigError, defaultHostLabels, envSchema, loadConfig, parseTrustProxy } from './config.ts';
 
 test('TRUST_PROXY takes a hop count or proxy addresses/CIDRs, never "every hop"', () => {
@@ -71,4 +73,16 @@ test('FAILPOINTS arm only in a test process (VIXPAY_TEST_FAULTS=1), never with N
   assert.deepEqual(Object.fromEntries(armed.failpoints), { 'payment.after-transfer': 'crash' });
   assert.equal(loadConfig({ FAILPOINTS: '' }).failpoints.size, 0, 'empty is unset');
   assert.equal(loadConfig({ NODE_ENV: 'production' }).vixpayTestFaults, false);
+});
+
+test('the server refuses to start with FAILPOINTS outside a test, or with the test switch in production', () => {
+  const start = (env: Record<string, string>) => spawnSync(process.execPath, ['src/main.ts'], {
+    encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '', DATA_DIR: path.join(tmpdir(), 'vixpay-never-started'), ...env },
+  });
+  const withoutSwitch = start({ FAILPOINTS: 'payment.after-transfer=crash' });
+  assert.equal(withoutSwitch.status, 2);
+  assert.match(withoutSwitch.stderr, /^vixpay: invalid configuration: FAILPOINTS: test only/m);
+  const inProduction = start({ FAILPOINTS: 'payment.after-transfer=crash', VIXPAY_TEST_FAULTS: '1', NODE_ENV: 'production' });
+  assert.equal(inProduction.status, 2);
+  assert.match(inProduction.stderr, /^vixpay: invalid configuration: VIXPAY_TEST_FAULTS: test only, refused with NODE_ENV=production/m);
 });
