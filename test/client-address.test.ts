@@ -1,22 +1,22 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { createJwtService, type JwtService } from '../../identity/jwt.ts';
-import { createLoginRateLimiter } from '../../identity/login-rate-limiter.ts';
-import { createLoginService } from '../../identity/login.ts';
-import { createPasswordHasher } from '../../identity/password-hasher.ts';
-import { generateSigningKeySet } from '../../identity/signing-keys.ts';
-import { createUserRepository } from '../../store/user-repository.ts';
-import { createUserService } from '../../identity/users.ts';
-import { createWebsiteLoginRepository } from '../../store/website-login-repository.ts';
-import { createWebsiteLoginService, type WebsiteLoginService } from '../../identity/website-login.ts';
-import { parseTrustProxy } from '../../config/config.ts';
-import { storeFactories } from '../../../test/support/stores.ts';
-import { installHttpErrorHandler } from './errors.ts';
-import { authRoutes } from './routes/auth.ts';
-import { payRoutes, type PayRoutesDeps } from './routes/pay.ts';
-import { pay, type PayDeps, type PayParameters } from '../../pay/pay.ts';
-import { trustProxyOption } from './client-address.ts';
+import { createJwtService, type JwtService } from '../src/identity/jwt.ts';
+import { createLoginRateLimiter } from '../src/identity/login-rate-limiter.ts';
+import { createLoginService } from '../src/identity/login.ts';
+import { createPasswordHasher } from '../src/identity/password-hasher.ts';
+import { generateSigningKeySet } from '../src/identity/signing-keys.ts';
+import { createUserRepository } from '../src/store/user-repository.ts';
+import { createUserService } from '../src/identity/users.ts';
+import { createWebsiteLoginRepository } from '../src/store/website-login-repository.ts';
+import { createWebsiteLoginService, type WebsiteLoginService } from '../src/identity/website-login.ts';
+import { parseTrustProxy } from '../src/config/config.ts';
+import { storeFactories } from './support/stores.ts';
+import { installHttpErrorHandler } from '../src/transports/http/errors.ts';
+import { authRoutes } from '../src/transports/http/routes/auth.ts';
+import { payRoutes, type PayRoutesDeps } from '../src/transports/http/routes/pay.ts';
+import { pay, type PayDeps, type PayParameters } from '../src/pay/pay.ts';
+import { trustProxyOption } from '../src/transports/http/client-address.ts';
 
 // The addresses of one deployment: a load balancer in front of the server, a website's server
 // script and an attacker who saw the website's QR code.
