@@ -57,6 +57,7 @@ function layer(files, folders, why, { typesOf = [] } = {}) {
     ...typesOf.map((folder) => ({ group: [`**/${folder}/**`], message: `only types of src/${folder}: ${why}`, allowTypeImports: true })),
     { group: ['**/main.ts', '!**/cli/main.ts'], message: `only bin/vixpay.js starts src/main.ts: ${why}` },
     { group: ['**/test/**'], message: 'production code never imports test support' },
+    { group: ['./shared/*', '../shared/*', '../../shared/*', '../../../shared/*'], message: 'import shared code as #shared/… (package.json "imports")' },
   ];
   return {
     files: [files], ignores: ['**/*.test.ts'],

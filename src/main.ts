@@ -8,10 +8,10 @@
  */
 import type { Config } from './config/config.ts';
 import { loadConfigOrExit } from './config/load-config-or-exit.ts';
-import { consoleLogDestination, createLogger, type Logger } from './shared/logger.ts';
-import { describeFailure } from './shared/failure-summary.ts';
-import { withinMs } from './shared/within-ms.ts';
-import { forgetServerUrls, recordServerUrls } from './shared/server-urls.ts';
+import { consoleLogDestination, createLogger, type Logger } from '#shared/logger.ts';
+import { describeFailure } from '#shared/failure-summary.ts';
+import { withinMs } from '#shared/within-ms.ts';
+import { forgetServerUrls, recordServerUrls } from '#shared/server-urls.ts';
 import { readyBanner, readyUrls } from './transports/ready-banner.ts';
 import { withOutcomeLog } from './compose/outcome-log.ts';
 import { composePlatform, type PaymentPart, type Platform } from './compose/platform.ts';

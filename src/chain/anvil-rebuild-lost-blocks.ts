@@ -1,9 +1,9 @@
 import type { Address, Hex, PublicClient, TransactionReceipt } from 'viem';
 import type { ChainJournal, LostTransaction } from './chain-journal.ts';
 import { positionOf } from './mined-receipt.ts';
-import type { Clock } from '../shared/clock.ts';
-import type { Logger } from '../shared/logger.ts';
-import { errorSummary } from '../shared/redact.ts';
+import type { Clock } from '#shared/clock.ts';
+import type { Logger } from '#shared/logger.ts';
+import { errorSummary } from '#shared/redact.ts';
 
 export interface RebuildDeps {
   journal: ChainJournal;

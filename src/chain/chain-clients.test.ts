@@ -5,7 +5,7 @@ import { foundry } from 'viem/chains';
 import { mnemonicToAccount } from 'viem/accounts';
 import { startAnvil } from './anvil-process.ts';
 import { createChainClients } from './chain-clients.ts';
-import { networkNames, type NetworkName } from '../shared/networks.ts';
+import { networkNames, type NetworkName } from '#shared/networks.ts';
 import type { ChainEndpoint } from './chain-supervisor.ts';
 
 test('a managed node\'s receipts come with its new heads over WebSocket, not with the next poll', async () => {

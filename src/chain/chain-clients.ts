@@ -1,10 +1,10 @@
 import { createPublicClient, defineChain, http, webSocket, type PublicClient } from 'viem';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { ChainEndpoint } from './chain-supervisor.ts';
 import { createReceiptWatcher, type ReceiptWatcher } from './receipt-watcher.ts';
 import { countingRpcCalls, type OnRpcCall } from './node-rpc-calls.ts';
 import { createBlockSchedule, type BlockSchedule } from './block-schedule.ts';
-import { networkNames, type NetworkName } from '../shared/networks.ts';
+import { networkNames, type NetworkName } from '#shared/networks.ts';
 
 export interface ChainClient {
   network: NetworkName;

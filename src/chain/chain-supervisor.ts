@@ -1,11 +1,11 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from '../shared/logger.ts';
-import { errorSummary, stripLongHex } from '../shared/redact.ts';
+import type { Logger } from '#shared/logger.ts';
+import { errorSummary, stripLongHex } from '#shared/redact.ts';
 import { startAnvil } from './anvil-process.ts';
 import { startChainCheckpoints, type ChainCheckpoints } from './chain-checkpoint.ts';
-import { anvilChainIds, networkNames, type NetworkName } from '../shared/networks.ts';
+import { anvilChainIds, networkNames, type NetworkName } from '#shared/networks.ts';
 
 export interface ChainEndpoint {
   network: NetworkName;

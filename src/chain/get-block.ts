@@ -1,7 +1,7 @@
 import { BlockNotFoundError, hexToBigInt, numberToHex, type Block, type BlockTag, type Hex } from 'viem';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { ChainClients } from './chain-clients.ts';
-import type { NetworkName } from '../shared/networks.ts';
+import type { NetworkName } from '#shared/networks.ts';
 
 /** Which block: latest when omitted; a number, a hex number, a tag, or a block hash. */
 export type GetBlockParameters = [] | [number | string];

@@ -1,5 +1,5 @@
 import type { HttpTransportConfig } from 'viem';
-import type { NetworkName } from '../shared/networks.ts';
+import type { NetworkName } from '#shared/networks.ts';
 
 /** Told of each JSON-RPC call the platform sends to a node: its network and method. */
 export type OnRpcCall = (network: NetworkName, method: string) => void;

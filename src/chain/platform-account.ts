@@ -3,10 +3,10 @@ import path from 'node:path';
 import { concat, keccak256, parseEther, stringToHex, type Address, type Hex, type LocalAccount } from 'viem';
 import { generatePrivateKey } from 'viem/accounts';
 import { localAccount } from './local-account.ts';
-import type { KeyVault } from '../shared/key-vault.ts';
-import type { Logger } from '../shared/logger.ts';
+import type { KeyVault } from '#shared/key-vault.ts';
+import type { Logger } from '#shared/logger.ts';
 import type { ChainClients } from './chain-clients.ts';
-import { networkNames } from '../shared/networks.ts';
+import { networkNames } from '#shared/networks.ts';
 
 /**
  * The platform's treasury and relayer account: it owns VIXP (mints), deploys contracts and pays

@@ -1,9 +1,9 @@
 import { encodeDeployData, getAddress, toFunctionSelector, type Address, type Hex } from 'viem';
 import type { ChainJournal } from './chain-journal.ts';
-import type { Clock } from '../shared/clock.ts';
+import type { Clock } from '#shared/clock.ts';
 import type { ChainClients } from './chain-clients.ts';
 import type { Relayer } from './relayer.ts';
-import { networkNames, type NetworkName } from '../shared/networks.ts';
+import { networkNames, type NetworkName } from '#shared/networks.ts';
 import { vixpTokenAbi, vixpTokenBytecode } from '../gen/contracts/vixp-token.ts';
 import { ethrDidRegistryAbi, ethrDidRegistryBytecode } from '../gen/contracts/ethr-did-registry.ts';
 import { vixpSettlementAbi, vixpSettlementBytecode } from '../gen/contracts/vixp-settlement.ts';

@@ -5,7 +5,7 @@ import { foundry } from 'viem/chains';
 import { createReceiptWaiter, type ReceiptWaiterDeps } from './receipt-waiter.ts';
 import { createTransactionSender } from './transaction-sender.ts';
 import type { MinedCost } from './relay-types.ts';
-import { createLogger } from '../shared/logger.ts';
+import { createLogger } from '#shared/logger.ts';
 import { devAccount, startChainParts, type ChainParts } from '../../test/support/chain-parts.ts';
 
 // The receipt waiter on a real anvil: it records in the journal what became of each transaction.

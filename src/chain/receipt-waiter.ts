@@ -4,10 +4,10 @@ import type { ChainClients } from './chain-clients.ts';
 import { ReceiptNotFinalError } from './receipt-not-final.ts';
 import { positionOf, usedNonces } from './mined-receipt.ts';
 import type { MinedCost, RelayResult } from './relay-types.ts';
-import type { Clock } from '../shared/clock.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { NetworkName } from '../shared/networks.ts';
-import { errorSummary } from '../shared/redact.ts';
+import type { Clock } from '#shared/clock.ts';
+import type { Logger } from '#shared/logger.ts';
+import type { NetworkName } from '#shared/networks.ts';
+import { errorSummary } from '#shared/redact.ts';
 
 type Outcome = TransactionReceipt | 'replaced' | undefined;
 

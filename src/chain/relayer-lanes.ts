@@ -1,7 +1,7 @@
 import type { LocalAccount } from 'viem';
 import type { ChainClients } from './chain-clients.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { NetworkName } from '../shared/networks.ts';
+import type { Logger } from '#shared/logger.ts';
+import type { NetworkName } from '#shared/networks.ts';
 
 /** A lane needs this much native balance to be used on a node we do not run (gas of a full batch, roughly). */
 const laneMinimumGasWei = 10n ** 16n;

@@ -4,8 +4,8 @@ import type { LocalAccount } from 'viem';
 import { createRelayerRecovery, type RelayerRecoveryDeps } from './relayer-recovery.ts';
 import { createTransactionSender } from './transaction-sender.ts';
 import { createReceiptWaiter } from './receipt-waiter.ts';
-import type { NetworkName } from '../shared/networks.ts';
-import { createLogger } from '../shared/logger.ts';
+import type { NetworkName } from '#shared/networks.ts';
+import { createLogger } from '#shared/logger.ts';
 import { devAccount, startChainParts, type ChainParts } from '../../test/support/chain-parts.ts';
 
 // Recovery on a real anvil and SQLite journal: what a crash between journaling and broadcasting leaves.

@@ -5,9 +5,9 @@ import type { ReceiptWaiter } from './receipt-waiter.ts';
 import type { TransactionSender } from './transaction-sender.ts';
 import { repriceStale } from './reprice-stale.ts';
 import { usedNonces } from './mined-receipt.ts';
-import type { Clock } from '../shared/clock.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { NetworkName } from '../shared/networks.ts';
+import type { Clock } from '#shared/clock.ts';
+import type { Logger } from '#shared/logger.ts';
+import type { NetworkName } from '#shared/networks.ts';
 
 /** How long a sweep of stale transactions waits for their receipts (the next sweep waits again). */
 const staleReceiptWaitMs = 3_000;

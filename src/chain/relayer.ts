@@ -9,10 +9,10 @@ import { createSettlementBatcher } from './settlement-batcher.ts';
 import { createRelayerRecovery } from './relayer-recovery.ts';
 import { nudgeAnvilMining } from './anvil-mining.ts';
 import { rebuildLostBlocks } from './anvil-rebuild-lost-blocks.ts';
-import type { Clock } from '../shared/clock.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { NetworkName } from '../shared/networks.ts';
-import { DomainError } from '../shared/errors.ts';
+import type { Clock } from '#shared/clock.ts';
+import type { Logger } from '#shared/logger.ts';
+import type { NetworkName } from '#shared/networks.ts';
+import { DomainError } from '#shared/errors.ts';
 
 export type { MinedCost, RelayIntent, RelayRequest, RelayResult, SettlementItem } from './relay-types.ts';
 

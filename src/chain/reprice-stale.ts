@@ -1,7 +1,7 @@
 import { keccak256, parseTransaction, type Hex, type LocalAccount } from 'viem';
 import type { ChainJournal, UnminedTransaction } from './chain-journal.ts';
 import type { ChainClient } from './chain-clients.ts';
-import type { Logger } from '../shared/logger.ts';
+import type { Logger } from '#shared/logger.ts';
 import { replacementFees } from './replacement-fees.ts';
 
 export interface RepriceStaleParameters {

@@ -8,8 +8,8 @@ import type { TransactionCall, TransactionSender } from './transaction-sender.ts
 import type { ReceiptWaiter } from './receipt-waiter.ts';
 import type { RelayResult, SettlementItem } from './relay-types.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
-import { createLogger } from '../shared/logger.ts';
-import { DomainError } from '../shared/errors.ts';
+import { createLogger } from '#shared/logger.ts';
+import { DomainError } from '#shared/errors.ts';
 import { devAccount, startChainParts, type ChainParts } from '../../test/support/chain-parts.ts';
 
 // The settlement batcher and its lanes, on a real anvil (the lanes' balances, the block gas limit);

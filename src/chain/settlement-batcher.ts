@@ -6,10 +6,10 @@ import type { TransactionSender } from './transaction-sender.ts';
 import type { RelayResult, SettlementItem } from './relay-types.ts';
 import { executedItems, itemKey } from './mined-receipt.ts';
 import { batchBaseGas, batchItemGas, encodeSettlement } from './settlement-calldata.ts';
-import type { NetworkName } from '../shared/networks.ts';
-import { DomainError } from '../shared/errors.ts';
-import { errorSummary } from '../shared/redact.ts';
-import { failpoint } from '../shared/failpoints.ts';
+import type { NetworkName } from '#shared/networks.ts';
+import { DomainError } from '#shared/errors.ts';
+import { errorSummary } from '#shared/redact.ts';
+import { failpoint } from '#shared/failpoints.ts';
 
 export interface SettlementBatcher {
   /** `Relayer.settle`: queues the item in its network's open batch and answers it from the batch's receipt. */

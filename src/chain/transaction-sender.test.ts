@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { createWalletClient, http, type Hex } from 'viem';
 import { foundry } from 'viem/chains';
 import { createTransactionSender } from './transaction-sender.ts';
-import { createLogger } from '../shared/logger.ts';
-import { DomainError } from '../shared/errors.ts';
+import { createLogger } from '#shared/logger.ts';
+import { DomainError } from '#shared/errors.ts';
 import { devAccount, startChainParts, type ChainParts } from '../../test/support/chain-parts.ts';
 
 // The transaction sender on a real anvil, with the journal in a real SQLite store.

@@ -3,11 +3,11 @@ import type { ChainJournal, JournalEntry } from './chain-journal.ts';
 import type { ChainClients } from './chain-clients.ts';
 import type { Fees } from './replacement-fees.ts';
 import type { RelayRequest } from './relay-types.ts';
-import type { Clock } from '../shared/clock.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { NetworkName } from '../shared/networks.ts';
-import { DomainError } from '../shared/errors.ts';
-import { errorSummary } from '../shared/redact.ts';
+import type { Clock } from '#shared/clock.ts';
+import type { Logger } from '#shared/logger.ts';
+import type { NetworkName } from '#shared/networks.ts';
+import { DomainError } from '#shared/errors.ts';
+import { errorSummary } from '#shared/redact.ts';
 
 /** A transaction signed and journaled: what recovery sends again if this process stops here. */
 export interface JournaledTransaction {

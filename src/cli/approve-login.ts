@@ -1,4 +1,4 @@
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 
 export interface ApproveLoginParameters {
   /** The platform, e.g. http://localhost:8080 */

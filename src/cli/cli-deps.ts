@@ -1,6 +1,6 @@
 import type { Config } from '../config/config.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { NetworkName } from '../shared/networks.ts';
+import type { Logger } from '#shared/logger.ts';
+import type { NetworkName } from '#shared/networks.ts';
 import type { ChainClients } from '../chain/chain-clients.ts';
 import type { PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
 import type { WalletService } from '../wallet/wallet-service.ts';

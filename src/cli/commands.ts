@@ -1,6 +1,6 @@
 import type { ParseArgsConfig } from 'node:util';
 import type { Config } from '../config/config.ts';
-import type { Logger } from '../shared/logger.ts';
+import type { Logger } from '#shared/logger.ts';
 import type { CliDeps } from './cli-deps.ts';
 import { serveCommand } from './serve-command.ts';
 import { tokenAllowCommand, tokenAllowedCommand, tokenBalanceCommand, tokenDisallowCommand, tokenMintCommand } from './token-commands.ts';

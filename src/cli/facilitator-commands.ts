@@ -1,4 +1,4 @@
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import { addFacilitatorKey, listFacilitatorKeys, revokeFacilitatorKey } from '../x402/facilitator-keys.ts';
 import type { CliCommand } from './commands.ts';
 import { withStoreRecords } from './cli-deps.ts';

@@ -1,5 +1,5 @@
-import { DomainError } from '../shared/errors.ts';
-import { readServerUrls } from '../shared/server-urls.ts';
+import { DomainError } from '#shared/errors.ts';
+import { readServerUrls } from '#shared/server-urls.ts';
 import type { CliCommand } from './commands.ts';
 import { approveWebsiteLogin } from './approve-login.ts';
 

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { consoleLogDestination, createLogger } from '../shared/logger.ts';
-import { isDomainError } from '../shared/errors.ts';
-import { describeFailure } from '../shared/failure-summary.ts';
+import { consoleLogDestination, createLogger } from '#shared/logger.ts';
+import { isDomainError } from '#shared/errors.ts';
+import { describeFailure } from '#shared/failure-summary.ts';
 import { loadConfigOrExit } from '../config/load-config-or-exit.ts';
 import { commands, usage, type CliCommand } from './commands.ts';
 import type { CliDeps } from './cli-deps.ts';

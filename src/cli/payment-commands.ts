@@ -1,4 +1,4 @@
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import { addStore } from '../payments/add-store.ts';
 import { publishRateNotice } from '../commerce/rate-notice.ts';
 import type { CliCommand } from './commands.ts';

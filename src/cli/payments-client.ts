@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { loadPaymentsService } from '../transports/grpc/proto.ts';
-import { sha256Hex } from '../shared/hash.ts';
+import { sha256Hex } from '#shared/hash.ts';
 
 /**
  * What the simulators use: only the public interfaces, as a store's POS or a user's app would.

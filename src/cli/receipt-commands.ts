@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Resolver } from 'did-resolver';
 import { getResolver } from 'ethr-did-resolver';
-import { DomainError } from '../shared/errors.ts';
-import { isNetworkName } from '../shared/networks.ts';
+import { DomainError } from '#shared/errors.ts';
+import { isNetworkName } from '#shared/networks.ts';
 import { verifyReceipt, type VerifyReceiptDeps } from '../receipts/verify-receipt.ts';
 import type { CliCommand } from './commands.ts';
 import { withPlatform } from './cli-deps.ts';

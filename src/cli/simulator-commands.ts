@@ -1,5 +1,5 @@
-import { DomainError } from '../shared/errors.ts';
-import { readServerUrls } from '../shared/server-urls.ts';
+import { DomainError } from '#shared/errors.ts';
+import { readServerUrls } from '#shared/server-urls.ts';
 import type { CliCommand, CliContext } from './commands.ts';
 import { printQrCode } from './terminal-qr.ts';
 import {

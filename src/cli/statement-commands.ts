@@ -1,5 +1,5 @@
-import { DomainError } from '../shared/errors.ts';
-import { isNetworkName, networkNames } from '../shared/networks.ts';
+import { DomainError } from '#shared/errors.ts';
+import { isNetworkName, networkNames } from '#shared/networks.ts';
 import { batched, statementCsv, statementJson } from '../statements/statement-render.ts';
 import { operatorDayCsv } from '../statements/operator-day.ts';
 import type { CliCommand } from './commands.ts';

@@ -1,5 +1,5 @@
-import { DomainError } from '../shared/errors.ts';
-import { isNetworkName, networkNames, type NetworkName } from '../shared/networks.ts';
+import { DomainError } from '#shared/errors.ts';
+import { isNetworkName, networkNames, type NetworkName } from '#shared/networks.ts';
 import { allowSettlementToken, disallowSettlementToken, listSettlementTokens } from '../payments/settlement-token-allow-list.ts';
 import type { CliCommand, CliContext } from './commands.ts';
 import { withPlatform } from './cli-deps.ts';

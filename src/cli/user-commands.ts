@@ -1,4 +1,4 @@
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import { addUser } from '../identity/add-user.ts';
 import type { CliCommand } from './commands.ts';
 import { withPlatform } from './cli-deps.ts';

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import { addWebhookEndpoint, listWebhookEndpoints, removeWebhookEndpoint, rotateWebhookSecret } from '../webhooks/webhook-endpoints.ts';
 import { signatureHeader } from '../webhooks/signature.ts';
 import type { CliCommand, CliContext } from './commands.ts';

@@ -1,5 +1,5 @@
 import type { MerchantRepository } from '../store/merchant-repository.ts';
-import type { Clock } from '../shared/clock.ts';
+import type { Clock } from '#shared/clock.ts';
 import { formatDateTime } from './platform-dates.ts';
 
 export interface ApprovalNumber {

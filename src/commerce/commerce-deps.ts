@@ -1,7 +1,7 @@
-import type { NetworkName } from '../shared/networks.ts';
-import type { Clock } from '../shared/clock.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { Faults } from '../shared/failpoints.ts';
+import type { NetworkName } from '#shared/networks.ts';
+import type { Clock } from '#shared/clock.ts';
+import type { Logger } from '#shared/logger.ts';
+import type { Faults } from '#shared/failpoints.ts';
 import type { SettlementTokenRepository } from '../store/settlement-token-repository.ts';
 import type { IdempotencyRepository } from '../store/idempotency-repository.ts';
 

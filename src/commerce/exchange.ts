@@ -1,4 +1,4 @@
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 
 /** A positive decimal string such as "12500" or "1350.25": at most 30 integer and 18 fraction digits. */
 const decimalPattern = /^(0|[1-9]\d{0,29})(\.\d{1,18})?$/;

@@ -1,6 +1,6 @@
-import { DomainError, leavesOutcomeOpen } from '../shared/errors.ts';
-import { sha256Hex } from '../shared/hash.ts';
-import type { Clock } from '../shared/clock.ts';
+import { DomainError, leavesOutcomeOpen } from '#shared/errors.ts';
+import { sha256Hex } from '#shared/hash.ts';
+import type { Clock } from '#shared/clock.ts';
 import type { IdempotencyRepository } from '../store/idempotency-repository.ts';
 
 export interface TranNoDeps {

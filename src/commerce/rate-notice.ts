@@ -1,4 +1,4 @@
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { CommerceDeps } from './commerce-deps.ts';
 import type { MerchantRepository } from '../store/merchant-repository.ts';
 import { normalizeDecimal } from './exchange.ts';

@@ -1,6 +1,6 @@
 import { getAddress, isAddress } from 'viem';
-import type { NetworkName } from '../shared/networks.ts';
-import { DomainError } from '../shared/errors.ts';
+import type { NetworkName } from '#shared/networks.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { WalletService } from '../wallet/wallet-service.ts';
 import type { CommerceDeps } from './commerce-deps.ts';
 

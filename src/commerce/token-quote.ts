@@ -1,5 +1,5 @@
-import { formatTokenAmount } from '../shared/amount.ts';
-import { DomainError } from '../shared/errors.ts';
+import { formatTokenAmount } from '#shared/amount.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { CommerceDeps } from './commerce-deps.ts';
 import type { MerchantRepository } from '../store/merchant-repository.ts';
 import { normalizeDecimal, tokenUnitsFor } from './exchange.ts';

@@ -3,11 +3,11 @@
  * nobody can use any more (temp keys, idempotency keys, website-login requests).
  */
 import type { Config } from '../config/config.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { Clock } from '../shared/clock.ts';
-import type { KeyVault } from '../shared/key-vault.ts';
-import type { Metrics } from '../shared/metrics.ts';
-import { domainErrorCodes, type DomainErrorCode } from '../shared/errors.ts';
+import type { Logger } from '#shared/logger.ts';
+import type { Clock } from '#shared/clock.ts';
+import type { KeyVault } from '#shared/key-vault.ts';
+import type { Metrics } from '#shared/metrics.ts';
+import { domainErrorCodes, type DomainErrorCode } from '#shared/errors.ts';
 import type { Store } from '../store/db.ts';
 import type { WalletRepository } from '../store/wallet-repository.ts';
 import { createIdempotencyRepository } from '../store/idempotency-repository.ts';

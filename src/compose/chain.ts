@@ -5,13 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config/config.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { Clock } from '../shared/clock.ts';
-import type { KeyVault } from '../shared/key-vault.ts';
-import type { Metrics } from '../shared/metrics.ts';
-import { networkNames } from '../shared/networks.ts';
-import { runPeriodically } from '../shared/periodic.ts';
-import { onChainNodeCrash, type Faults } from '../shared/failpoints.ts';
+import type { Logger } from '#shared/logger.ts';
+import type { Clock } from '#shared/clock.ts';
+import type { KeyVault } from '#shared/key-vault.ts';
+import type { Metrics } from '#shared/metrics.ts';
+import { networkNames } from '#shared/networks.ts';
+import { runPeriodically } from '#shared/periodic.ts';
+import { onChainNodeCrash, type Faults } from '#shared/failpoints.ts';
 import type { Store } from '../store/db.ts';
 import type { FleetRepository } from '../store/fleet-repository.ts';
 import { createChainJournal } from '../store/chain-journal-repository.ts';

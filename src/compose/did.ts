@@ -3,8 +3,8 @@
  * registry), and the receipts of approvals, refunds and reward claims it issues as credentials.
  */
 import type { Config } from '../config/config.ts';
-import type { Clock } from '../shared/clock.ts';
-import type { KeyVault } from '../shared/key-vault.ts';
+import type { Clock } from '#shared/clock.ts';
+import type { KeyVault } from '#shared/key-vault.ts';
 import type { Store } from '../store/db.ts';
 import type { WalletRepository } from '../store/wallet-repository.ts';
 import { createReceiptRepository } from '../store/receipt-repository.ts';

@@ -3,12 +3,12 @@
  * (opened and migrated), the fleet membership and the start-up lock.
  */
 import type { Config } from '../config/config.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { Clock } from '../shared/clock.ts';
-import { preparePrivateDataDir } from '../shared/private-data-dir.ts';
-import { createKeyVault, loadMasterKey, type KeyVault } from '../shared/key-vault.ts';
-import { hostOf, probeRedis } from '../shared/dependency-probe.ts';
-import { describeFailure } from '../shared/failure-summary.ts';
+import type { Logger } from '#shared/logger.ts';
+import type { Clock } from '#shared/clock.ts';
+import { preparePrivateDataDir } from '#shared/private-data-dir.ts';
+import { createKeyVault, loadMasterKey, type KeyVault } from '#shared/key-vault.ts';
+import { hostOf, probeRedis } from '#shared/dependency-probe.ts';
+import { describeFailure } from '#shared/failure-summary.ts';
 import { openStore, type Store } from '../store/db.ts';
 import { acquireLock, tryLock, type HeldLock } from '../store/advisory-lock.ts';
 import { createFleetRepository, type FleetRepository } from '../store/fleet-repository.ts';

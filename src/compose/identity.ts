@@ -5,9 +5,9 @@
  */
 import path from 'node:path';
 import type { Config } from '../config/config.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { Clock } from '../shared/clock.ts';
-import type { KeyVault } from '../shared/key-vault.ts';
+import type { Logger } from '#shared/logger.ts';
+import type { Clock } from '#shared/clock.ts';
+import type { KeyVault } from '#shared/key-vault.ts';
 import type { Store } from '../store/db.ts';
 import { createPasswordHasher } from '../identity/password-hasher.ts';
 import { createUserRepository } from '../store/user-repository.ts';

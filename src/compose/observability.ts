@@ -6,10 +6,10 @@
 import { sql } from 'kysely';
 import { createClient } from 'redis';
 import { createPublicClient, formatEther, http } from 'viem';
-import type { Logger } from '../shared/logger.ts';
-import type { Metrics } from '../shared/metrics.ts';
-import { createReadiness, type Readiness } from '../shared/readiness.ts';
-import { networkNames, type NetworkName } from '../shared/networks.ts';
+import type { Logger } from '#shared/logger.ts';
+import type { Metrics } from '#shared/metrics.ts';
+import { createReadiness, type Readiness } from '#shared/readiness.ts';
+import { networkNames, type NetworkName } from '#shared/networks.ts';
 import type { Store } from '../store/db.ts';
 import { countJournalBacklog, countPendingByRelayer, findStuckBacklog } from '../store/journal-backlog.ts';
 import { sqliteDiskProbe } from '../store/sqlite-disk-probe.ts';

@@ -5,9 +5,9 @@
  */
 import path from 'node:path';
 import type { Config } from '../config/config.ts';
-import type { Logger } from '../shared/logger.ts';
-import { systemClock } from '../shared/clock.ts';
-import { createKeyVault, loadMasterKey } from '../shared/key-vault.ts';
+import type { Logger } from '#shared/logger.ts';
+import { systemClock } from '#shared/clock.ts';
+import { createKeyVault, loadMasterKey } from '#shared/key-vault.ts';
 import { openStore } from '../store/db.ts';
 import { acquireLock } from '../store/advisory-lock.ts';
 import { createFleetRepository } from '../store/fleet-repository.ts';

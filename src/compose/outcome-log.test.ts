@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Writable } from 'node:stream';
-import { createLogger } from '../shared/logger.ts';
-import { DomainError } from '../shared/errors.ts';
+import { createLogger } from '#shared/logger.ts';
+import { DomainError } from '#shared/errors.ts';
 import { withOutcomeLog } from './outcome-log.ts';
 import type { PaymentPart } from './platform.ts';
 import type { SessionEvent } from '../pairing/session-events.ts';

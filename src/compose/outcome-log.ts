@@ -1,4 +1,4 @@
-import type { Logger } from '../shared/logger.ts';
+import type { Logger } from '#shared/logger.ts';
 import type { PaymentPart } from './platform.ts';
 import type { SessionSink } from '../pairing/session-events.ts';
 import { resCodeOf, type CallFamily } from '../payments/result-codes.ts';

@@ -5,10 +5,10 @@
  * commands (a store added, a rate notice published, a token allowed).
  */
 import type { Config } from '../config/config.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { Clock } from '../shared/clock.ts';
-import { noFaults, type Faults } from '../shared/failpoints.ts';
-import { runPeriodically } from '../shared/periodic.ts';
+import type { Logger } from '#shared/logger.ts';
+import type { Clock } from '#shared/clock.ts';
+import { noFaults, type Faults } from '#shared/failpoints.ts';
+import { runPeriodically } from '#shared/periodic.ts';
 import type { Store } from '../store/db.ts';
 import { createMerchantRepository } from '../store/merchant-repository.ts';
 import { createPaymentRepository } from '../store/payment-repository.ts';

@@ -14,13 +14,13 @@
  * web.ts (what the HTTP interfaces need besides).
  */
 import type { Config } from '../config/config.ts';
-import type { Logger } from '../shared/logger.ts';
-import { systemClock, type Clock } from '../shared/clock.ts';
-import type { KeyVault } from '../shared/key-vault.ts';
-import { armFaults, createFaults } from '../shared/failpoints.ts';
-import { createMetrics, type Metrics } from '../shared/metrics.ts';
-import type { Readiness } from '../shared/readiness.ts';
-import { withinMs } from '../shared/within-ms.ts';
+import type { Logger } from '#shared/logger.ts';
+import { systemClock, type Clock } from '#shared/clock.ts';
+import type { KeyVault } from '#shared/key-vault.ts';
+import { armFaults, createFaults } from '#shared/failpoints.ts';
+import { createMetrics, type Metrics } from '#shared/metrics.ts';
+import type { Readiness } from '#shared/readiness.ts';
+import { withinMs } from '#shared/within-ms.ts';
 import type { Store } from '../store/db.ts';
 import type { ChainClients } from '../chain/chain-clients.ts';
 import { createBlockReader, type BlockReader } from '../chain/get-block.ts';
@@ -160,15 +160,15 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     });
     cleanups.push(closeProbes);
 
-    logger.info({ relayer: relayer.address, lanes: relayer.lanes, contracts }, 'platform ready');
     const statements = composeStatements(config, { store, clock, logger, chains, wallet }, { server }, cleanups);
 
+    logger.info({ relayer: relayer.address, lanes: relayer.lanes, contracts }, 'platform ready');
     return {
       config, logger, clock, store, vault, chains, blocks: createBlockReader(chains, { confirmations: config.confirmations }), relayer, contracts, wallet, identity, did, ipfs, receipts, metrics, readiness,
       payments: paymentPart.payments, rewards: paymentPart.rewards, desk: paymentPart.desk,
       admin: composeStoreAdmin(config, { store, wallet, clock }),
-      x402,
       statements,
+      x402,
       ...composeWeb(config, { store, clock, chains, relayer, wallet, identity, receipts, faults }),
       stop,
     };

@@ -6,7 +6,7 @@ import { createWalletRepository } from '../store/wallet-repository.ts';
 import { createIdempotencyRepository } from '../store/idempotency-repository.ts';
 import { createWebsiteLoginRepository } from '../store/website-login-repository.ts';
 import { createWebsiteLoginService } from '../identity/website-login.ts';
-import { createLogger } from '../shared/logger.ts';
+import { createLogger } from '#shared/logger.ts';
 import { scheduleRecordSweeps, sweepExpiredRecords } from './record-sweeps.ts';
 
 const minute = 60_000;

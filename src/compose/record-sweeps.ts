@@ -1,6 +1,6 @@
-import type { Logger } from '../shared/logger.ts';
-import { runPeriodically } from '../shared/periodic.ts';
-import type { Clock } from '../shared/clock.ts';
+import type { Logger } from '#shared/logger.ts';
+import { runPeriodically } from '#shared/periodic.ts';
+import type { Clock } from '#shared/clock.ts';
 import type { WalletRepository } from '../store/wallet-repository.ts';
 import type { IdempotencyRepository } from '../store/idempotency-repository.ts';
 import type { WebsiteLoginService } from '../identity/website-login.ts';

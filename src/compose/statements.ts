@@ -4,10 +4,10 @@
  * once a day has closed.
  */
 import type { Config } from '../config/config.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { Clock } from '../shared/clock.ts';
-import { networkNames } from '../shared/networks.ts';
-import { runPeriodically } from '../shared/periodic.ts';
+import type { Logger } from '#shared/logger.ts';
+import type { Clock } from '#shared/clock.ts';
+import { networkNames } from '#shared/networks.ts';
+import { runPeriodically } from '#shared/periodic.ts';
 import type { Store } from '../store/db.ts';
 import { createStatementRepository } from '../store/statement-repository.ts';
 import { createSettlementTokenRepository } from '../store/settlement-token-repository.ts';

@@ -3,13 +3,13 @@
  * counted in the metrics, and the sweep that ends authorizations a crash or an outage left open.
  */
 import type { Config } from '../config/config.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { Clock } from '../shared/clock.ts';
-import type { KeyVault } from '../shared/key-vault.ts';
-import type { Metrics } from '../shared/metrics.ts';
-import type { Faults } from '../shared/failpoints.ts';
-import { networkNames } from '../shared/networks.ts';
-import { runPeriodically } from '../shared/periodic.ts';
+import type { Logger } from '#shared/logger.ts';
+import type { Clock } from '#shared/clock.ts';
+import type { KeyVault } from '#shared/key-vault.ts';
+import type { Metrics } from '#shared/metrics.ts';
+import type { Faults } from '#shared/failpoints.ts';
+import { networkNames } from '#shared/networks.ts';
+import { runPeriodically } from '#shared/periodic.ts';
 import type { Store } from '../store/db.ts';
 import { createWalletRepository, type WalletRepository } from '../store/wallet-repository.ts';
 import { createAuthorizationRepository } from '../store/authorization-repository.ts';

@@ -4,10 +4,10 @@
  */
 import { formatEther } from 'viem';
 import type { Config } from '../config/config.ts';
-import type { Clock } from '../shared/clock.ts';
-import type { Faults } from '../shared/failpoints.ts';
-import { domainErrorCodes, type DomainErrorCode } from '../shared/errors.ts';
-import { isNetworkName, networkNames } from '../shared/networks.ts';
+import type { Clock } from '#shared/clock.ts';
+import type { Faults } from '#shared/failpoints.ts';
+import { domainErrorCodes, type DomainErrorCode } from '#shared/errors.ts';
+import { isNetworkName, networkNames } from '#shared/networks.ts';
 import type { Store } from '../store/db.ts';
 import { countJournalBacklog } from '../store/journal-backlog.ts';
 import { createConsoleRepository } from '../store/console-repository.ts';

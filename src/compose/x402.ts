@@ -3,10 +3,10 @@
  * need: a rate limit per facilitator key and the settle wait. The server finishes settlements left
  * accepted at start and then every 2 s.
  */
-import type { Clock } from '../shared/clock.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { Metrics } from '../shared/metrics.ts';
-import { runPeriodically } from '../shared/periodic.ts';
+import type { Clock } from '#shared/clock.ts';
+import type { Logger } from '#shared/logger.ts';
+import type { Metrics } from '#shared/metrics.ts';
+import { runPeriodically } from '#shared/periodic.ts';
 import type { Store } from '../store/db.ts';
 import { createAuthorizationRepository } from '../store/authorization-repository.ts';
 import { createSettlementTokenRepository } from '../store/settlement-token-repository.ts';

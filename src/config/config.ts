@@ -12,7 +12,7 @@
  */
 import { parseGwei } from 'viem';
 import type { z } from 'zod';
-import { networkNames, type NetworkName } from '../shared/networks.ts';
+import { networkNames, type NetworkName } from '#shared/networks.ts';
 import { envSchema } from './schema.ts';
 import type { ContractAddresses } from './parsers.ts';
 

@@ -3,7 +3,7 @@
  * their parsers, run by the schema (schema.ts). Each throws a message naming the bad entry.
  */
 import { isIP } from 'node:net';
-import { networkNames, type NetworkName } from '../shared/networks.ts';
+import { networkNames, type NetworkName } from '#shared/networks.ts';
 
 /** Default Host-label map of the chain API (docs/interfaces.md#json-rpc-apis); overridable by HOST_LABELS. */
 export const defaultHostLabels: Readonly<Record<string, NetworkName>> = {

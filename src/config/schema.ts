@@ -5,8 +5,8 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { networkNames, type NetworkName } from '../shared/networks.ts';
-import { parseFailpoints } from '../shared/failpoints.ts';
+import { networkNames, type NetworkName } from '#shared/networks.ts';
+import { parseFailpoints } from '#shared/failpoints.ts';
 import { parseContractAddresses, parseHostLabels, parseTrustProxy } from './parsers.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);

@@ -1,5 +1,5 @@
-import { formatTokenAmount } from '../shared/amount.ts';
-import type { Clock } from '../shared/clock.ts';
+import { formatTokenAmount } from '#shared/amount.ts';
+import type { Clock } from '#shared/clock.ts';
 import type { ConsoleRepository, RelayerLaneRow, TokenAmountRow } from '../store/console-repository.ts';
 import type { PaymentStatus } from '../store/schema.ts';
 import { nativeSymbols, roundedForPerson, settlementCosts, startOfDay, type SettlementCosts } from './settlement-costs.ts';

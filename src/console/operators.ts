@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { DomainError } from '../shared/errors.ts';
-import { sha256Hex } from '../shared/hash.ts';
-import type { Clock } from '../shared/clock.ts';
+import { DomainError } from '#shared/errors.ts';
+import { sha256Hex } from '#shared/hash.ts';
+import type { Clock } from '#shared/clock.ts';
 import type { PasswordHasher } from '../identity/password-hasher.ts';
 import type { LoginRateLimiter } from '../identity/login-rate-limiter.ts';
 import type { OperatorRepository } from '../store/operator-repository.ts';

@@ -1,9 +1,9 @@
 import { getAddress, isAddress, type Hex } from 'viem';
 import type { IIdentifier } from '@veramo/core';
-import { DomainError } from '../shared/errors.ts';
-import { safeEqual } from '../shared/hash.ts';
-import { systemClock, type Clock } from '../shared/clock.ts';
-import type { KeyVault } from '../shared/key-vault.ts';
+import { DomainError } from '#shared/errors.ts';
+import { safeEqual } from '#shared/hash.ts';
+import { systemClock, type Clock } from '#shared/clock.ts';
+import type { KeyVault } from '#shared/key-vault.ts';
 import type { WalletRepository } from '../store/wallet-repository.ts';
 import type { DidAgent } from './did-agent.ts';
 import type { DidListEntry, DidRepository } from '../store/did-repository.ts';

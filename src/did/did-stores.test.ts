@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { storeFactories } from '../../test/support/stores.ts';
-import { createKeyVault } from '../shared/key-vault.ts';
+import { createKeyVault } from '#shared/key-vault.ts';
 import type { Store } from '../store/db.ts';
 import { createDidAgent, type DidAgent } from './did-agent.ts';
 import { createVeramoStores } from '../store/veramo-stores.ts';

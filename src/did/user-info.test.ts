@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isDomainError } from '../shared/errors.ts';
+import { isDomainError } from '#shared/errors.ts';
 import { validateUserInfo } from './user-info.ts';
 import { addressOfDid, didForAddress, normalizeDid } from './did-identifiers.ts';
 

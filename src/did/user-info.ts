@@ -1,4 +1,4 @@
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 
 /** A flat object of user facts that goes into `credentialSubject`. */
 export type UserInfo = Record<string, string | number | boolean>;

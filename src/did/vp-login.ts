@@ -1,6 +1,6 @@
-import { DomainError } from '../shared/errors.ts';
-import { sha256Hex } from '../shared/hash.ts';
-import { systemClock, type Clock } from '../shared/clock.ts';
+import { DomainError } from '#shared/errors.ts';
+import { sha256Hex } from '#shared/hash.ts';
+import { systemClock, type Clock } from '#shared/clock.ts';
 import type { DidAgent } from './did-agent.ts';
 import type { DidRepository } from '../store/did-repository.ts';
 import { normalizeDid } from './did-identifiers.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import { addUser, type NewWalletAccount } from './add-user.ts';
 import type { NewUser, User, UserService } from './users.ts';
 

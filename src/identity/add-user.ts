@@ -1,4 +1,4 @@
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import { validateNewUser, type UserService } from './users.ts';
 
 /** A new custodial wallet account (the wallet service's `createAddress`). */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { SignJWT, base64url, calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, generateKeyPair, jwtVerify, createLocalJWKSet } from 'jose';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { AccessTokenVerifier } from '../transports/http/auth-hook.ts';
 import { createJwtService } from './jwt.ts';
 import { generateSigningKeySet, loadOrCreateSigningKeys, signingKeyFileName } from './signing-keys.ts';

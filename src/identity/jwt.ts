@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT, errors as joseErrors, jwtVerify, type JWTHeaderParameters, type FlattenedJWSInput } from 'jose';
-import { DomainError } from '../shared/errors.ts';
-import { systemClock, type Clock } from '../shared/clock.ts';
+import { DomainError } from '#shared/errors.ts';
+import { systemClock, type Clock } from '#shared/clock.ts';
 import { accessTokenAlgorithm, type PublicSigningJwk, type SigningKeySet } from './signing-keys.ts';
 import type { SigningKeySource } from './signing-key-store.ts';
 

@@ -1,5 +1,5 @@
-import { DomainError } from '../shared/errors.ts';
-import { systemClock, type Clock } from '../shared/clock.ts';
+import { DomainError } from '#shared/errors.ts';
+import { systemClock, type Clock } from '#shared/clock.ts';
 
 export interface LoginRateLimiterOptions {
   clock?: Clock;

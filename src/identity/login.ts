@@ -1,5 +1,5 @@
-import { DomainError } from '../shared/errors.ts';
-import { systemClock, type Clock } from '../shared/clock.ts';
+import { DomainError } from '#shared/errors.ts';
+import { systemClock, type Clock } from '#shared/clock.ts';
 import type { JwtService } from './jwt.ts';
 import type { LoginRateLimiter } from './login-rate-limiter.ts';
 import type { User, UserService } from './users.ts';

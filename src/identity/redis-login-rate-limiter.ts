@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createClient } from 'redis';
-import { systemClock, type Clock } from '../shared/clock.ts';
-import type { Logger } from '../shared/logger.ts';
+import { systemClock, type Clock } from '#shared/clock.ts';
+import type { Logger } from '#shared/logger.ts';
 import { createLoginRateLimiter, LoginRateLimitedError, type LoginAttempt, type LoginRateLimiter, type LoginRateLimiterOptions } from './login-rate-limiter.ts';
 
 /**

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { openStore, type Store } from '../store/db.ts';
-import { createKeyVault } from '../shared/key-vault.ts';
+import { createKeyVault } from '#shared/key-vault.ts';
 import { createJwtService } from './jwt.ts';
 import { generateSigningJwk, signingKeyFileName } from './signing-keys.ts';
 import { createSigningKeyRepository } from '../store/signing-key-repository.ts';

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { JWK } from 'jose';
-import type { Clock } from '../shared/clock.ts';
-import type { KeyVault } from '../shared/key-vault.ts';
+import type { Clock } from '#shared/clock.ts';
+import type { KeyVault } from '#shared/key-vault.ts';
 import { generateSigningJwk, signingKeySetFromJwks, type SigningKeySet } from './signing-keys.ts';
 import type { SigningKeyRepository, SigningKeyRow } from '../store/signing-key-repository.ts';
 

@@ -1,5 +1,5 @@
-import { DomainError } from '../shared/errors.ts';
-import { systemClock, type Clock } from '../shared/clock.ts';
+import { DomainError } from '#shared/errors.ts';
+import { systemClock, type Clock } from '#shared/clock.ts';
 import type { PasswordHasher } from './password-hasher.ts';
 import type { UserRecord, UserRepository } from '../store/user-repository.ts';
 

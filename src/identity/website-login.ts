@@ -1,7 +1,7 @@
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
-import { DomainError } from '../shared/errors.ts';
-import { systemClock, type Clock } from '../shared/clock.ts';
-import { sha256Hex } from '../shared/hash.ts';
+import { DomainError } from '#shared/errors.ts';
+import { systemClock, type Clock } from '#shared/clock.ts';
+import { sha256Hex } from '#shared/hash.ts';
 import type { WebsiteLoginRecord, WebsiteLoginRepository } from '../store/website-login-repository.ts';
 
 /** docs/interfaces.md#authentication-api-errors, word for word: the site's script may compare them. */

@@ -1,4 +1,4 @@
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import { normalizeEntryPath, parentPaths, type PathLimits } from './entry-path.ts';
 import type { AddEntry, AddOptions, AddResult, IpfsBackend } from './ipfs-backend.ts';
 

@@ -1,5 +1,5 @@
 import { CID } from 'multiformats/cid';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 
 const dagPbCode = 0x70;
 const rawCode = 0x55;

@@ -1,5 +1,5 @@
 import { pack as tarPack, type Header, type Pack } from 'tar-stream';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { IpfsBackend } from './ipfs-backend.ts';
 
 /** ustar's size field holds less than 8 GiB; larger files get their size in a PAX record. */

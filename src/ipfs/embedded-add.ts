@@ -1,7 +1,7 @@
 import { importer, type ImportCandidate, type WritableStorage } from 'ipfs-unixfs-importer';
 import { CID } from 'multiformats/cid';
 import { sha256 } from 'multiformats/hashes/sha2';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { AddEntry, AddOptions, AddResult } from './ipfs-backend.ts';
 import { kuboImporterOptions } from './unixfs-profile.ts';
 

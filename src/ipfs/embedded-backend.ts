@@ -3,7 +3,7 @@ import path from 'node:path';
 import { FsBlockstore } from 'blockstore-fs';
 import { exporter, type UnixFSEntry } from 'ipfs-unixfs-exporter';
 import type { WritableStorage } from 'ipfs-unixfs-importer';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import { importEntries } from './embedded-add.ts';
 import { loadOrCreatePeerId } from './embedded-identity.ts';
 import type { CatRange, IpfsBackend, IpfsDirectoryEntry, IpfsObjectStat, IpfsObjectType } from './ipfs-backend.ts';

@@ -1,4 +1,4 @@
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { IpfsLimits } from './ipfs-limits.ts';
 
 export type PathLimits = Pick<IpfsLimits, 'maxPathBytes' | 'maxNameBytes' | 'maxDepth'>;

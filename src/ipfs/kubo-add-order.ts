@@ -1,4 +1,4 @@
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import { parentPaths } from './entry-path.ts';
 import type { AddEntry } from './ipfs-backend.ts';
 

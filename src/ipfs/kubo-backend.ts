@@ -1,5 +1,5 @@
 import type { ImportCandidate } from 'kubo-rpc-client';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { AddEntry, AddOptions, AddResult, CatRange, IpfsBackend, IpfsDirectoryEntry, IpfsObjectStat } from './ipfs-backend.ts';
 import { depthFirstCheck } from './kubo-add-order.ts';
 import { createKuboRpc, type KuboRpcOptions } from './kubo-rpc.ts';

@@ -1,5 +1,5 @@
 import { create, type KuboRPCClient } from 'kubo-rpc-client';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 
 export interface KuboRpcOptions {
   /** Kubo's RPC address, e.g. `http://127.0.0.1:5001` (a trailing `/api/v0` is accepted). */

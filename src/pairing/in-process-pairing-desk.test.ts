@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPairingDesk, inspectPairingDesk } from './in-process-pairing-desk.ts';
 import type { SessionEvent } from './session-events.ts';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import { waitFor } from '../../test/support/wait-for.ts';
 
 const sink = () => {

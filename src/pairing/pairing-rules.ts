@@ -1,4 +1,4 @@
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { SessionEvent, TransferCredentials } from './session-events.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { TransferCredentials } from './session-events.ts';
 import type { AppArrival, AppConnection } from './pairing-desk.ts';
 import { appWaitExpired, canceled, endsStream, posInstanceLost, transferBeforeRequest, userUuidInUse } from './pairing-rules.ts';

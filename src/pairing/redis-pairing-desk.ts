@@ -1,4 +1,4 @@
-import type { Logger } from '../shared/logger.ts';
+import type { Logger } from '#shared/logger.ts';
 import type { PairingDesk } from './pairing-desk.ts';
 import { createRedisAppSide } from './redis-pairing-apps.ts';
 import { openPairingLink } from './redis-pairing-link.ts';

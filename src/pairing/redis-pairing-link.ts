@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient, ErrorReply } from 'redis';
-import type { Logger } from '../shared/logger.ts';
+import type { Logger } from '#shared/logger.ts';
 import type { AppValue, Message } from './redis-pairing-wire.ts';
 
 /**

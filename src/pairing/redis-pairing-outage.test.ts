@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { createClient } from 'redis';
 import { createRedisPairingDesk, type RedisPairingDesk } from './redis-pairing-desk.ts';
 import type { SessionEvent } from './session-events.ts';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import { privateRedisSkip, startPrivateRedis, type PrivateRedis } from '../../test/support/redis.ts';
 import { waitFor } from '../../test/support/wait-for.ts';
 

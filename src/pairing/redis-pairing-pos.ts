@@ -7,7 +7,7 @@ import {
   type Settle, type TransferHandoff,
 } from './pairing-rules.ts';
 import { ErrorReply } from 'redis';
-import { isDomainError } from '../shared/errors.ts';
+import { isDomainError } from '#shared/errors.ts';
 import { RedisUnreachableError, type PairingLink } from './redis-pairing-link.ts';
 import * as scripts from './redis-pairing-scripts.ts';
 import { keyLifetimes, toWire, type AppValue, type PosMessage, type PosRef } from './redis-pairing-wire.ts';

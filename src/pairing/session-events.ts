@@ -1,4 +1,4 @@
-import type { DomainError } from '../shared/errors.ts';
+import type { DomainError } from '#shared/errors.ts';
 
 /** What the app's REQUEST_TRANSFER carries: the exact transfer it is asked to sign. */
 export interface TransferRequest {

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { getAddress } from 'viem';
-import { DomainError, isDomainError, type DomainErrorCode } from '../shared/errors.ts';
-import { sha256Hex } from '../shared/hash.ts';
-import type { Clock } from '../shared/clock.ts';
-import type { Faults } from '../shared/failpoints.ts';
+import { DomainError, isDomainError, type DomainErrorCode } from '#shared/errors.ts';
+import { sha256Hex } from '#shared/hash.ts';
+import type { Clock } from '#shared/clock.ts';
+import type { Faults } from '#shared/failpoints.ts';
 import type { IdempotencyKeyRecord, IdempotencyRepository } from '../store/idempotency-repository.ts';
 import type { TransferStatusRecord, TransferStatusRepository } from '../store/transfer-status-repository.ts';
 import { vixpSymbol } from '../chain/platform-contracts.ts';

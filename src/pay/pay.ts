@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { getAddress, isAddress, type Address } from 'viem';
-import type { NetworkName } from '../shared/networks.ts';
+import type { NetworkName } from '#shared/networks.ts';
 import { vixpSymbol } from '../chain/platform-contracts.ts';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { UserService } from '../identity/users.ts';
 import type { LoginRateLimiter } from '../identity/login-rate-limiter.ts';
 import type { WalletService } from '../wallet/wallet-service.ts';

@@ -1,6 +1,6 @@
-import { DomainError } from '../shared/errors.ts';
-import { formatTokenAmount } from '../shared/amount.ts';
-import type { NetworkName } from '../shared/networks.ts';
+import { DomainError } from '#shared/errors.ts';
+import { formatTokenAmount } from '#shared/amount.ts';
+import type { NetworkName } from '#shared/networks.ts';
 import type { TransferStatusRecord, TransferStatusRepository } from '../store/transfer-status-repository.ts';
 
 export interface TransferStatusDeps {

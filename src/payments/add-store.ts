@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { DomainError } from '../shared/errors.ts';
-import { sha256Hex } from '../shared/hash.ts';
+import { DomainError } from '#shared/errors.ts';
+import { sha256Hex } from '#shared/hash.ts';
 import type { PaymentDeps } from './payment-deps.ts';
 
 export interface AddStoreReturnType {

@@ -1,5 +1,5 @@
-import { DomainError } from '../shared/errors.ts';
-import { sha256Hex } from '../shared/hash.ts';
+import { DomainError } from '#shared/errors.ts';
+import { sha256Hex } from '#shared/hash.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { formatTokenAmount, parseTokenAmount } from '../shared/amount.ts';
-import { DomainError } from '../shared/errors.ts';
+import { formatTokenAmount, parseTokenAmount } from '#shared/amount.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { PaymentRecord } from '../store/payment-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';

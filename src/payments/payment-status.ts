@@ -1,5 +1,5 @@
-import { DomainError, domainErrorCodes, type DomainErrorCode } from '../shared/errors.ts';
-import { formatTokenAmount } from '../shared/amount.ts';
+import { DomainError, domainErrorCodes, type DomainErrorCode } from '#shared/errors.ts';
+import { formatTokenAmount } from '#shared/amount.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';
 import type { PaymentApproval } from '../pairing/session-events.ts';

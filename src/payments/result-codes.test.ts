@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DomainError, domainErrorCodes } from '../shared/errors.ts';
+import { DomainError, domainErrorCodes } from '#shared/errors.ts';
 import { resCodeByFamily, resultOf, success } from './result-codes.ts';
 
 // docs/interfaces.md#response-codes's tables, word for word.

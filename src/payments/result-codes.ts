@@ -1,4 +1,4 @@
-import { isDomainError, type DomainErrorCode } from '../shared/errors.ts';
+import { isDomainError, type DomainErrorCode } from '#shared/errors.ts';
 
 export interface ResCode {
   res_code: string;

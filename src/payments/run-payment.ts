@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { formatTokenAmount } from '../shared/amount.ts';
-import { DomainError, isDomainError } from '../shared/errors.ts';
+import { formatTokenAmount } from '#shared/amount.ts';
+import { DomainError, isDomainError } from '#shared/errors.ts';
 import type { PaymentRecord } from '../store/payment-repository.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';

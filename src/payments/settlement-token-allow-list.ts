@@ -1,7 +1,7 @@
 import { getAddress, isAddress } from 'viem';
-import { networkNames, type NetworkName } from '../shared/networks.ts';
-import type { Clock } from '../shared/clock.ts';
-import { DomainError } from '../shared/errors.ts';
+import { networkNames, type NetworkName } from '#shared/networks.ts';
+import type { Clock } from '#shared/clock.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { WalletService } from '../wallet/wallet-service.ts';
 import type { SettlementTokenRepository } from '../store/settlement-token-repository.ts';
 

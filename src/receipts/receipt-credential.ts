@@ -1,5 +1,5 @@
 import { getAddress } from 'viem';
-import { formatTokenAmount } from '../shared/amount.ts';
+import { formatTokenAmount } from '#shared/amount.ts';
 import { formatDateTime } from '../commerce/platform-dates.ts';
 import { didForAddress } from '../did/did-identifiers.ts';
 import type { ReceiptSource } from '../store/receipt-repository.ts';

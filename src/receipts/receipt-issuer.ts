@@ -1,4 +1,4 @@
-import { isNetworkName, type NetworkName } from '../shared/networks.ts';
+import { isNetworkName, type NetworkName } from '#shared/networks.ts';
 import type { DidAgent } from '../did/did-agent.ts';
 import type { SigningIdentity } from '../did/jwt-credentials.ts';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { normalizeCredential } from 'did-jwt-vc';
-import { DomainError } from '../shared/errors.ts';
-import type { Clock } from '../shared/clock.ts';
+import { DomainError } from '#shared/errors.ts';
+import type { Clock } from '#shared/clock.ts';
 import type { DidAgent } from '../did/did-agent.ts';
 import { issueCredential, jwtOf, type JsonObject, type SigningIdentity } from '../did/jwt-credentials.ts';
 import type { ReceiptRecord, ReceiptRepository, ReceiptSource } from '../store/receipt-repository.ts';

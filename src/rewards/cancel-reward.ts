@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { formatTokenAmount, parseTokenAmount } from '../shared/amount.ts';
-import { DomainError } from '../shared/errors.ts';
+import { formatTokenAmount, parseTokenAmount } from '#shared/amount.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import { nextApprovalNumber } from '../commerce/approval-number.ts';
 import { resolveSettlementToken } from '../commerce/settlement-token.ts';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { formatTokenAmount, parseTokenAmount } from '../shared/amount.ts';
-import { DomainError, isDomainError } from '../shared/errors.ts';
+import { formatTokenAmount, parseTokenAmount } from '#shared/amount.ts';
+import { DomainError, isDomainError } from '#shared/errors.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { RewardRecord } from '../store/reward-repository.ts';
 import type { RewardClaim } from '../pairing/session-events.ts';

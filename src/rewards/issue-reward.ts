@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { formatTokenAmount } from '../shared/amount.ts';
-import { DomainError } from '../shared/errors.ts';
+import { formatTokenAmount } from '#shared/amount.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { RewardRecord } from '../store/reward-repository.ts';
 import { formatDateTime } from '../commerce/platform-dates.ts';

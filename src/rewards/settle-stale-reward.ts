@@ -1,4 +1,4 @@
-import { formatTokenAmount } from '../shared/amount.ts';
+import { formatTokenAmount } from '#shared/amount.ts';
 import type { RewardRecord } from '../store/reward-repository.ts';
 import type { RewardClaim } from '../pairing/session-events.ts';
 import { nextApprovalNumber } from '../commerce/approval-number.ts';

@@ -1,6 +1,6 @@
-import { formatTokenAmount } from '../shared/amount.ts';
-import { DomainError } from '../shared/errors.ts';
-import type { Clock } from '../shared/clock.ts';
+import { formatTokenAmount } from '#shared/amount.ts';
+import { DomainError } from '#shared/errors.ts';
+import type { Clock } from '#shared/clock.ts';
 import type { MinedTx, StatementRepository, StatementRow } from '../store/statement-repository.ts';
 import type { StatementChain, TransferLog } from './statement-chain.ts';
 import { localDateTime, statementDay } from './statement-day.ts';

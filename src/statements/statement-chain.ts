@@ -1,5 +1,5 @@
 import { erc20Abi, getAddress, parseAbiItem, type Address, type PublicClient } from 'viem';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 
 /** A `Transfer` log of a token, to or from the account a statement is of. */
 export interface TransferLog {

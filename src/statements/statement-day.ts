@@ -1,4 +1,4 @@
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import { formatDate, formatDateTime } from '../commerce/platform-dates.ts';
 import { startOfDay } from '../console/settlement-costs.ts';
 

@@ -1,4 +1,4 @@
-import type { Clock } from '../shared/clock.ts';
+import type { Clock } from '#shared/clock.ts';
 import type { StatementRepository } from '../store/statement-repository.ts';
 import { statementReadyEvent } from '../webhooks/webhook-events.ts';
 import { dateOf, statementDay } from './statement-day.ts';

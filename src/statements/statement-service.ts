@@ -1,4 +1,4 @@
-import type { Clock } from '../shared/clock.ts';
+import type { Clock } from '#shared/clock.ts';
 import type { StatementRepository } from '../store/statement-repository.ts';
 import { openStatement, type StatementDeps } from './statement-builder.ts';
 import { operatorDay, type OperatorDay } from './operator-day.ts';

@@ -1,5 +1,5 @@
 import { PostgresDialect, type DatabaseConnection, type Driver, type PostgresDialectConfig } from 'kysely';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 
 /**
  * SQLSTATE classes and codes of a PostgreSQL that is gone or not taking connections: connection

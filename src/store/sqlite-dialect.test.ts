@@ -7,7 +7,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { readThenWrite } from '../../test/support/read-then-write.ts';
 import { sql } from 'kysely';
-import { isDomainError } from '../shared/errors.ts';
+import { isDomainError } from '#shared/errors.ts';
 import { openStore } from './db.ts';
 
 // Two processes on one SQLite file: the server and an operator's `vixpay` command (the fault rig's

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import { createPasswordHasher } from '../identity/password-hasher.ts';
 import { createUserRepository, type UserRecord } from './user-repository.ts';
 import { createUserService, invalidCredentialsMessage } from '../identity/users.ts';

@@ -3,8 +3,8 @@ import { AbstractKeyStore, AbstractPrivateKeyStore, type ImportablePrivateKey, t
 import { AbstractDIDStore } from '@veramo/did-manager';
 import type { Db } from './db.ts';
 import type { DidKeysTable } from './schema.ts';
-import type { KeyVault } from '../shared/key-vault.ts';
-import type { Clock } from '../shared/clock.ts';
+import type { KeyVault } from '#shared/key-vault.ts';
+import type { Clock } from '#shared/clock.ts';
 
 // Veramo's three stores over our Kysely tables (SQLite and PostgreSQL alike). Veramo reports a
 // missing entry by throwing; its messages start with `not_found:` as its own stores' do.

@@ -1,5 +1,5 @@
 import { getAddress, isAddress, zeroAddress, type Address } from 'viem';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 
 /** Parses an account address (checksum enforced when mixed case) to its checksummed form. */
 export function parseAddress(value: string, field: string): Address {

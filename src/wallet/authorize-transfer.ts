@@ -1,8 +1,8 @@
 import { keccak256, stringToHex, type Address, type Hex } from 'viem';
 import { localAccount } from '../chain/local-account.ts';
-import type { NetworkName } from '../shared/networks.ts';
+import type { NetworkName } from '#shared/networks.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
-import { DomainError, isDomainError, leavesOutcomeOpen } from '../shared/errors.ts';
+import { DomainError, isDomainError, leavesOutcomeOpen } from '#shared/errors.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import type { ResolvedToken } from './token.ts';
 import { resolveAuthorization } from './resolve-authorization.ts';

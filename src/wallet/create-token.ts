@@ -1,8 +1,8 @@
 import { encodeDeployData, getAddress, zeroAddress, type Address, type Hex } from 'viem';
-import type { NetworkName } from '../shared/networks.ts';
+import type { NetworkName } from '#shared/networks.ts';
 import { vixpTokenAbi, vixpTokenBytecode } from '../gen/contracts/vixp-token.ts';
-import { parseTokenAmount } from '../shared/amount.ts';
-import { DomainError } from '../shared/errors.ts';
+import { parseTokenAmount } from '#shared/amount.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { checkTempKey, consumeTempKey } from './temp-key.ts';
 import { assertSignedBy } from './signed-request.ts';

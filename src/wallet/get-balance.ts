@@ -1,6 +1,6 @@
-import type { NetworkName } from '../shared/networks.ts';
+import type { NetworkName } from '#shared/networks.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
-import { formatTokenAmount } from '../shared/amount.ts';
+import { formatTokenAmount } from '#shared/amount.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { parseAddress } from './address.ts';
 import { resolveToken } from './token.ts';

@@ -1,5 +1,5 @@
-import type { NetworkName } from '../shared/networks.ts';
-import { DomainError } from '../shared/errors.ts';
+import type { NetworkName } from '#shared/networks.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { resolveToken } from './token.ts';
 

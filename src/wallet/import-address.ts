@@ -3,7 +3,7 @@ import { validateMnemonic } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
 import { bytesToHex, type Address } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 
 export interface ImportAddressParameters {

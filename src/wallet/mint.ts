@@ -1,7 +1,7 @@
 import { encodeFunctionData, type Hex } from 'viem';
-import type { NetworkName } from '../shared/networks.ts';
+import type { NetworkName } from '#shared/networks.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
-import { parseTokenAmount } from '../shared/amount.ts';
+import { parseTokenAmount } from '#shared/amount.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { parseAddress } from './address.ts';
 import { resolveToken } from './token.ts';

@@ -1,6 +1,6 @@
 import { encodeFunctionData, type Address, type Hex } from 'viem';
 import { localAccount } from '../chain/local-account.ts';
-import type { NetworkName } from '../shared/networks.ts';
+import type { NetworkName } from '#shared/networks.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import type { AuthorizationRecord } from '../store/authorization-repository.ts';
 import type { WalletDeps } from './wallet-deps.ts';

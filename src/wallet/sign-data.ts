@@ -1,6 +1,6 @@
 import type { Hex } from 'viem';
 import { localAccount } from '../chain/local-account.ts';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { checkTempKey, type KeyType } from './temp-key.ts';
 

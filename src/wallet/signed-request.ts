@@ -1,7 +1,7 @@
 import type { Address, Hex } from 'viem';
 import { recoverMessageSigner } from '../chain/local-account.ts';
-import { DomainError } from '../shared/errors.ts';
-import { sha256Hex } from '../shared/hash.ts';
+import { DomainError } from '#shared/errors.ts';
+import { sha256Hex } from '#shared/hash.ts';
 
 /**
  * The message a transaction-creating call must carry a signature for:

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Address } from 'viem';
-import { DomainError } from '../shared/errors.ts';
-import { safeEqual, sha256Hex } from '../shared/hash.ts';
+import { DomainError } from '#shared/errors.ts';
+import { safeEqual, sha256Hex } from '#shared/hash.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { parseAddress } from './address.ts';
 

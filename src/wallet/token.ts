@@ -1,6 +1,6 @@
 import { getAddress, isAddress, type Address } from 'viem';
-import { DomainError } from '../shared/errors.ts';
-import type { NetworkName } from '../shared/networks.ts';
+import { DomainError } from '#shared/errors.ts';
+import type { NetworkName } from '#shared/networks.ts';
 import { vixpDecimals, vixpName, vixpSymbol } from '../chain/platform-contracts.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 

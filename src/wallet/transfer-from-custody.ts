@@ -1,8 +1,8 @@
 import type { Hex } from 'viem';
 import { localAccount } from '../chain/local-account.ts';
-import type { NetworkName } from '../shared/networks.ts';
-import { DomainError } from '../shared/errors.ts';
-import { sha256Hex } from '../shared/hash.ts';
+import type { NetworkName } from '#shared/networks.ts';
+import { DomainError } from '#shared/errors.ts';
+import { sha256Hex } from '#shared/hash.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { parseAddress } from './address.ts';
 import { issueTempKey } from './temp-key.ts';

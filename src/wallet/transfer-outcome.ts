@@ -1,5 +1,5 @@
 import type { Hex } from 'viem';
-import { DomainError, isDomainError, leavesOutcomeOpen } from '../shared/errors.ts';
+import { DomainError, isDomainError, leavesOutcomeOpen } from '#shared/errors.ts';
 import type { TransferReturnType } from './transfer.ts';
 
 /** A transfer executed on chain, in `transactionId`. */

@@ -1,6 +1,6 @@
 import type { Hex } from 'viem';
-import type { NetworkName } from '../shared/networks.ts';
-import { parseTokenAmount } from '../shared/amount.ts';
+import type { NetworkName } from '#shared/networks.ts';
+import { parseTokenAmount } from '#shared/amount.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { parseAddress } from './address.ts';
 import { checkTempKey } from './temp-key.ts';
@@ -8,7 +8,7 @@ import { assertSignedBy } from './signed-request.ts';
 import { resolveToken } from './token.ts';
 import { authorizationNonce, authorizeTransfer } from './authorize-transfer.ts';
 import { retryUnsent } from './unsent-reservations.ts';
-import { sha256Hex } from '../shared/hash.ts';
+import { sha256Hex } from '#shared/hash.ts';
 
 export interface TransferParameters {
   fromAddress: string;

@@ -1,11 +1,11 @@
-import type { KeyVault } from '../shared/key-vault.ts';
-import type { Clock } from '../shared/clock.ts';
+import type { KeyVault } from '#shared/key-vault.ts';
+import type { Clock } from '#shared/clock.ts';
 import type { WalletRepository } from '../store/wallet-repository.ts';
 import type { AuthorizationRepository } from '../store/authorization-repository.ts';
 import type { ChainClients } from '../chain/chain-clients.ts';
 import type { Relayer } from '../chain/relayer.ts';
 import type { PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
-import type { Faults } from '../shared/failpoints.ts';
+import type { Faults } from '#shared/failpoints.ts';
 
 /** What the wallet operations need; each operation takes the narrowest part of it. */
 export interface WalletDeps {

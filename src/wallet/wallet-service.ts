@@ -1,5 +1,5 @@
 import type { Hex } from 'viem';
-import type { NetworkName } from '../shared/networks.ts';
+import type { NetworkName } from '#shared/networks.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { createAddress } from './create-address.ts';
 import { importAddress, type ImportAddressParameters } from './import-address.ts';

@@ -1,9 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import type { Clock } from '../shared/clock.ts';
-import type { KeyVault } from '../shared/key-vault.ts';
-import type { Logger } from '../shared/logger.ts';
+import type { Clock } from '#shared/clock.ts';
+import type { KeyVault } from '#shared/key-vault.ts';
+import type { Logger } from '#shared/logger.ts';
 import type { ClaimedDelivery, WebhookEventRecord, WebhookRepository } from '../store/webhook-repository.ts';
 import { nextAttemptAt, type BackoffPolicy } from './backoff.ts';
 import { signatureHeader, signatureHeaderValue } from './signature.ts';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../shared/clock.ts';
-import { DomainError } from '../shared/errors.ts';
-import type { KeyVault } from '../shared/key-vault.ts';
+import type { Clock } from '#shared/clock.ts';
+import { DomainError } from '#shared/errors.ts';
+import type { KeyVault } from '#shared/key-vault.ts';
 import type { MerchantRepository } from '../store/merchant-repository.ts';
 import { webhookEventTypes, type WebhookEndpointRecord, type WebhookEventType, type WebhookRepository } from '../store/webhook-repository.ts';
 import { checkedAddresses, PrivateAddressError, systemLookup, type HostLookup } from './webhook-address.ts';

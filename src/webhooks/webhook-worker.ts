@@ -1,9 +1,9 @@
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/config.ts';
-import type { Clock } from '../shared/clock.ts';
-import type { KeyVault } from '../shared/key-vault.ts';
-import type { Logger } from '../shared/logger.ts';
-import { runPeriodically } from '../shared/periodic.ts';
+import type { Clock } from '#shared/clock.ts';
+import type { KeyVault } from '#shared/key-vault.ts';
+import type { Logger } from '#shared/logger.ts';
+import { runPeriodically } from '#shared/periodic.ts';
 import type { WebhookRepository } from '../store/webhook-repository.ts';
 import { retryWindowMs } from './backoff.ts';
 import { createWebhookDelivery, type ResCodeOf } from './webhook-delivery.ts';

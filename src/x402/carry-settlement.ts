@@ -1,7 +1,7 @@
 import type { Address, Hex } from 'viem';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
-import { errorSummary } from '../shared/redact.ts';
-import type { NetworkName } from '../shared/networks.ts';
+import { errorSummary } from '#shared/redact.ts';
+import type { NetworkName } from '#shared/networks.ts';
 import type { X402SettlementRecord } from '../store/x402-settlement-repository.ts';
 import type { X402Deps } from './x402-deps.ts';
 import { finishSettlement } from './finish-settlement.ts';

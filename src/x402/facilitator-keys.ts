@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { DomainError } from '../shared/errors.ts';
-import { sha256Hex } from '../shared/hash.ts';
-import type { Clock } from '../shared/clock.ts';
+import { DomainError } from '#shared/errors.ts';
+import { sha256Hex } from '#shared/hash.ts';
+import type { Clock } from '#shared/clock.ts';
 import type { FacilitatorKeyRecord, FacilitatorKeyRepository } from '../store/facilitator-key-repository.ts';
 
 export interface FacilitatorKeyDeps {

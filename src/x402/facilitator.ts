@@ -1,5 +1,5 @@
 import type { SupportedResponse, VerifyResponse } from '@x402/core/types';
-import { errorSummary } from '../shared/redact.ts';
+import { errorSummary } from '#shared/redact.ts';
 import type { X402SettlementRecord } from '../store/x402-settlement-repository.ts';
 import type { FacilitatorKeyRecord } from '../store/facilitator-key-repository.ts';
 import type { X402Deps } from './x402-deps.ts';

@@ -1,4 +1,4 @@
-import type { Clock } from '../shared/clock.ts';
+import type { Clock } from '#shared/clock.ts';
 
 /**
  * Requests per facilitator key: a token bucket per key in this process, holding 10 seconds of the

@@ -1,7 +1,7 @@
 import { isAddress, isAddressEqual, type Address } from 'viem';
 import type { SettleResponse } from '@x402/core/types';
 import type { X402SettlementRecord } from '../store/x402-settlement-repository.ts';
-import type { NetworkName } from '../shared/networks.ts';
+import type { NetworkName } from '#shared/networks.ts';
 import type { X402Deps } from './x402-deps.ts';
 import { parseRequest } from './parse-request.ts';
 import { verifyPayment } from './verify-payment.ts';

@@ -1,6 +1,6 @@
 import type { Address } from 'viem';
 import { getAddress, isAddress } from 'viem';
-import type { NetworkName } from '../shared/networks.ts';
+import type { NetworkName } from '#shared/networks.ts';
 import type { X402Deps } from './x402-deps.ts';
 import { observeSettlement } from './observe-settlement.ts';
 import { x402NetworkOf } from './x402-networks.ts';

@@ -1,5 +1,5 @@
 import type { SupportedResponse } from '@x402/core/types';
-import { networkNames } from '../shared/networks.ts';
+import { networkNames } from '#shared/networks.ts';
 import type { X402Deps } from './x402-deps.ts';
 import { x402NetworkOf } from './x402-networks.ts';
 import { acceptedAssets } from './x402-assets.ts';

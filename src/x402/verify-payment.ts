@@ -2,7 +2,7 @@ import type { Hex } from 'viem';
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
 import type { VerifyResponse } from '@x402/core/types';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
-import type { NetworkName } from '../shared/networks.ts';
+import type { NetworkName } from '#shared/networks.ts';
 import type { X402Deps } from './x402-deps.ts';
 import { networkOfX402 } from './x402-networks.ts';
 import { acceptedAsset, type X402Asset } from './x402-assets.ts';

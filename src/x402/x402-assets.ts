@@ -1,6 +1,6 @@
 import { getAddress, isAddress, parseAbi, type Address } from 'viem';
 import { vixpDecimals, vixpName, vixpSymbol } from '../chain/platform-contracts.ts';
-import type { NetworkName } from '../shared/networks.ts';
+import type { NetworkName } from '#shared/networks.ts';
 import type { X402Deps } from './x402-deps.ts';
 
 /** A token the facilitator settles on a network, with the EIP-712 domain its authorizations are signed in. */

@@ -1,5 +1,5 @@
-import type { Clock } from '../shared/clock.ts';
-import type { Logger } from '../shared/logger.ts';
+import type { Clock } from '#shared/clock.ts';
+import type { Logger } from '#shared/logger.ts';
 import type { ChainClients } from '../chain/chain-clients.ts';
 import type { Relayer } from '../chain/relayer.ts';
 import type { PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
@@ -7,7 +7,7 @@ import type { AuthorizationRepository } from '../store/authorization-repository.
 import type { SettlementTokenRepository } from '../store/settlement-token-repository.ts';
 import type { X402SettlementRepository } from '../store/x402-settlement-repository.ts';
 import type { FacilitatorKeyRepository } from '../store/facilitator-key-repository.ts';
-import type { NetworkName } from '../shared/networks.ts';
+import type { NetworkName } from '#shared/networks.ts';
 
 /** How a settlement ended, for the metrics: `pending` answers are counted when they end. */
 export type X402Outcome = 'settled' | 'failed';

@@ -1,5 +1,5 @@
 import type { ChainClients } from '../chain/chain-clients.ts';
-import { networkNames, type NetworkName } from '../shared/networks.ts';
+import { networkNames, type NetworkName } from '#shared/networks.ts';
 
 /** The x402 (CAIP-2) name of one of our networks: `eip155:<chain id the node reports>`. */
 export function x402NetworkOf(chains: Pick<ChainClients, NetworkName>, network: NetworkName): `eip155:${number}` {

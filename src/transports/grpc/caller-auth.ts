@@ -1,5 +1,5 @@
 import type { Metadata } from '@grpc/grpc-js';
-import { DomainError } from '../../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 
 /** Verifies a user's access token (JWT); same shape as the HTTP transport's AccessTokenVerifier. */
 export type AccessTokenVerifier = (token: string) => Promise<{ userId: string }>;

@@ -1,4 +1,4 @@
-import { DomainError } from '../../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { PayData__Output, PaymentsServiceHandlers } from './proto.ts';
 import type { GrpcDeps } from './grpc-deps.ts';
 import { authenticateUser } from './caller-auth.ts';

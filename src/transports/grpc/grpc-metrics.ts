@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import type { Metrics } from '../../shared/metrics.ts';
+import type { Metrics } from '#shared/metrics.ts';
 import type { CallName } from './pay-data.ts';
 
 const service = '/g00.payments.v2.PaymentsService/';

@@ -1,7 +1,7 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import type { SessionEvent } from '../../pairing/session-events.ts';
-import type { Logger } from '../../shared/logger.ts';
-import { DomainError, isDomainError } from '../../shared/errors.ts';
+import type { Logger } from '#shared/logger.ts';
+import { DomainError, isDomainError } from '#shared/errors.ts';
 import type { PayData, PayData__Output, StateName } from './proto.ts';
 import { eventReply, familyOf, isTerminal, reply, streamCall, type ReplyContext } from './pay-data.ts';
 import { resultOf } from '../../payments/result-codes.ts';

@@ -1,6 +1,6 @@
 import type { PaymentApproval, RewardClaim, SessionEvent, TransferRequest } from '../../pairing/session-events.ts';
 import { formatDateTime } from '../../commerce/platform-dates.ts';
-import type { Clock } from '../../shared/clock.ts';
+import type { Clock } from '#shared/clock.ts';
 import type { CommonField, Content, PayData, PayData__Output, StateName } from './proto.ts';
 import { resultOf, success, type CallFamily, type ResCode } from '../../payments/result-codes.ts';
 

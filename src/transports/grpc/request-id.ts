@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { withLogFields } from '../../shared/log-context.ts';
+import { withLogFields } from '#shared/log-context.ts';
 
 /** The metadata key of a call's request id, as the HTTP header of the same name. */
 export const requestIdKey = 'x-request-id';

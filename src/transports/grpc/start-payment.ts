@@ -1,5 +1,5 @@
 import type { SessionEvent } from '../../pairing/session-events.ts';
-import { DomainError } from '../../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { Content__Output, PayData__Output, PaymentsServiceHandlers } from './proto.ts';
 import type { GrpcDeps } from './grpc-deps.ts';
 import { bearerOf } from './caller-auth.ts';

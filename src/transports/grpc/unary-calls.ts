@@ -1,4 +1,4 @@
-import { isDomainError } from '../../shared/errors.ts';
+import { isDomainError } from '#shared/errors.ts';
 import type { Content, Content__Output, PaymentsServiceHandlers } from './proto.ts';
 import type { GrpcDeps } from './grpc-deps.ts';
 import { bearerOf } from './caller-auth.ts';

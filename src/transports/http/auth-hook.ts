@@ -1,5 +1,5 @@
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import { DomainError } from '../../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 
 /** The authenticated caller of an HTTP API, from a verified JWT. */
 export interface AuthenticatedUser {

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { isDomainError, type DomainErrorCode } from '../../shared/errors.ts';
+import { isDomainError, type DomainErrorCode } from '#shared/errors.ts';
 
 /** HTTP status of every domain error code: the one mapping of the HTTP APIs. */
 export const httpStatusByCode: Record<DomainErrorCode, number> = {

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
-import type { NetworkName } from '../../shared/networks.ts';
-import { DomainError } from '../../shared/errors.ts';
+import type { NetworkName } from '#shared/networks.ts';
+import { DomainError } from '#shared/errors.ts';
 
 /**
  * The network a request's Host selects by its first label (docs/interfaces.md#json-rpc-apis):

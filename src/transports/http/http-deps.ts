@@ -1,8 +1,8 @@
 import type { Config } from '../../config/config.ts';
-import type { Logger } from '../../shared/logger.ts';
-import type { Metrics } from '../../shared/metrics.ts';
-import type { Readiness } from '../../shared/readiness.ts';
-import type { NetworkName } from '../../shared/networks.ts';
+import type { Logger } from '#shared/logger.ts';
+import type { Metrics } from '#shared/metrics.ts';
+import type { Readiness } from '#shared/readiness.ts';
+import type { NetworkName } from '#shared/networks.ts';
 import type { BlockReader } from '../../chain/get-block.ts';
 import type { WalletService } from '../../wallet/wallet-service.ts';
 import type { IpfsBackend } from '../../ipfs/ipfs-backend.ts';

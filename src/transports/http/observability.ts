@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import type { Metrics } from '../../shared/metrics.ts';
-import type { Readiness } from '../../shared/readiness.ts';
+import type { Metrics } from '#shared/metrics.ts';
+import type { Readiness } from '#shared/readiness.ts';
 
 /** A caller's own request id is kept when it is this simple (a UUID, a ULID, a proxy's trace id). */
 const wellFormedRequestId = /^[\w.:-]{1,128}$/;

@@ -1,6 +1,6 @@
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify';
 import { z } from 'zod';
-import { DomainError } from '../../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 
 /** A request part described by zod, or a body given per media type (multipart uploads). */
 type ZodPart = z.ZodType;

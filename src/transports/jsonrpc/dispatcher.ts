@@ -1,5 +1,5 @@
-import { isDomainError } from '../../shared/errors.ts';
-import { stringifyJson } from '../../shared/json.ts';
+import { isDomainError } from '#shared/errors.ts';
+import { stringifyJson } from '#shared/json.ts';
 import { protocolError, resultCodeByCode, type ProtocolError } from './protocol-errors.ts';
 import { JsonText, type RpcContext, type RpcMethods } from './rpc-method.ts';
 

@@ -1,4 +1,4 @@
-import type { DomainErrorCode } from '../../shared/errors.ts';
+import type { DomainErrorCode } from '#shared/errors.ts';
 
 /** docs/interfaces.md#json-rpc-errors: protocol errors, each with the contract's text as `msg`. */
 export const protocolErrors = {

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { NetworkName } from '../../shared/networks.ts';
+import type { NetworkName } from '#shared/networks.ts';
 
 export interface RpcContext {
   /** The network the request's Host label selects; throws `network.unknown` for an unknown label. */

@@ -1,5 +1,5 @@
-import { isDomainError } from '../../shared/errors.ts';
-import type { Metrics } from '../../shared/metrics.ts';
+import { isDomainError } from '#shared/errors.ts';
+import type { Metrics } from '#shared/metrics.ts';
 import { resultCodeByCode } from './protocol-errors.ts';
 import type { RpcMethods } from './rpc-method.ts';
 

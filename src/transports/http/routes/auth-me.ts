@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { DomainError } from '../../../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { User } from '../../../identity/users.ts';
 import { currentUser, requireUser, type AccessTokenVerifier } from '../auth-hook.ts';
 import { userJwt } from '../route-schema.ts';

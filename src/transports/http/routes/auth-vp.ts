@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { DomainError } from '../../../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import { zodRoute } from '../route-schema.ts';
 import type { VerifyLoginPresentation } from '../../../did/vp-login.ts';
 import type { LoginService } from '../../../identity/login.ts';

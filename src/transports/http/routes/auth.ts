@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { DomainError, isDomainError } from '../../../shared/errors.ts';
+import { DomainError, isDomainError } from '#shared/errors.ts';
 import type { LoginService } from '../../../identity/login.ts';
 import { LoginRateLimitedError } from '../../../identity/login-rate-limiter.ts';
 import { neverRequestedMessage, waitForAppMessage, type WebsiteLoginService } from '../../../identity/website-login.ts';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { erc20Abi, formatUnits, getAddress, isHash, parseEventLogs, type PublicClient } from 'viem';
 import { z } from 'zod';
-import { DomainError } from '../../../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import { consoleFigures, maxWindowMinutes, type ConsoleFiguresDeps } from '../../../console/console-figures.ts';
 import type { ActivityRow, ConsoleRepository } from '../../../store/console-repository.ts';
 import type { ReceiptService } from '../../../receipts/receipt-service.ts';

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import { z } from 'zod';
-import { DomainError, isDomainError } from '../../../shared/errors.ts';
+import { DomainError, isDomainError } from '#shared/errors.ts';
 import { loginOperator, logoutOperator, operatorOfSession, type OperatorDeps } from '../../../console/operators.ts';
 import { zodRoute } from '../route-schema.ts';
 import { consoleApiRoutes, type ConsoleApiDeps } from './console-api.ts';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import QRCode from 'qrcode';
 import { z } from 'zod';
-import { DomainError } from '../../../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import { zodRoute } from '../route-schema.ts';
 
 export interface DemoRoutesDeps {

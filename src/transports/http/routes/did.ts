@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { DomainError } from '../../../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { DidService } from '../../../did/did-service.ts';
 import { requireUser, currentUser, type AccessTokenVerifier } from '../auth-hook.ts';
 import { userJwt, zodRoute } from '../route-schema.ts';

@@ -1,4 +1,4 @@
-import { DomainError } from '../../../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { AddEntry } from '../../../ipfs/ipfs-backend.ts';
 import { tooLarge, type MultipartPart } from './ipfs-multipart.ts';
 

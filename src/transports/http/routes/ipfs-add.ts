@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { DomainError } from '../../../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import { addContent } from '../../../ipfs/add-content.ts';
 import { defaultAddOptions, type AddOptions, type IpfsBackend } from '../../../ipfs/ipfs-backend.ts';
 import type { IpfsLimits } from '../../../ipfs/ipfs-limits.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DomainError } from '../../../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import { parseParameters, queryUnescape } from './ipfs-add-parts.ts';
 import { multipartBoundary, readMultipart } from './ipfs-multipart.ts';
 import { boundary, multipartBody } from '../../../../test/support/ipfs-http.ts';

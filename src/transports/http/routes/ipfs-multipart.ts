@@ -1,4 +1,4 @@
-import { DomainError } from '../../../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 
 /** One part of a `multipart/form-data` body: its headers and its streamed data. */
 export interface MultipartPart {

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { NetworkName } from '../../../shared/networks.ts';
+import type { NetworkName } from '#shared/networks.ts';
 import type { Dispatcher } from '../../jsonrpc/dispatcher.ts';
 import { protocolError } from '../../jsonrpc/protocol-errors.ts';
-import { stringifyJson } from '../../../shared/json.ts';
+import { stringifyJson } from '#shared/json.ts';
 import { networkFromHost } from '../host-network.ts';
 import { zodRoute } from '../route-schema.ts';
 import { jsonRpcRequestSchema } from './jsonrpc-schema.ts';

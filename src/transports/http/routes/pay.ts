@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { PayOutcome, PayService } from '../../../pay/idempotent-pay.ts';
-import { DomainError, isDomainError } from '../../../shared/errors.ts';
+import { DomainError, isDomainError } from '#shared/errors.ts';
 import { resultCodeByCode } from '../../jsonrpc/protocol-errors.ts';
 import { httpStatusByCode } from '../errors.ts';
 import { currentUser, requireUser, type AccessTokenVerifier } from '../auth-hook.ts';

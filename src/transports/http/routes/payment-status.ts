@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { DomainError, isDomainError } from '../../../shared/errors.ts';
+import { DomainError, isDomainError } from '#shared/errors.ts';
 import type { PaymentService } from '../../../payments/payment-service.ts';
 import { resCodeByFamily } from '../../../payments/result-codes.ts';
 import { httpStatusByCode } from '../errors.ts';

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { DomainError } from '../../../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { StoreRecord } from '../../../store/merchant-repository.ts';
 import type { ReceiptService } from '../../../receipts/receipt-service.ts';
 import { maxReceiptsListed } from '../../../receipts/receipt-service.ts';

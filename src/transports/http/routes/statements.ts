@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { DomainError } from '../../../shared/errors.ts';
+import { DomainError } from '#shared/errors.ts';
 import type { StoreRecord } from '../../../store/merchant-repository.ts';
 import type { StatementService } from '../../../statements/statement-service.ts';
 import type { OpenStatement } from '../../../statements/statement.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { BlockReader, BlockRecord, GetBlockParameters } from '../../../chain/get-block.ts';
-import { stringifyJson } from '../../../shared/json.ts';
+import { stringifyJson } from '#shared/json.ts';
 import { JsonText, rpcMethod, type RpcMethods } from '../rpc-method.ts';
 
 /** The block API: `getBlock` with params `[]` or `[number | hex | tag | hash]` (an array, as docs/interfaces.md#block-api shows). */
