@@ -13,6 +13,7 @@ import type { Clock } from '#shared/clock.ts';
 import type { Logger } from '#shared/logger.ts';
 import type { NetworkName } from '#shared/networks.ts';
 import { DomainError } from '#shared/errors.ts';
+import type { Faults } from '#shared/failpoints.ts';
 
 export type { MinedCost, RelayIntent, RelayRequest, RelayResult, SettlementItem } from './relay-types.ts';
 
@@ -85,6 +86,8 @@ export interface RelayerDeps {
   onReprice?: (network: NetworkName) => void;
   /** Called for every journaled transaction recorded mined: its block, cost, and the transfers it executed. */
   onMined?: (network: NetworkName, mined: MinedCost) => void;
+  /** The fault suite's failpoints at a settlement batch's steps (src/shared/failpoints.ts); none unless a test arms them. */
+  faults?: Faults;
 }
 
 /**
@@ -106,7 +109,7 @@ export function createRelayer(deps: RelayerDeps): Relayer {
     journal, chains, clock, logger, receiptTimeoutMs: deps.receiptTimeoutMs ?? 60_000, onMined: deps.onMined, nudge: nudgeAnvilMining,
   });
   const batcher = createSettlementBatcher({
-    chains, sender, waiter, lanes: createLanes({ chains, lanes: deps.lanes, logger }), batch: deps.batch, onBatch: deps.onBatch,
+    chains, sender, waiter, lanes: createLanes({ chains, lanes: deps.lanes, logger }), batch: deps.batch, onBatch: deps.onBatch, faults: deps.faults,
   });
   const recovery = createRelayerRecovery({
     journal, chains, lanes: deps.lanes, clock, logger, sender, waiter,

@@ -9,7 +9,7 @@ import { batchBaseGas, batchItemGas, encodeSettlement } from './settlement-calld
 import type { NetworkName } from '#shared/networks.ts';
 import { DomainError } from '#shared/errors.ts';
 import { errorSummary } from '#shared/redact.ts';
-import { failpoint } from '#shared/failpoints.ts';
+import type { Faults } from '#shared/failpoints.ts';
 
 export interface SettlementBatcher {
   /** `Relayer.settle`: queues the item in its network's open batch and answers it from the batch's receipt. */
@@ -28,6 +28,8 @@ export interface SettlementBatcherDeps {
   batch?: { windowMs: number; maxItems: number; blockMarginMs?: number } | undefined;
   /** Called with the size of every settlement batch journaled. */
   onBatch?: ((network: NetworkName, size: number) => void) | undefined;
+  /** As `RelayerDeps.faults`. */
+  faults?: Faults | undefined;
 }
 
 interface PendingItem {
@@ -138,7 +140,7 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
   async function relayBatch(network: NetworkName, account: LocalAccount, settlement: Address, batch: PendingItem[], prepared: () => void): Promise<void> {
     const fees = await sender.fees(network, account.address);
     const byNonce = new Map(batch.map((pending) => [pending.item.nonce as string, pending]));
-    failpoint('relay.before-journal');
+    deps.faults?.at('relay.before-journal');
     const journaled = await sender.journal(
       network, account, { intent: { kind: 'settlement', contractAddress: settlement }, authorizationNonces: [...byNonce.keys()] }, fees,
       // What is still reserved when journaled: a batch of one goes to its token directly (settlement-calldata.ts).
@@ -152,9 +154,9 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
     }
     if (journaled === 'released') return;
     deps.onBatch?.(network, included.size);
-    failpoint('relay.after-journal');
+    deps.faults?.at('relay.after-journal');
     await sender.broadcast(network, journaled.rawTx);
-    failpoint('relay.after-broadcast');
+    deps.faults?.at('relay.after-broadcast');
     prepared();
     const result = await waiter.finish(network, journaled.id, [journaled.txHash]);
     const executed = result.receipt ? executedItems(result.receipt) : new Set<string>();

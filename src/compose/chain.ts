@@ -11,7 +11,7 @@ import type { KeyVault } from '#shared/key-vault.ts';
 import type { Metrics } from '#shared/metrics.ts';
 import { networkNames } from '#shared/networks.ts';
 import { runPeriodically } from '#shared/periodic.ts';
-import { onChainNodeCrash, type Faults } from '#shared/failpoints.ts';
+import type { Faults } from '#shared/failpoints.ts';
 import type { Store } from '../store/db.ts';
 import type { FleetRepository } from '../store/fleet-repository.ts';
 import { createChainJournal } from '../store/chain-journal-repository.ts';
@@ -53,7 +53,6 @@ export async function composeChain(
       if (pid !== undefined) process.kill(pid, 'SIGKILL');
     };
     deps.faults.onChainNodeCrash(killPaymentNode);
-    onChainNodeCrash(killPaymentNode);
     const chains = await createChainClients(supervisor.endpoints, config.chainPollMs, config.confirmations,
       (network, method) => metrics.nodeRpcCalls.inc({ network, method }));
     // Before the nodes stop: pending receipt waits end (the relayer leaves them journaled for recovery).
@@ -69,7 +68,7 @@ export async function composeChain(
       onBatch: (network, size) => metrics.settlementBatchSize.observe({ network }, size),
       repricing: { afterMs: config.repriceAfterMs, maxFeePerGas: config.maxFeePerGasWei },
       onReprice: (network) => metrics.relayerRepriced.inc({ network }),
-      onMined: recordMinedCost(metrics),
+      onMined: recordMinedCost(metrics), faults: deps.faults,
     });
     if (options.finishJournal) {
       await Promise.all(networkNames.map((network) => relayer.recover(network)));

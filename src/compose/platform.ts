@@ -17,7 +17,7 @@ import type { Config } from '../config/config.ts';
 import type { Logger } from '#shared/logger.ts';
 import { systemClock, type Clock } from '#shared/clock.ts';
 import type { KeyVault } from '#shared/key-vault.ts';
-import { armFaults, createFaults } from '#shared/failpoints.ts';
+import { createFaults } from '#shared/failpoints.ts';
 import { createMetrics, type Metrics } from '#shared/metrics.ts';
 import type { Readiness } from '#shared/readiness.ts';
 import { withinMs } from '#shared/within-ms.ts';
@@ -112,7 +112,6 @@ export async function composePlatform(config: Config, logger: Logger, options: C
   const redis = options.pairing !== 'in-process' && Boolean(config.redisUrl);
   // Test-only fault injection (docs/reliability.md "Failpoints"), handed to the services; never silent when on.
   const faults = createFaults(config.failpoints);
-  armFaults(config.failpoints);
   if (config.failpoints.size > 0) {
     logger.warn({ failpoints: Object.fromEntries(config.failpoints) }, 'test-only failpoints are armed');
   }

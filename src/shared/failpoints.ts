@@ -31,7 +31,7 @@ export const failpointNames = [
   'rest-pay.after-key-claimed', 'rest-pay.after-transfer', 'rest-pay.before-answer',
   // Every transfer (token API `transfer` and the above, wallet/transfer.ts): checked, then settled.
   'transfer.before-authorize', 'transfer.after-settle',
-  // The relayer's settlement of one transaction (chain/relayer.ts).
+  // The relayer's settlement batch (chain/settlement-batcher.ts).
   'relay.before-journal', 'relay.after-journal', 'relay.after-broadcast',
 ] as const;
 export type FailpointName = (typeof failpointNames)[number];
@@ -102,27 +102,4 @@ export function createFaults(armed: ReadonlyMap<FailpointName, FailpointAction>)
       killChainNode = kill;
     },
   };
-}
-
-// Until the relayer takes its `faults` (chain/settlement-batcher.ts): the process-wide failpoints
-// it still reads, armed by the composition root beside the platform's `Faults`.
-let armed: ReadonlyMap<FailpointName, FailpointAction> = new Map();
-let legacy: Faults = noFaults;
-
-/** @deprecated the relayer's until it takes `faults`: arms the process-wide failpoints. */
-export function armFaults(failpoints: ReadonlyMap<FailpointName, FailpointAction>): void {
-  if (failpoints.size > 0) {
-    armed = failpoints;
-    legacy = createFaults(armed);
-  }
-}
-
-/** @deprecated as armFaults. */
-export function onChainNodeCrash(kill: () => void): void {
-  legacy.onChainNodeCrash(kill);
-}
-
-/** @deprecated as armFaults: use a service's `faults.at(name)`. */
-export function failpoint(name: FailpointName): void {
-  if (armed.size > 0) legacy.at(name);
 }
