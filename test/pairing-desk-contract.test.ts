@@ -204,13 +204,14 @@ for (const variant of variants) {
     });
 
     test('an app nobody picks up is told 03; a user_uuid in use is refused', async () => {
-      const d = await variant.make(100);
+      // A 500 ms wait: Redis's expiry is retried within the wait, and 100 ms gave up on a loaded machine.
+      const d = await variant.make(500);
       const s = sink();
       const q = uuid();
       await connect(d.app, arrival(q, s));
       assert.equal(await refused(d.app, { ...arrival(q), sink: sink() }), 'request.invalid');
       assert.equal(await refused(d.pos, { ...arrival(q), sink: sink() }), 'request.invalid', 'also on another instance');
-      await until(() => s.events.length > 0, 'the app nobody picked up is told 03', 2000);
+      await until(() => s.events.length > 0, 'the app nobody picked up is told 03', 3000);
       assert.equal(s.events[0]?.type, 'failed');
       assert.equal(s.events[0]?.type === 'failed' && s.events[0].error.code, 'payment.expired');
       await atDesk(d.app, 'app', q, true);
