@@ -1,6 +1,6 @@
 /**
  * What `/readyz` probes and what `/metrics` reads at scrape time, over the composed backends
- * (compose.ts builds it): the store, every chain, IPFS and Redis when the payment streams pair
+ * (the composition root builds it): the store, every chain, IPFS and Redis when the payment streams pair
  * through it. The listeners add their own probes once they listen (main.ts: gRPC).
  */
 import { sql } from 'kysely';

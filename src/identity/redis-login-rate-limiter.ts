@@ -24,7 +24,7 @@ export interface RedisLoginRateLimiter extends LoginRateLimiter {
 
 export interface RedisLoginRateLimiterOptions extends Omit<LoginRateLimiterOptions, 'maxTrackedKeys'> {
   url: string;
-  /** Default `vixpay:login` (compose.ts gives the fleet's own, `vixpay:login:<fleet id>`). */
+  /** Default `vixpay:login` (the composition root gives the fleet's own, `vixpay:login:<fleet id>`). */
   keyPrefix?: string;
   logger?: Logger;
   /** How long a Redis command may take before the attempt is counted in memory instead; default 1000 ms. */

@@ -10,7 +10,7 @@ import { receiptCredentialType, receiptSubject } from './receipt-credential.ts';
 export interface ReceiptServiceDeps {
   receipts: ReceiptRepository;
   agent: DidAgent;
-  /** The system issuer DID and its key (compose.ts: the first `issuer` system DID). */
+  /** The system issuer DID and its key (src/compose/did.ts: the first `issuer` system DID). */
   issuer: () => Promise<SigningIdentity>;
   tokenDecimals: (network: string, contractAddress: string) => Promise<number>;
   chainIdOf: (network: string) => number;

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 
-// The operator allow-list of settlement tokens (src/payments/settlement-token.ts). A network's VIXP
+// The operator allow-list of settlement tokens (src/commerce/settlement-token.ts). A network's VIXP
 // is always accepted and never listed here; contract addresses are checksummed (viem getAddress).
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 
-// Idempotency keys (src/pay/idempotent-pay.ts, src/payments/once-per-tran-no.ts): one row per key of
+// Idempotency keys (src/pay/idempotent-pay.ts, src/commerce/once-per-tran-no.ts): one row per key of
 // a caller's scope (`pay:<userId>` for REST pay's Idempotency-Key, `pos:<tid>:<call>` for a POS
 // unary call's tran_no). The row is claimed before the operation runs, so of concurrent requests
 // with one key exactly one runs; it then keeps the outcome to answer retries. Same column rules as 0001.
