@@ -7,8 +7,8 @@ import path from 'node:path';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '#shared/logger.ts';
 import { systemClock } from '#shared/clock.ts';
-import { createKeyVault, loadMasterKey } from '#shared/key-vault.ts';
-import { openStore } from '../store/db.ts';
+import { createKeyVault, loadMasterKey, type KeyVault } from '#shared/key-vault.ts';
+import { openStore, type Store } from '../store/db.ts';
 import { acquireLock } from '../store/advisory-lock.ts';
 import { createFleetRepository } from '../store/fleet-repository.ts';
 import { createMerchantRepository } from '../store/merchant-repository.ts';
@@ -44,15 +44,21 @@ export interface StoreRecords {
 }
 
 /** Runs `work` on the platform's store and key vault (DATA_DIR or DATABASE_URL): neither the chains nor a running server. */
-export async function withStoreRecords<T>(config: Config, work: (records: StoreRecords) => Promise<T>): Promise<T> {
-  const vault = createKeyVault(loadMasterKey(config));
+export function withStoreRecords<T>(config: Config, work: (records: StoreRecords) => Promise<T>): Promise<T> {
+  return withStoreAndKey(config, ({ store, vault }) => work({
+    webhooks: { webhooks: createWebhookRepository(store.db, store.dialect), merchants: createMerchantRepository(store.db), vault, clock: systemClock },
+    operators: { operators: createOperatorRepository(store.db), passwords: createPasswordHasher(), clock: systemClock },
+    facilitatorKeys: { keys: createFacilitatorKeyRepository(store.db), clock: systemClock },
+  }));
+}
+
+/** Runs `work` on the store (opened, closed after) with the master key and its vault. */
+async function withStoreAndKey<T>(config: Config, work: (opened: { store: Store; masterKey: Buffer; vault: KeyVault }) => Promise<T>): Promise<T> {
+  const masterKey = loadMasterKey(config);
+  const vault = createKeyVault(masterKey);
   const store = await openStore(config);
   try {
-    return await work({
-      webhooks: { webhooks: createWebhookRepository(store.db, store.dialect), merchants: createMerchantRepository(store.db), vault, clock: systemClock },
-      operators: { operators: createOperatorRepository(store.db), passwords: createPasswordHasher(), clock: systemClock },
-      facilitatorKeys: { keys: createFacilitatorKeyRepository(store.db), clock: systemClock },
-    });
+    return await work({ store, masterKey, vault });
   } finally {
     await store.close();
   }
@@ -63,10 +69,7 @@ export async function withStoreRecords<T>(config: Config, work: (records: StoreR
  * fleet's master key (checked against the fleet's fingerprint). Needs only the database.
  */
 export async function rotateFleetSigningKeys(config: Config): Promise<Awaited<ReturnType<typeof rotateSigningKeys>>> {
-  const masterKey = loadMasterKey(config);
-  const vault = createKeyVault(masterKey);
-  const store = await openStore(config);
-  try {
+  return withStoreAndKey(config, async ({ store, masterKey, vault }) => {
     const startup = await acquireLock(store, 'startup');
     try {
       await checkFleet(createFleetRepository(store.db), { master_key: masterKeyFingerprint(masterKey) }, systemClock());
@@ -76,7 +79,5 @@ export async function rotateFleetSigningKeys(config: Config): Promise<Awaited<Re
     } finally {
       await startup.release();
     }
-  } finally {
-    await store.close();
-  }
+  });
 }
