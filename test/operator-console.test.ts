@@ -106,7 +106,7 @@ test('a running server: a ready line with every URL, no health-poll lines, GET /
   const lines = server.output().trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
   const ready = lines.find((line) => line.msg === 'ready');
   assert.ok(ready, 'a ready line');
-  for (const api of ['/token', '/block', '/v1/chain', '/v2/auth', '/v2/did', '/v1/ict/pay', '/v1/ipfs', '/healthz']) {
+  for (const api of ['/token', '/block', '/v1/chain', '/v2/auth', '/v2/did', '/v1/ict/pay', '/v1/ipfs', '/healthz', '/console', '/x402', '/v1/stores/{tid}/statements', '/docs', '/openapi.json', '/metrics', '/readyz']) {
     assert.ok(Object.values(ready.urls as Record<string, string>).some((url) => url.includes(`${server!.baseUrl}${api}`)), `${api} in ${JSON.stringify(ready.urls)}`);
   }
   assert.ok(Object.values(ready.urls as Record<string, string>).some((url) => /PaymentsService/.test(url)), 'the gRPC server');

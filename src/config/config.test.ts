@@ -86,3 +86,13 @@ test('the server refuses to start with FAILPOINTS outside a test, or with the te
   assert.equal(inProduction.status, 2);
   assert.match(inProduction.stderr, /^vixpay: invalid configuration: VIXPAY_TEST_FAULTS: test only, refused with NODE_ENV=production/m);
 });
+
+test('by default the servers listen on this machine only; HTTP_HOST and GRPC_HOST open them', () => {
+  const dataDir = path.join(tmpdir(), 'vixpay-config-hosts');
+  const local = loadConfig({ DATA_DIR: dataDir });
+  assert.equal(local.httpHost, '127.0.0.1');
+  assert.equal(local.grpcHost, '127.0.0.1');
+  const open = loadConfig({ DATA_DIR: dataDir, HTTP_HOST: '0.0.0.0', GRPC_HOST: '0.0.0.0' });
+  assert.equal(open.httpHost, '0.0.0.0');
+  assert.equal(open.grpcHost, '0.0.0.0');
+});

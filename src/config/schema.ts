@@ -35,7 +35,7 @@ const contractAddresses = (network: NetworkName) => z.string().optional().transf
 
 export const envSchema = z.object({
   HTTP_PORT: port.default(8080).describe('HTTP APIs port'),
-  HTTP_HOST: z.string().default('0.0.0.0').describe('HTTP APIs bind address'),
+  HTTP_HOST: z.string().default('127.0.0.1').describe('HTTP APIs bind address; the default answers this machine only: `0.0.0.0` (or an interface\'s address) opens it to the network, for a container, behind a load balancer, in a fleet (docs/operations.md)'),
   GRPC_PORT: port.default(50051).describe('payment server (gRPC) port'),
   DATA_DIR: z.string().default('./data').transform((dir) => path.resolve(dir)).describe('SQLite file, keys, chain state, IPFS blocks (directory 0700, files 0600)'),
   DATABASE_URL: optionalUrl.describe('PostgreSQL (`postgres://user@host:5432/db`) instead of SQLite'),
@@ -68,7 +68,7 @@ export const envSchema = z.object({
   IPFS_MAX_TOTAL_BYTES: z.coerce.number().int().min(1).optional().describe('bytes of one IPFS add request body, multipart framing included; unset: 64 GiB'),
   IPFS_MAX_PARTS: z.coerce.number().int().min(1).optional().describe('parts (files + directories) in one IPFS add request; unset: 10000'),
   PAY_RECEIVER_ADDRESS: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'PAY_RECEIVER_ADDRESS must be a 0x address').optional().transform(asHex).describe('receiving account of `/v1/ict/pay`; unset: the treasury'),
-  GRPC_HOST: z.string().default('0.0.0.0').describe('payment server bind address'),
+  GRPC_HOST: z.string().default('127.0.0.1').describe('payment server bind address; the default answers this machine only: `0.0.0.0` opens it to the network, as `HTTP_HOST`'),
   GRPC_MAX_MESSAGE_BYTES: z.coerce.number().int().min(1024).default(64 * 1024).describe('payment server message cap'),
   PAYMENT_NETWORK: z.enum(networkNames).default('ethereum').describe('network whose VIXP the payment server and REST pay move'),
   PAYMENT_PAIRING_WINDOW_SECONDS: z.coerce.number().positive().max(3600).default(30).describe('how long a POS waits for the app'),

@@ -12,22 +12,34 @@ function reachableHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-/** Every URL of a started platform, by what it serves: the ready banner's lines and the `ready` log line's fields. */
+/**
+ * Every URL of a started platform, by what it serves: the ready banner's lines and the `ready` log
+ * line's fields. Every HTTP route lies under one of these URLs (`src/transports/http/openapi.test.ts`
+ * reads the route tree and fails on one left out).
+ */
 export function readyUrls(config: Config, bound: ReadyEndpoints): Array<[string, string]> {
   const http = `http://${reachableHost(config.httpHost)}:${bound.httpPort}`;
   return [
-    ['HTTP', http],
-    ['gRPC payments', `${reachableHost(config.grpcHost)}:${bound.grpcPort}  g00.payments.v2.PaymentsService (health, reflection)`],
+    ['HTTP', `${http}  (listening on ${config.httpHost}; HTTP_HOST)`],
+    ['gRPC payments', `${reachableHost(config.grpcHost)}:${bound.grpcPort}  g00.payments.v2.PaymentsService (health, reflection; GRPC_HOST)`],
+    ['Console', `${http}/console  (operator login: vixpay operator add)`],
+    ['x402', `${http}/x402  (facilitator: /x402/supported, /x402/verify, /x402/settle)`],
+    ['Statements', `${http}/v1/stores/{tid}/statements/{date}  (store API key; days in ${config.timeZone})`],
+    ['Receipts', `${http}/v1/receipts`],
+    ['Payment status', `${http}/v1/ict/payments/{tid}/{tranNo}`],
+    ['REST pay', `${http}/v1/ict/pay`],
     ['Token API', `${http}/token`],
     ['Block API', `${http}/block`],
     ['Chain API', `${http}/v1/chain  ${http}/v1/chain/erc20  (network by Host label)`],
     ['Auth API', `${http}/v2/auth  (app's own record and QR fields: GET /v2/auth/me)`],
     ['JWT keys', `${http}/.well-known/jwks.json`],
     ['DID API', `${http}/v2/did`],
-    ['REST pay', `${http}/v1/ict/pay`],
     ['IPFS', `${http}/v1/ipfs`],
-    ['Demo login', `${http}/demo/login`],
+    ['Demo login', `${http}/demo/login  ${http}/demo/api`],
+    ['API reference', `${http}/docs  ${http}/openapi.json`],
     ['Health', `${http}/healthz`],
+    ['Readiness', `${http}/readyz`],
+    ['Metrics', `${http}/metrics  (Prometheus)`],
   ];
 }
 
@@ -36,8 +48,9 @@ export function readyUrls(config: Config, bound: ReadyEndpoints): Array<[string,
  *
  * ```text
  * vixpay is ready  (DATA_DIR /srv/vixpay/data, SQLite; payments on ethereum)
- *   gRPC payments   localhost:50051  g00.payments.v2.PaymentsService (health, reflection)
- *   Token API       http://localhost:8080/token
+ *   HTTP            http://127.0.0.1:8080  (listening on 127.0.0.1; HTTP_HOST)
+ *   gRPC payments   127.0.0.1:50051  g00.payments.v2.PaymentsService (health, reflection; GRPC_HOST)
+ *   Console         http://127.0.0.1:8080/console  (operator login: vixpay operator add)
  *   …
  * Ctrl-C stops it.
  * ```

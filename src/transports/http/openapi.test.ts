@@ -5,6 +5,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { startTestPlatform, type TestPlatform } from '../../../test/support/platform.ts';
 import { readDocExamples } from '../../../test/support/doc-examples.ts';
 import { curlRequest, parseHttp, readShellExamples } from '../../../test/support/curl-examples.ts';
+import { readyUrls } from '../ready-banner.ts';
 
 // GET /openapi.json against the running routes and the guides: every route is in the document,
 // every JSON request of docs/*.md validates against its route's request schema (and the few
@@ -164,4 +165,19 @@ test('/docs is Swagger UI, its scripts and styles served from here', async () =>
   assert.equal(initializer.statusCode, 200);
   const json = await t.app.inject('/docs/json');
   assert.deepEqual(json.json().paths, document.paths);
+});
+
+test('every registered route lies under a URL of the ready banner and the ready log line', () => {
+  const lines = readyUrls(t.config, { httpPort: 8080, grpcPort: 50051 });
+  const bases = lines.flatMap(([, value]) => [...value.matchAll(/http:\/\/[^/\s]+(\/\S*)/g)].map((m) => m[1] as string));
+  const covers = (base: string, path: string) => {
+    const pattern = base.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+');
+    return new RegExp(`^${pattern}(/|$)`).test(path);
+  };
+  const routes = registeredRoutes(t.app.printRoutes({ commonPrefix: false })).map((route) => route.split(' ')[1] as string);
+  const uncovered = [...new Set(routes)].filter((path) => path !== '/' && path !== '*' && !bases.some((base) => covers(base, path)));
+  assert.deepEqual(uncovered, [], `routes no banner line names: add them to readyUrls (src/transports/ready-banner.ts)`);
+  // And no banner line names a route that is not there.
+  const unserved = bases.filter((base) => !routes.some((path) => covers(base, path.replace(/:(\w+)/g, '{$1}')) || covers(base, path)));
+  assert.deepEqual(unserved, []);
 });
