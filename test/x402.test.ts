@@ -13,6 +13,7 @@ import { getResolver } from 'ethr-did-resolver';
 import { verifyReceipt } from '../src/receipts/verify-receipt.ts';
 import { isNetworkName } from '../src/shared/networks.ts';
 import { consoleFigures } from '../src/console/console-figures.ts';
+import { waitFor } from './support/wait-for.ts';
 
 let t: TestPlatform;
 let facilitatorUrl: string;
@@ -151,6 +152,58 @@ describe('x402 facilitator', () => {
     assert.equal((await facilitator(`/settlements/${payer.address}/0x${'00'.repeat(32)}/receipt`)).status, 404);
     const metrics = await t.platform.metrics.registry.getSingleMetricAsString('vixpay_x402_settlements_total');
     assert.match(metrics, /vixpay_x402_settlements_total\{network="ethereum",outcome="settled"\} [1-9]/);
+  });
+
+  test('lookups and receipts belong to the key (or its store) that settled: another store\'s key and a key of no store get 404; the receipt is issued at settlement, before any read', async () => {
+    const keys = createFacilitatorKeyRepository(t.platform.store.db);
+    const sameStore = await addFacilitatorKey({ keys, clock: Date.now }, { name: 'the store\'s second server', tid: 'T-X402', ratePerSecond: 1000 });
+    const otherStore = await addFacilitatorKey({ keys, clock: Date.now }, { name: 'another store', tid: 'T-OTHER', ratePerSecond: 1000 });
+    const noStore = await addFacilitatorKey({ keys, clock: Date.now }, { name: 'no store', ratePerSecond: 1000 });
+    const payer = await fundedAccount('2');
+    const payment = await signedPayment(payer, requirements());
+    const nonce = (payment.paymentPayload.payload as any).authorization.nonce as string;
+    const settled = await facilitator('/settle', payment);
+    assert.equal(settled.body.success, true, JSON.stringify(settled.body));
+    // Kept when the settle answered, before anyone read it.
+    const issued = await t.platform.store.db.selectFrom('receipts').selectAll().where('kind', '=', 'x402').where('source_id', '=', nonce).execute();
+    assert.deepEqual(issued.map((r) => [r.tid, r.transaction_id]), [['T-X402', settled.body.transaction]]);
+    for (const [name, key] of [['another store\'s key', otherStore.key], ['a key of no store', noStore.key]]) {
+      assert.equal((await facilitator(`/settlements/${payer.address}/${nonce}`, undefined, key)).status, 404, name);
+      assert.equal((await facilitator(`/settlements/${payer.address}/${nonce}/receipt`, undefined, key)).status, 404, name);
+    }
+    // Another key of the same store reads both; the receipt is the one issued at settlement.
+    assert.equal((await facilitator(`/settlements/${payer.address}/${nonce}`, undefined, sameStore.key)).body.status, 'settled');
+    const receipt = await facilitator(`/settlements/${payer.address}/${nonce}/receipt`, undefined, sameStore.key);
+    assert.equal(receipt.status, 200);
+    assert.equal(receipt.body.receipts[0].proof.jwt, issued[0]!.credential_jwt);
+    assert.equal((await facilitator(`/settlements/${payer.address}/${nonce}/receipt`)).body.receipts[0].proof.jwt, issued[0]!.credential_jwt);
+    // The payer's own list includes it.
+    const listed = await t.platform.receipts.userReceipts(payer.address, 10);
+    assert.deepEqual(listed.map((r: any) => [r.credentialSubject.kind, r.credentialSubject.nonce, r.proof.jwt]), [['x402', nonce, issued[0]!.credential_jwt]]);
+  });
+
+  test('a settlement the recovery sweep records settled (a crash before its outcome was recorded) gets its receipt then; a receipt lost after the record is issued by the next sweep', async () => {
+    const { db } = t.platform.store;
+    const payer = await fundedAccount('2');
+    const payment = await signedPayment(payer, requirements());
+    const nonce = (payment.paymentPayload.payload as any).authorization.nonce as string;
+    const settled = await facilitator('/settle', payment);
+    assert.equal(settled.body.success, true, JSON.stringify(settled.body));
+    const receiptOf = () => db.selectFrom('receipts').selectAll().where('kind', '=', 'x402').where('source_id', '=', nonce).executeTakeFirst();
+    // As after a kill -9 between the chain's outcome and its record: accepted, no event, no receipt; nobody asks again.
+    await db.deleteFrom('receipts').where('kind', '=', 'x402').where('source_id', '=', nonce).execute();
+    const events = (await db.selectFrom('webhook_events').select(['id', 'data']).where('tid', '=', 'T-X402').execute()).filter((e) => JSON.parse(e.data).nonce === nonce);
+    await db.deleteFrom('webhook_events').where('id', 'in', events.map((e) => e.id)).execute();
+    const aMinuteAgo = Date.now() - 60_000;
+    await db.updateTable('x402_settlements').set({ status: 'accepted', tx_hash: null, created_at: aMinuteAgo, updated_at: aMinuteAgo }).where('nonce', '=', nonce).execute();
+    const swept = await waitFor(receiptOf, { timeoutMs: 30_000, message: 'the sweep records the settlement and issues its receipt' });
+    const row = await db.selectFrom('x402_settlements').selectAll().where('nonce', '=', nonce).executeTakeFirstOrThrow();
+    assert.deepEqual([row.status, row.tx_hash, swept.transaction_id], ['settled', settled.body.transaction, settled.body.transaction]);
+    // Recorded settled, its receipt lost (a crash right after the record): the next sweep issues it.
+    await db.deleteFrom('receipts').where('kind', '=', 'x402').where('source_id', '=', nonce).execute();
+    const again = await waitFor(receiptOf, { timeoutMs: 30_000, message: 'the sweep issues the missing receipt' });
+    assert.equal(again.transaction_id, settled.body.transaction);
+    assert.equal((await facilitator(`/settlements/${payer.address}/${nonce}/receipt`)).body.receipts[0].proof.jwt, again.credential_jwt);
   });
 
   test('50 payers at once: all 200, each charged once, in a few settlement transactions', async () => {

@@ -1,7 +1,8 @@
 /**
  * The x402 facilitator (docs/x402.md) over the platform's relayer and store, and what its HTTP routes
  * need: a rate limit per facilitator key and the settle wait. The server finishes settlements left
- * accepted at start and then every 2 s.
+ * accepted at start and then every 2 s, and issues the receipts settled ones lack (all at start, the
+ * last hour's then).
  */
 import type { Clock } from '#shared/clock.ts';
 import type { Logger } from '#shared/logger.ts';
@@ -27,7 +28,7 @@ const sweepMs = 2_000;
 export async function composeX402(
   core: {
     store: Store; clock: Clock; logger: Logger; metrics: Metrics; chains: ChainClients; relayer: Relayer; contracts: PlatformContractsByNetwork;
-    receipts: Pick<ReceiptService, 'x402Receipt'>;
+    receipts: Pick<ReceiptService, 'x402Receipt' | 'issueX402Receipt' | 'x402SettledWithoutReceipt'>;
   },
   options: { server: boolean },
   cleanups: Array<() => Promise<void>>,
@@ -40,15 +41,19 @@ export async function composeX402(
     settlements: createX402SettlementRepository(store.db), keys: createFacilitatorKeyRepository(store.db),
     settlementTokens: createSettlementTokenRepository(store.db),
     onOutcome: (network, outcome) => core.metrics.x402Settlements.inc({ network, outcome }),
+    receipts: {
+      issue: (nonce) => core.receipts.issueX402Receipt(nonce),
+      missing: (since, limit) => core.receipts.x402SettledWithoutReceipt(since, limit),
+      find: (nonce) => core.receipts.x402Receipt(nonce),
+    },
   });
   if (options.server) {
     // After a crash: every settlement accepted and not finished is sent (or recorded) now, whoever retries.
-    await facilitator.sweep(0).catch((err: unknown) => logger.warn({ err }, 'x402 settlement sweep failed'));
+    await facilitator.sweep(0, 0).catch((err: unknown) => logger.warn({ err }, 'x402 settlement sweep failed'));
     cleanups.push(runPeriodically(() => facilitator.sweep().catch((err: unknown) => logger.warn({ err }, 'x402 settlement sweep failed')), sweepMs).stop);
   }
   const rateLimit = createKeyRateLimit(clock);
   return {
     facilitator, takeRequest: (keyId, rate) => rateLimit.take(keyId, rate), settleWaitMs: x402SettleWaitMs,
-    receipt: (payer, nonce) => core.receipts.x402Receipt(payer, nonce),
   };
 }

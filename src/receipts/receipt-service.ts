@@ -30,8 +30,15 @@ export interface ReceiptService {
   paymentReceipts(tid: string, tranNo: string): Promise<PaymentReceipts>;
   /** Store `tid`'s receipt of the claim of reward `rewardId`; `request.not_found` until claimed. */
   rewardClaimReceipt(tid: string, rewardId: string): Promise<JsonObject>;
-  /** The receipt of the settled x402 payment of `payer` with authorization `nonce`; `request.not_found` until settled. */
-  x402Receipt(payer: string, nonce: string): Promise<JsonObject>;
+  /**
+   * The receipt of the x402 payment with authorization `nonce`, as issued at its settlement;
+   * undefined before. Whose it is (the facilitator key's store) is for the caller to check.
+   */
+  x402Receipt(nonce: string): Promise<JsonObject | undefined>;
+  /** Issues the receipt of the x402 payment with authorization `nonce` once it is settled (nothing before; kept once issued). */
+  issueX402Receipt(nonce: string): Promise<void>;
+  /** Nonces of x402 payments accepted since `since` (epoch ms) and settled that have no receipt yet, oldest first. */
+  x402SettledWithoutReceipt(since: number, limit: number): Promise<string[]>;
   /** The receipts of `userAddress`, newest first. */
   userReceipts(userAddress: string, limit: number): Promise<JsonObject[]>;
 }
@@ -40,9 +47,11 @@ export interface ReceiptService {
 export const maxReceiptsListed = 100;
 
 /**
- * Receipts issued the first time they are read, never on the payment path: a payment, refund or
- * claim is final before anyone asks for its receipt, and the receipt is kept once issued. Of two
- * concurrent first reads, one insert wins the (kind, source) key and both answer its credential.
+ * Receipts of approvals, refunds and reward claims are issued the first time they are read, never on
+ * the payment path: a payment, refund or claim is final before anyone asks for its receipt, and the
+ * receipt is kept once issued. Of two concurrent first reads, one insert wins the (kind, source) key
+ * and both answer its credential. An x402 payment's receipt is issued when its settlement is
+ * recorded settled (the facilitator calls `issueX402Receipt`), and reads only answer it.
  */
 export function createReceiptService(deps: ReceiptServiceDeps): ReceiptService {
   const issue = async (source: ReceiptSource): Promise<ReceiptRecord> => {
@@ -66,7 +75,11 @@ export function createReceiptService(deps: ReceiptServiceDeps): ReceiptService {
   const credentialOf = (receipt: ReceiptRecord) => normalizeCredential(receipt.credentialJwt) as unknown as JsonObject;
   const issueAll = async (sources: ReceiptSource[]) => {
     const receipts: ReceiptRecord[] = [];
-    for (const source of sources) receipts.push(await issue(source));
+    for (const source of sources) {
+      // An x402 receipt is issued at settlement: listed once it exists, never issued by the list.
+      const receipt = source.kind === 'x402' ? await deps.receipts.findReceipt('x402', source.sourceId) : await issue(source);
+      if (receipt) receipts.push(receipt);
+    }
     return receipts.map(credentialOf);
   };
 
@@ -81,13 +94,15 @@ export function createReceiptService(deps: ReceiptServiceDeps): ReceiptService {
       if (!source) throw new DomainError('request.not_found', `no claimed reward of this store with reward_id ${rewardId.slice(0, 128)}`);
       return credentialOf(await issue(source));
     },
-    async x402Receipt(payer, nonce) {
-      const source = /^0x[0-9a-fA-F]{64}$/.test(nonce) ? await deps.receipts.sourceOfX402(nonce) : undefined;
-      if (!source || source.userAddress.toLowerCase() !== payer.toLowerCase()) {
-        throw new DomainError('request.not_found', 'no settled x402 payment of this payer with this nonce');
-      }
-      return credentialOf(await issue(source));
+    async x402Receipt(nonce) {
+      const receipt = await deps.receipts.findReceipt('x402', nonce.toLowerCase());
+      return receipt && credentialOf(receipt);
     },
+    async issueX402Receipt(nonce) {
+      const source = await deps.receipts.sourceOfX402(nonce);
+      if (source) await issue(source);
+    },
+    x402SettledWithoutReceipt: (since, limit) => deps.receipts.x402WithoutReceipt(since, limit),
     async userReceipts(userAddress, limit) {
       return issueAll(await deps.receipts.sourcesOfUser(userAddress, Math.min(Math.max(limit, 1), maxReceiptsListed)));
     },

@@ -58,6 +58,8 @@ export interface ReceiptRepository {
   sourcesOfUser(userAddress: string, limit: number): Promise<ReceiptSource[]>;
   /** The x402 payment with this authorization nonce, once settled. */
   sourceOfX402(nonce: string): Promise<ReceiptSource | undefined>;
+  /** Nonces of x402 payments accepted since `since` (epoch ms), settled, with no receipt: oldest first, at most `limit`. */
+  x402WithoutReceipt(since: number, limit: number): Promise<string[]>;
   findReceipt(kind: ReceiptKind, sourceId: string): Promise<ReceiptRecord | undefined>;
   /** Keeps `receipt` unless one of its (kind, sourceId) exists; answers the one kept. */
   insertReceipt(receipt: ReceiptRecord): Promise<ReceiptRecord>;
@@ -184,6 +186,16 @@ export function createReceiptRepository(db: Db): ReceiptRepository {
     async sourceOfX402(nonce) {
       const row = await x402Query().where('x402_settlements.nonce', '=', nonce.toLowerCase()).executeTakeFirst();
       return row && x402Source(row);
+    },
+
+    async x402WithoutReceipt(since, limit) {
+      // By the (status, created_at) index: the settled settlements of the window, each looked up in the receipts' (kind, source) key.
+      const rows = await db.selectFrom('x402_settlements').select('x402_settlements.nonce')
+        .leftJoin('receipts', (join) => join.on('receipts.kind', '=', 'x402').onRef('receipts.source_id', '=', 'x402_settlements.nonce'))
+        .where('x402_settlements.status', '=', 'settled').where('x402_settlements.created_at', '>=', since)
+        .where('x402_settlements.tx_hash', 'is not', null).where('receipts.id', 'is', null)
+        .orderBy('x402_settlements.created_at').limit(limit).execute();
+      return rows.map((r) => r.nonce);
     },
 
     findReceipt,

@@ -7,7 +7,8 @@ import { verifyPayment } from './verify-payment.ts';
 import { resendAfterMs, settlePayment, type Carrier, type SettleAnswer, type SettleOptions } from './settle-payment.ts';
 import { carrySettlement } from './carry-settlement.ts';
 import { observeSettlement } from './observe-settlement.ts';
-import { settlementStatus, type X402SettlementStatus } from './settlement-status.ts';
+import { settlementReceipt, settlementStatus, type AskingKey, type X402SettlementStatus } from './settlement-status.ts';
+import { issueReceipt } from './finish-settlement.ts';
 import { supportedKinds } from './supported.ts';
 import { authenticateFacilitatorKey } from './facilitator-keys.ts';
 
@@ -16,16 +17,24 @@ export interface X402Facilitator {
   supported(): Promise<SupportedResponse>;
   verify(body: unknown): Promise<VerifyResponse>;
   settle(body: unknown, options: SettleOptions): Promise<SettleAnswer>;
-  status(payer: string, nonce: string): Promise<X402SettlementStatus | undefined>;
+  /** Where a settlement stands, for the key that settled it or another key of its store; undefined otherwise. */
+  status(payer: string, nonce: string, key: AskingKey): Promise<X402SettlementStatus | undefined>;
+  /** The receipt of a settled settlement, for the same keys; undefined otherwise or before it is issued. */
+  receipt(payer: string, nonce: string, key: AskingKey): Promise<Record<string, unknown> | undefined>;
   authenticate(key: string): Promise<FacilitatorKeyRecord | undefined>;
   /**
    * Finishes settlements left accepted (a crash between accepting and journaling, a node that did
    * not answer, a receipt that came after the wait): each not sent yet and untouched for `minAgeMs`
-   * is sent again, each journaled one is recorded once its authorization has ended. Answers how many
-   * it looked at.
+   * is sent again, each journaled one is recorded once its authorization has ended. Then issues the
+   * receipts that settlements accepted since `receiptsSince` (default: the last hour) and settled
+   * lack (a crash between the record and its receipt, a DID key store that failed). Answers how many
+   * accepted settlements it looked at.
    */
-  sweep(minAgeMs?: number): Promise<number>;
+  sweep(minAgeMs?: number, receiptsSince?: number): Promise<number>;
 }
+
+/** The periodic sweep looks this far back for settlements without their receipt; the sweep at start, at all of them. */
+const receiptCatchUpMs = 3_600_000;
 
 export function createX402Facilitator(deps: X402Deps): X402Facilitator {
   const running = new Map<string, Promise<void>>();
@@ -47,9 +56,10 @@ export function createX402Facilitator(deps: X402Deps): X402Facilitator {
       return (await verifyPayment(deps, body)).response;
     },
     settle: (body, options) => settlePayment(deps, carrier, body, options),
-    status: (payer, nonce) => settlementStatus(deps, payer, nonce),
+    status: (payer, nonce, key) => settlementStatus(deps, payer, nonce, key),
+    receipt: (payer, nonce, key) => settlementReceipt(deps, payer, nonce, key),
     authenticate: (key) => authenticateFacilitatorKey(deps, key),
-    async sweep(minAgeMs = resendAfterMs) {
+    async sweep(minAgeMs = resendAfterMs, receiptsSince = deps.clock() - receiptCatchUpMs) {
       const accepted = await deps.settlements.listAccepted(deps.clock() - minAgeMs, 500);
       const resent: Array<Promise<void>> = [];
       for (const record of accepted) {
@@ -57,6 +67,7 @@ export function createX402Facilitator(deps: X402Deps): X402Facilitator {
         if ((await observeSettlement(deps, record)) === 'resend') resent.push(carrier.carry(record));
       }
       await Promise.all(resent);
+      for (const nonce of (await deps.receipts?.missing(receiptsSince, 100)) ?? []) await issueReceipt(deps, nonce);
       return accepted.length;
     },
   };

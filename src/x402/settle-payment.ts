@@ -6,6 +6,7 @@ import type { X402Deps } from './x402-deps.ts';
 import { parseRequest } from './parse-request.ts';
 import { verifyPayment } from './verify-payment.ts';
 import { observeSettlement } from './observe-settlement.ts';
+import { issueReceipt } from './finish-settlement.ts';
 import { x402NetworkOf } from './x402-networks.ts';
 
 /** The settlements this process is carrying to the chain (facilitator.ts). */
@@ -75,6 +76,9 @@ export async function awaitOutcome(deps: X402Deps, carrier: Carrier, accepted: X
   for (;;) {
     const record = (await deps.settlements.find(accepted.nonce)) ?? accepted;
     if (record.status === 'settled') {
+      // Answered with its receipt kept: whoever recorded it issued it (this waits for it), or this does.
+      await carrier.running(record.nonce);
+      await issueReceipt(deps, record.nonce);
       return { response: { success: true, payer: record.payer, transaction: record.txHash ?? '', network, amount: record.amount }, pending: false };
     }
     if (record.status === 'failed') {

@@ -1,6 +1,8 @@
 import type { Address } from 'viem';
 import { getAddress, isAddress } from 'viem';
 import type { NetworkName } from '#shared/networks.ts';
+import type { FacilitatorKeyRecord } from '../store/facilitator-key-repository.ts';
+import type { X402SettlementRecord } from '../store/x402-settlement-repository.ts';
 import type { X402Deps } from './x402-deps.ts';
 import { observeSettlement } from './observe-settlement.ts';
 import { x402NetworkOf } from './x402-networks.ts';
@@ -15,11 +17,27 @@ export interface X402SettlementStatus {
   errorReason?: string;
 }
 
-/** GET /x402/settlements/:payer/:nonce: where an accepted settlement stands; undefined when none was accepted. */
-export async function settlementStatus(deps: X402Deps, payer: string, nonce: string): Promise<X402SettlementStatus | undefined> {
+/** The facilitator key a lookup is made with. */
+export type AskingKey = Pick<FacilitatorKeyRecord, 'id' | 'tid'>;
+
+/**
+ * The settlement of `payer` with `nonce` if `key` may read it: the key that settled it, or another
+ * key of the same store (the key's `tid`, when it names one). Undefined otherwise, as when there is
+ * none: another resource server learns nothing of it, not even that it exists.
+ */
+export async function ownSettlement(deps: Pick<X402Deps, 'settlements' | 'keys'>, payer: string, nonce: string, key: AskingKey): Promise<X402SettlementRecord | undefined> {
   if (!isAddress(payer, { strict: false }) || !/^0x[0-9a-fA-F]{64}$/.test(nonce)) return undefined;
-  let record = await deps.settlements.find(nonce.toLowerCase());
+  const record = await deps.settlements.find(nonce.toLowerCase());
   if (!record || record.payer !== getAddress(payer)) return undefined;
+  if (record.keyId === key.id) return record;
+  if (key.tid === null) return undefined;
+  return (await deps.keys.find(record.keyId))?.tid === key.tid ? record : undefined;
+}
+
+/** GET /x402/settlements/:payer/:nonce: where an accepted settlement stands; undefined when none was accepted (or `key` may not read it). */
+export async function settlementStatus(deps: X402Deps, payer: string, nonce: string, key: AskingKey): Promise<X402SettlementStatus | undefined> {
+  let record = await ownSettlement(deps, payer, nonce, key);
+  if (!record) return undefined;
   if ((await observeSettlement(deps, record)) === 'ended') record = (await deps.settlements.find(record.nonce)) ?? record;
   const transaction = record.txHash ?? (await deps.authorizations.find(record.nonce))?.txHash ?? '';
   return {
@@ -27,4 +45,15 @@ export async function settlementStatus(deps: X402Deps, payer: string, nonce: str
     network: x402NetworkOf(deps.chains, record.network as NetworkName), transaction,
     ...(record.errorReason && { errorReason: record.errorReason }),
   };
+}
+
+/**
+ * GET /x402/settlements/:payer/:nonce/receipt: the receipt issued when it was recorded settled;
+ * undefined when `key` may not read it, or it is not settled (or its receipt not issued yet: the
+ * sweep issues one that failed at settlement within seconds).
+ */
+export async function settlementReceipt(deps: X402Deps, payer: string, nonce: string, key: AskingKey): Promise<Record<string, unknown> | undefined> {
+  const record = await ownSettlement(deps, payer, nonce, key);
+  if (record?.status !== 'settled') return undefined;
+  return deps.receipts?.find(record.nonce);
 }

@@ -12,6 +12,19 @@ import type { NetworkName } from '#shared/networks.ts';
 /** How a settlement ended, for the metrics: `pending` answers are counted when they end. */
 export type X402Outcome = 'settled' | 'failed';
 
+/**
+ * The receipts of x402 payments (docs/receipts.md, kind `x402`): issued when a settlement is recorded
+ * settled, kept once issued; reads never issue one.
+ */
+export interface X402Receipts {
+  /** Issues the receipt of the settlement with this nonce if it is settled and has none yet. */
+  issue(nonce: string): Promise<void>;
+  /** Nonces of settlements accepted since `since` (epoch ms), settled, without a receipt: oldest first, at most `limit`. */
+  missing(since: number, limit: number): Promise<string[]>;
+  /** The receipt issued for the settlement with this nonce, undefined while it has none. */
+  find(nonce: string): Promise<Record<string, unknown> | undefined>;
+}
+
 /** What the facilitator operations need; each takes the narrowest part of it. */
 export interface X402Deps {
   chains: ChainClients;
@@ -24,6 +37,8 @@ export interface X402Deps {
   settlementTokens: Pick<SettlementTokenRepository, 'find' | 'list'>;
   clock: Clock;
   logger: Logger;
+  /** Receipts issued at settlement; without them (a test's sweeper) none is issued. */
+  receipts?: X402Receipts;
   /** Told once per settlement that ends (the metrics). */
   onOutcome?: (network: NetworkName, outcome: X402Outcome) => void;
 }

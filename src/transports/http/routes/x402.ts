@@ -65,18 +65,22 @@ export async function x402Routes(app: FastifyInstance, deps: X402RoutesDeps): Pr
   app.get('/settlements/:payer/:nonce', zodRoute({
     params: statusParams, tags: ['x402'], security: facilitatorKey, summary: 'Where a settlement accepted by /settle stands',
   }), async (request, reply) => {
-    if (!(await authorized(request, reply))) return reply;
+    const key = await authorized(request, reply);
+    if (!key) return reply;
     const { payer, nonce } = parsed(statusParams, request.params);
-    const status = await deps.facilitator.status(payer, nonce);
-    if (!status) return reply.status(404).send({ error: 'no settlement of this payer with this nonce was accepted' });
+    const status = await deps.facilitator.status(payer, nonce, key);
+    if (!status) return reply.status(404).send({ error: 'no settlement of this payer with this nonce was accepted for this key\'s store' });
     return status;
   });
 
   app.get('/settlements/:payer/:nonce/receipt', zodRoute({
     params: statusParams, tags: ['x402'], security: facilitatorKey, summary: 'The verifiable receipt of a settled payment (docs/receipts.md)',
   }), async (request, reply) => {
-    if (!(await authorized(request, reply))) return reply;
+    const key = await authorized(request, reply);
+    if (!key) return reply;
     const { payer, nonce } = parsed(statusParams, request.params);
-    return { receipts: [await deps.receipt(payer, nonce)] };
+    const receipt = await deps.facilitator.receipt(payer, nonce, key);
+    if (!receipt) return reply.status(404).send({ error: 'no settled payment of this payer with this nonce for this key\'s store' });
+    return { receipts: [receipt] };
   });
 }
