@@ -4,6 +4,9 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { getAddress, parseUnits, type Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
+import type { PaymentRequirements } from '@x402/core/types';
 import { vixpTokenAbi } from '../src/gen/contracts/vixp-token.ts';
 import { dateOf } from '../src/statements/statement-day.ts';
 import { statementColumns } from '../src/statements/statement-render.ts';
@@ -15,6 +18,8 @@ import { createPasswordHasher } from '../src/identity/password-hasher.ts';
 import { balanceOf, newUser, startPaymentTest, type PaymentTest } from './support/payments.ts';
 import { strangerWallet } from './support/chain-audit.ts';
 import { assertSameShape } from './support/doc-examples.ts';
+import { addFacilitatorKey } from '../src/x402/facilitator-keys.ts';
+import { createFacilitatorKeyRepository } from '../src/store/facilitator-key-repository.ts';
 import {
   approvedPayment, cancelPayment, cancelReward, claimReward, issueReward, type TestStore,
 } from './support/scripted-payments.ts';
@@ -242,4 +247,36 @@ test('docs/statements.md: the example is what the endpoint answers', async () =>
   const csv = /<!-- statements-example: csv -->\n```csv\n([\s\S]*?)\n```/.exec(doc);
   assert.ok(csv, 'docs/statements.md has the CSV example');
   assert.equal(csv[1]!.split('\n')[0], statementColumns.join(','));
+});
+
+// Last: the operator's day above counts the day's x402 transfers.
+test('an x402 payment into a store\'s settlement account: a line of its own kind (x402, payer and nonce as reference), reconciled', async () => {
+  const { platform } = p.t;
+  const shop = await platform.payments.addStore({ tid: 'ST-4004', name: 'API Shop' });
+  const network = platform.config.paymentNetwork;
+  const key = await addFacilitatorKey({ keys: createFacilitatorKeyRepository(platform.store.db), clock: Date.now }, { name: 'the shop\'s API', tid: shop.tid });
+  const payer = privateKeyToAccount(generatePrivateKey());
+  await platform.wallet.mint(network, { to: payer.address, amount: '3' });
+  const requirements: PaymentRequirements = {
+    scheme: 'exact', network: `eip155:${platform.chains[network].chainId}`, asset: platform.contracts[network].vixpToken, amount: parseUnits('2', 18).toString(),
+    payTo: shop.settlementAddress, maxTimeoutSeconds: 120, extra: { name: 'VIXP', version: '1' },
+  };
+  const { payload } = await new ExactEvmClientScheme(payer).createPaymentPayload(2, requirements);
+  const paymentPayload = { x402Version: 2, accepted: requirements, payload, resource: { url: 'http://example.test/report', description: '', mimeType: '' } };
+  const settled = await platform.x402.facilitator.settle({ x402Version: 2, paymentPayload, paymentRequirements: requirements }, { keyId: key.id, waitMs: 30_000 });
+  assert.equal(settled.response.success, true, JSON.stringify(settled.response));
+  const nonce = (payload as { authorization: { nonce: string } }).authorization.nonce;
+  const reference = `${payer.address}/${nonce}`;
+
+  const body = JSON.parse((await statement(shop.tid, shop.apiKey)).text);
+  assert.deepEqual(body.lines.map((l: any) => [l.kind, l.reference, l.approvalNo, l.amount, l.token, l.txHash, l.reconciled]),
+    [['x402', reference, null, '2', 'VIXP', settled.response.transaction, true]]);
+  assert.equal(getAddress(body.lines[0].counterparty), payer.address);
+  assert.equal(typeof body.lines[0].logIndex, 'number');
+  assert.equal(body.reconciled, true, JSON.stringify(body.discrepancies));
+  assert.deepEqual(body.totals.map((t: any) => [t.kind, t.count, t.amount]), [['x402', 1, '2']]);
+  assert.deepEqual(body.balances.map((b: any) => [b.net, b.unexplained, b.closing, b.difference]), [['2', '0', '2', '0']]);
+  const rows = parseCsv((await statement(shop.tid, shop.apiKey, 'text/csv')).text);
+  assert.deepEqual(rows.filter((r) => r.kind === 'x402').map((r) => [r.reference, r.amount, getAddress(r.counterparty!), r.reconciled]), [[reference, '2', payer.address, 'true']]);
+  assert.deepEqual(rows.filter((r) => r.kind === 'total_x402').map((r) => r.amount), ['2']);
 });

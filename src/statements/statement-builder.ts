@@ -127,7 +127,7 @@ export async function openStatement(deps: StatementDeps, tid: string, date: stri
   return { header, lines };
 }
 
-const incoming = (row: StatementRow) => row.kind === 'payment' || row.kind === 'reward_cancellation';
+const incoming = (row: StatementRow) => row.kind === 'payment' || row.kind === 'reward_cancellation' || row.kind === 'x402';
 
 interface StepInput {
   rows: StatementRow[];

@@ -33,7 +33,7 @@ export interface StatementLine {
   time: string;
   localTime: string;
   kind: StatementLineKind | 'unexplained';
-  /** tran_no or reward_id; empty for an unexplained transfer. */
+  /** tran_no, reward_id, or `<payer>/<nonce>` of an x402 payment; empty for an unexplained transfer. */
   reference: string;
   approvalNo: string | null;
   /** Signed token units: money in is positive, out negative. */

@@ -12,15 +12,15 @@ export interface MinedTx {
   blockTimestamp: number | null;
 }
 
-/** What a statement line is: money in (payment, reward given back) or out (refund, reward paid). */
-export type StatementLineKind = 'payment' | 'refund' | 'reward' | 'reward_cancellation';
+/** What a statement line is: money in (payment, reward given back, x402 payment) or out (refund, reward paid). */
+export type StatementLineKind = 'payment' | 'refund' | 'reward' | 'reward_cancellation' | 'x402';
 
 /** One of the store's transfers as the platform recorded it; token amounts in base units. */
 export interface StatementRow {
   kind: StatementLineKind;
-  /** payments.id, payment_cancellations.id or rewards.id. */
+  /** payments.id, payment_cancellations.id, rewards.id or x402_settlements.nonce. */
   sourceId: string;
-  /** tran_no (payment, refund) or reward_id. */
+  /** tran_no (payment, refund), reward_id, or `<payer>/<nonce>` of an x402 payment (its GET /x402/settlements path). */
   reference: string;
   /** Approval number; a refund's or reward cancellation's cancellation number; null for a reward claim. */
   approvalNo: string | null;
@@ -29,9 +29,10 @@ export interface StatementRow {
   tokenSymbol: string;
   tokenAmount: string;
   exchangeAmount: string | null;
-  exchangeCurrency: string;
+  /** Null for an x402 payment: it names no currency. */
+  exchangeCurrency: string | null;
   exchangeRate: string | null;
-  /** The user's account on the other side of the transfer. */
+  /** The user's account (an x402 payment: the payer) on the other side of the transfer. */
   counterparty: string;
 }
 
@@ -47,7 +48,7 @@ export interface MinedCostTx extends MinedCostRow {
 export interface StatementRepository {
   /** Transactions of `network` mined in blocks `fromBlock`..`toBlock`, in chain order. */
   minedTxs(network: string, fromBlock: number, toBlock: number): Promise<MinedTx[]>;
-  /** Store `tid`'s payments, done refunds, reward claims and give-backs carried by `txHashes`. */
+  /** Store `tid`'s payments, done refunds, reward claims and give-backs, and the x402 payments into its settlement account, carried by `txHashes`. */
   rowsOf(tid: string, txHashes: readonly string[]): Promise<StatementRow[]>;
   /** Relayed transactions of `networks` mined in blocks of timestamp [fromSec, toSec), with their costs. */
   minedBetween(networks: readonly string[], fromSec: number, toSec: number): Promise<MinedCostTx[]>;
@@ -90,6 +91,10 @@ export function createStatementRepository(db: Db): StatementRepository {
         .where('claim_transaction_id', 'in', hashes).where('tid', '=', tid).where('status', 'in', ['claimed', 'canceling', 'canceled']).execute();
       const givenBack = await db.selectFrom('rewards').select(rewardColumns)
         .where('cancel_transaction_id', 'in', hashes).where('tid', '=', tid).where('status', '=', 'canceled').execute();
+      // x402 payments settled into the store's settlement account, whichever facilitator key took them (0020: by tx_hash).
+      const account = (await db.selectFrom('stores').select('settlement_address').where('tid', '=', tid).executeTakeFirst())?.settlement_address;
+      const x402 = account === undefined ? [] : await db.selectFrom('x402_settlements').select(['nonce', 'payer', 'asset', 'amount', 'tx_hash'])
+        .where('tx_hash', 'in', hashes).where('status', '=', 'settled').where(sql<string>`lower(pay_to)`, '=', account.toLowerCase()).execute();
       return [
         ...payments.map((p): StatementRow => ({
           kind: 'payment', sourceId: p.id, reference: p.tran_no, approvalNo: p.approval_no, txHash: p.transfer_transaction_id ?? '',
@@ -110,6 +115,10 @@ export function createStatementRepository(db: Db): StatementRepository {
           kind: 'reward_cancellation', sourceId: r.id, reference: r.id, approvalNo: r.cancel_no, txHash: r.cancel_transaction_id ?? '',
           contractAddress: r.contract_address, tokenSymbol: r.token_symbol, tokenAmount: r.token_amount,
           exchangeAmount: r.exchange_amount, exchangeCurrency: r.exchange_currency, exchangeRate: r.exchange_rate, counterparty: r.user_address ?? '',
+        })),
+        ...x402.map((x): StatementRow => ({
+          kind: 'x402', sourceId: x.nonce, reference: `${x.payer}/${x.nonce}`, approvalNo: null, txHash: x.tx_hash ?? '',
+          contractAddress: x.asset, tokenSymbol: '', tokenAmount: x.amount, exchangeAmount: null, exchangeCurrency: null, exchangeRate: null, counterparty: x.payer,
         })),
       ];
     },
