@@ -47,3 +47,12 @@ export function parseAddress(input: unknown): Parsed<Address> {
   }
   return { ok: true, value: getAddress(input) };
 }
+
+/**
+ * Unix seconds as a JavaScript number for the platform's own clocks (when to stop holding funds,
+ * when to look again): exact up to 2^53 − 1, and that at or above it (some 285 million years from
+ * now: later than any clock reaches). Never what is sent to a chain: that stays the exact `bigint`.
+ */
+export function clockSeconds(value: bigint): number {
+  return value >= BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(value);
+}

@@ -430,7 +430,8 @@ export interface X402SettlementsTable {
   pay_to: string;
   asset: string;
   amount: string;
-  valid_before: number;
+  /** Migration 0021: the canonical uint256 decimal as signed (was bigint, which cannot hold every uint256). */
+  valid_before: string;
   signature: string;
   key_id: string;
   status: X402SettlementStatus;

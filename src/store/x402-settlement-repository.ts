@@ -12,10 +12,13 @@ export interface X402SettlementRecord {
   payer: string;
   payTo: string;
   asset: string;
-  /** Base units. */
+  /** Base units, the canonical uint256 decimal (#shared/uint256.ts). */
   amount: string;
-  /** Unix seconds. */
-  validBefore: number;
+  /**
+   * Unix seconds as signed, the canonical uint256 decimal: a signature may name any uint256 (2^53 + 1,
+   * 20 digits…), and the chain checks the signature against exactly that value.
+   */
+  validBefore: string;
   signature: string;
   keyId: string;
   status: X402SettlementStatus;
@@ -43,7 +46,7 @@ export interface X402SettlementRepository {
 
 const toRecord = (row: X402SettlementsTable): X402SettlementRecord => ({
   nonce: row.nonce, network: row.network, payer: row.payer, payTo: row.pay_to, asset: row.asset, amount: row.amount,
-  validBefore: Number(row.valid_before), signature: row.signature, keyId: row.key_id, status: row.status, txHash: row.tx_hash,
+  validBefore: String(row.valid_before), signature: row.signature, keyId: row.key_id, status: row.status, txHash: row.tx_hash,
   errorReason: row.error_reason, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at),
 });
 

@@ -6,9 +6,10 @@ import ipaddr from 'ipaddr.js';
  * Where a webhook may connect (docs/webhooks.md "Addresses"): public unicast addresses only, unless
  * the operator opted the endpoint in (`webhook add --allow-private`). Refused: loopback, private
  * (RFC 1918), link-local (169.254/16: cloud metadata), CGNAT (100.64/10), unique-local (fc00::/7),
- * unspecified, multicast, reserved and documentation ranges, and IPv6 forms that embed an IPv4
- * address (mapped, NAT64, 6to4, Teredo): every range ipaddr.js does not call `unicast`. Names that
- * only ever mean a private host (localhost, *.internal, *.local, *.home.arpa) are refused by name.
+ * unspecified, multicast, reserved and documentation ranges: every range ipaddr.js does not call
+ * `unicast`. An IPv6 address that carries an IPv4 one (IPv4-compatible `::/96`, mapped, NAT64,
+ * 6to4, Teredo) is judged by the IPv4 address it carries. Names that only ever mean a private host
+ * (localhost, *.internal, *.local, *.home.arpa) are refused by name.
  */
 
 /** The resolver: `dns.lookup` (what a connection uses), or a test's. */
@@ -18,11 +19,42 @@ export const systemLookup: HostLookup = (hostname) => dns.promises.lookup(hostna
 
 const privateNames = ['localhost', 'internal', 'local', 'home.arpa'];
 
+/** The IPv4 address in 32 bits. */
+const ipv4Of = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+
+/**
+ * The IPv4 addresses an IPv6 address carries, or undefined when it carries none: a packet to
+ * `::7f00:1` or `64:ff9b::a9fe:a9fe` reaches 127.0.0.1 or 169.254.169.254 through a translator,
+ * tunnel or dual stack, so the address is only as public as what it carries.
+ * - `::/96` (IPv4-compatible, RFC 4291), `::ffff:0:0/96` (mapped), `::ffff:0:0:0/96` (RFC 6145),
+ *   `64:ff9b::/96` (NAT64, RFC 6052): the last 32 bits;
+ * - `2002::/16` (6to4, RFC 3056): bits 16–47;
+ * - `2001::/32` (Teredo, RFC 4380): the server (bits 32–63) and the client (the last 32 bits,
+ *   inverted); both must be public.
+ */
+export function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
+  const p = address.parts;
+  const zeros = (from: number, to: number) => p.slice(from, to).every((part) => part === 0);
+  if (zeros(0, 6)) return [ipv4Of(p[6]!, p[7]!)];
+  if (zeros(0, 5) && p[5] === 0xffff) return [ipv4Of(p[6]!, p[7]!)];
+  if (zeros(0, 4) && p[4] === 0xffff && p[5] === 0) return [ipv4Of(p[6]!, p[7]!)];
+  if (p[0] === 0x64 && p[1] === 0xff9b && zeros(2, 6)) return [ipv4Of(p[6]!, p[7]!)];
+  if (p[0] === 0x2002) return [ipv4Of(p[1]!, p[2]!)];
+  if (p[0] === 0x2001 && p[1] === 0) return [ipv4Of(p[2]!, p[3]!), ipv4Of(p[6]! ^ 0xffff, p[7]! ^ 0xffff)];
+  return undefined;
+}
+
 /** True for an address of the public internet. */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
-  // ::ffff:10.0.0.1 is 10.0.0.1.
-  return ipaddr.process(address).range() === 'unicast';
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv4') return parsed.range() === 'unicast';
+  const ipv6 = parsed as ipaddr.IPv6;
+  // `::` and `::1` are themselves what they are, not 0.0.0.0 and 0.0.0.1.
+  if (ipv6.range() === 'unspecified' || ipv6.range() === 'loopback') return false;
+  const carried = embeddedIPv4(ipv6);
+  if (carried) return carried.every((ipv4) => ipv4.range() === 'unicast');
+  return ipv6.range() === 'unicast';
 }
 
 /** The URL's host without IPv6 brackets or a trailing dot, lower case. */

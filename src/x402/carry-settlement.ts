@@ -1,7 +1,8 @@
 import type { Address, Hex } from 'viem';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import { errorSummary } from '#shared/redact.ts';
-import type { NetworkName } from '#shared/networks.ts';
+import { clockSeconds, parseAddress, parseUint256 } from '#shared/uint256.ts';
+import { isNetworkName, type NetworkName } from '#shared/networks.ts';
 import type { X402SettlementRecord } from '../store/x402-settlement-repository.ts';
 import type { X402Deps } from './x402-deps.ts';
 import { finishSettlement } from './finish-settlement.ts';
@@ -28,18 +29,25 @@ function underPayerLock<T>(payer: string, work: () => Promise<T>): Promise<T> {
  */
 export async function carrySettlement(deps: X402Deps, record: X402SettlementRecord): Promise<void> {
   const network = record.network as NetworkName;
-  const { client } = deps.chains[network];
   const [payer, asset, payTo] = [record.payer as Address, record.asset as Address, record.payTo as Address];
-  const value = BigInt(record.amount);
+  // The stored numbers as signed, exactly. A row that does not parse (written by hand, or by a
+  // version that lost digits) is never sent: failed if nothing was reserved for it, else left to the log.
+  const [value, validBefore] = [parseUint256(record.amount), parseUint256(record.validBefore)];
   const existing = await deps.authorizations.find(record.nonce);
+  if (!value.ok || !validBefore.ok || !isNetworkName(network) || !/^0x[0-9a-f]{64}$/.test(record.nonce)
+    || ![payer, asset, payTo].every((address) => parseAddress(address).ok) || !/^0x([0-9a-fA-F]{2})+$/.test(record.signature)) {
+    if (!existing) await deps.settlements.finish(record.nonce, { status: 'failed', errorReason: 'invalid_transaction_state' }, deps.clock());
+    throw new Error(`x402 settlement ${record.nonce}: its stored row is not a settlement that can be sent`);
+  }
+  const { client } = deps.chains[network];
   if (!existing) {
     const fromBlock = deps.chains[network].blocks.recentHead(Date.now()) ?? await client.getBlockNumber();
     const now = deps.clock();
     const reserved = await underPayerLock(payer, () => deps.authorizations.reserve({
       nonce: record.nonce, network, reference: `x402:${payer}:${record.nonce}`, contractAddress: asset, fromAddress: payer, toAddress: payTo,
-      value: record.amount, validBefore: record.validBefore, fromBlock: Number(fromBlock), createdAt: now, updatedAt: now,
+      value: record.amount, validBefore: clockSeconds(validBefore.value), fromBlock: Number(fromBlock), createdAt: now, updatedAt: now,
     }, {
-      covers: async (held) => (await client.readContract({ address: asset, abi: vixpTokenAbi, functionName: 'balanceOf', args: [payer] })) - held >= value,
+      covers: async (held) => (await client.readContract({ address: asset, abi: vixpTokenAbi, functionName: 'balanceOf', args: [payer] })) - held >= value.value,
     }));
     if (reserved === 'insufficient') {
       await finishSettlement(deps, record, { status: 'failed', errorReason: 'insufficient_funds' });
@@ -51,7 +59,7 @@ export async function carrySettlement(deps: X402Deps, record: X402SettlementReco
   let result;
   try {
     result = await deps.relayer.settle(network, deps.contracts[network].settlement, {
-      token: asset, from: payer, to: payTo, value, validBefore: BigInt(record.validBefore), nonce: record.nonce as Hex, signature: record.signature as Hex,
+      token: asset, from: payer, to: payTo, value: value.value, validBefore: validBefore.value, nonce: record.nonce as Hex, signature: record.signature as Hex,
     });
   } catch (error) {
     // Not journaled by this call: nothing sent by it. Left accepted; the sweep sends it again while it is still reserved.

@@ -64,7 +64,12 @@ export function createX402Facilitator(deps: X402Deps): X402Facilitator {
       const resent: Array<Promise<void>> = [];
       for (const record of accepted) {
         if (running.has(record.nonce)) continue;
-        if ((await observeSettlement(deps, record)) === 'resend') resent.push(carrier.carry(record));
+        // One row never stops the sweep: whatever it throws is logged, and the next row is looked at.
+        try {
+          if ((await observeSettlement(deps, record)) === 'resend') resent.push(carrier.carry(record));
+        } catch (err) {
+          deps.logger.warn({ nonce: record.nonce, reason: errorSummary(err) }, 'x402 settlement not swept; the next sweep looks again');
+        }
       }
       await Promise.all(resent);
       for (const nonce of (await deps.receipts?.missing(receiptsSince, 100)) ?? []) await issueReceipt(deps, nonce);

@@ -1,20 +1,33 @@
 import { z } from 'zod';
-import { getAddress, type Address, type Hex } from 'viem';
+import type { Address, Hex } from 'viem';
 import { PaymentPayloadV2Schema, PaymentRequirementsV2Schema } from '@x402/core/schemas';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import { parseAddress, parseUint256, type Parsed } from '#shared/uint256.ts';
 
-/** An `exact` EVM payload's EIP-3009 authorization, as the x402 `exact` scheme for EVM sends it. */
+/** Refines a zod field with one of the shared parsers (#shared/uint256.ts), its refusal as the issue. */
+const parsedBy = <T>(parse: (input: unknown) => Parsed<T>) => z.unknown().transform((input, context): T => {
+  const parsed = parse(input);
+  if (parsed.ok) return parsed.value;
+  context.addIssue({ code: 'custom', message: parsed.reason });
+  return z.NEVER;
+});
+const uint256 = parsedBy(parseUint256);
+const address = parsedBy(parseAddress);
+
+/**
+ * An `exact` EVM payload's EIP-3009 authorization, as the x402 `exact` scheme for EVM sends it: its
+ * numbers in the canonical uint256 form (docs/x402.md#numbers), read exactly as `bigint`.
+ */
 const exactEvmPayload = z.object({
   authorization: z.object({
-    from: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
-    to: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
-    value: z.string().regex(/^\d{1,78}$/),
-    validAfter: z.string().regex(/^\d{1,20}$/),
-    validBefore: z.string().regex(/^\d{1,20}$/),
+    from: address, to: address, value: uint256, validAfter: uint256, validBefore: uint256,
     nonce: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
   }),
   signature: z.string().regex(/^0x([0-9a-fA-F]{2})+$/).max(20_000),
 });
+
+/** What the requirements bind, beyond the published schema: the amount a canonical uint256, payTo and asset addresses. */
+const boundRequirements = z.object({ amount: uint256, payTo: address, asset: address });
 
 export interface ExactAuthorization {
   from: Address;
@@ -26,13 +39,22 @@ export interface ExactAuthorization {
   nonce: Hex;
 }
 
+/** The requirements' amount, payee and asset as parsed (the published type keeps them as strings). */
+export interface BoundRequirements {
+  amount: bigint;
+  /** Checksummed. */
+  payTo: Address;
+  asset: Address;
+}
+
 export type ParsedRequest =
-  | { ok: true; payload: PaymentPayload; requirements: PaymentRequirements; authorization: ExactAuthorization; signature: Hex }
+  | { ok: true; payload: PaymentPayload; requirements: PaymentRequirements; bound: BoundRequirements; authorization: ExactAuthorization; signature: Hex }
   | { ok: false; reason: string; message: string; payer?: string };
 
 /**
  * The body of POST /x402/verify and /x402/settle (`{ x402Version, paymentPayload, paymentRequirements }`),
- * checked with the published x402 v2 schemas, then the `exact` EVM payload's fields. A refusal
+ * checked with the published x402 v2 schemas, then the `exact` EVM payload's fields and what the
+ * requirements bind (amount, payTo, asset), every number with the one uint256 parser. A refusal
  * carries the specification's reason (`invalid_x402_version`, `invalid_payload`, `invalid_payment_requirements`).
  */
 export function parseRequest(body: unknown): ParsedRequest {
@@ -42,17 +64,16 @@ export function parseRequest(body: unknown): ParsedRequest {
   if (version !== 2) return { ok: false, reason: 'invalid_x402_version', message: 'this facilitator speaks x402 version 2' };
   const requirements = PaymentRequirementsV2Schema.safeParse(envelope.data.paymentRequirements);
   if (!requirements.success) return { ok: false, reason: 'invalid_payment_requirements', message: issues(requirements.error.issues) };
+  const bound = boundRequirements.safeParse(requirements.data);
+  if (!bound.success) return { ok: false, reason: 'invalid_payment_requirements', message: issues(bound.error.issues) };
   const payload = PaymentPayloadV2Schema.safeParse(envelope.data.paymentPayload);
   if (!payload.success) return { ok: false, reason: 'invalid_payload', message: issues(payload.error.issues) };
   const exact = exactEvmPayload.safeParse(payload.data.payload);
   if (!exact.success) return { ok: false, reason: 'invalid_payload', message: `payload: ${issues(exact.error.issues)}` };
   const { authorization: a, signature } = exact.data;
   return {
-    ok: true, payload: payload.data as PaymentPayload, requirements: requirements.data as PaymentRequirements, signature: signature as Hex,
-    authorization: {
-      from: getAddress(a.from), to: getAddress(a.to), value: BigInt(a.value), validAfter: BigInt(a.validAfter), validBefore: BigInt(a.validBefore),
-      nonce: a.nonce.toLowerCase() as Hex,
-    },
+    ok: true, payload: payload.data as PaymentPayload, requirements: requirements.data as PaymentRequirements, bound: bound.data, signature: signature as Hex,
+    authorization: { ...a, nonce: a.nonce.toLowerCase() as Hex },
   };
 }
 

@@ -1,13 +1,14 @@
-import { isAddress, isAddressEqual, type Address } from 'viem';
+import { isAddressEqual, type Address } from 'viem';
 import type { SettleResponse } from '@x402/core/types';
 import type { X402SettlementRecord } from '../store/x402-settlement-repository.ts';
 import type { NetworkName } from '#shared/networks.ts';
 import type { X402Deps } from './x402-deps.ts';
-import { parseRequest } from './parse-request.ts';
+import { formatUint256, parseUint256 } from '#shared/uint256.ts';
+import { parseRequest, type BoundRequirements, type ExactAuthorization } from './parse-request.ts';
 import { verifyPayment } from './verify-payment.ts';
 import { observeSettlement } from './observe-settlement.ts';
 import { issueReceipt } from './finish-settlement.ts';
-import { x402NetworkOf } from './x402-networks.ts';
+import { networkOfX402, x402NetworkOf } from './x402-networks.ts';
 
 /** The settlements this process is carrying to the chain (facilitator.ts). */
 export interface Carrier {
@@ -41,7 +42,13 @@ export async function settlePayment(deps: X402Deps, carrier: Carrier, body: unkn
   const parsed = parseRequest(body);
   const requestedNetwork = String((body as { paymentRequirements?: { network?: unknown } } | null)?.paymentRequirements?.network ?? '');
   if (!parsed.ok) return failure(parsed.reason, parsed.message, requestedNetwork, parsed.payer);
-  const { authorization, signature } = parsed;
+  const { payload, requirements, bound, authorization, signature } = parsed;
+  // The network binds as at verify, before anything is looked up: an authorization settled on one
+  // network is not a payment on another (nor under an `accepted` that names another).
+  const network = networkOfX402(deps.chains, requirements.network);
+  if (!network || payload.accepted.network !== requirements.network) {
+    return failure('invalid_network', `network ${requirements.network} is not settled here (GET /x402/supported)`, requestedNetwork, authorization.from);
+  }
   let record = await deps.settlements.find(authorization.nonce);
   if (!record) {
     const { response, verified } = await verifyPayment(deps, body);
@@ -49,24 +56,39 @@ export async function settlePayment(deps: X402Deps, carrier: Carrier, body: unkn
     const now = deps.clock();
     const accepted = await deps.settlements.accept({
       nonce: authorization.nonce, network: verified.network, payer: authorization.from, payTo: authorization.to, asset: verified.asset.address,
-      amount: authorization.value.toString(), validBefore: Number(authorization.validBefore), signature, keyId: options.keyId, createdAt: now, updatedAt: now,
+      amount: formatUint256(authorization.value), validBefore: formatUint256(authorization.validBefore), signature, keyId: options.keyId, createdAt: now, updatedAt: now,
     });
     record = await deps.settlements.find(authorization.nonce);
     if (!record) throw new Error(`x402 settlement ${authorization.nonce} neither accepted nor found`);
     if (accepted) void carrier.carry(record);
   }
-  if (record.payer !== authorization.from || record.signature.toLowerCase() !== signature.toLowerCase()) {
-    return failure('invalid_exact_evm_nonce_already_used', 'another authorization with this nonce was settled', requestedNetwork, authorization.from);
-  }
-  // The same authorization presented against other requirements (another resource's price or payee) is not its payment.
-  const { requirements } = parsed;
-  if (!isAddress(requirements.payTo, { strict: false }) || !isAddressEqual(requirements.payTo, record.payTo as Address)) {
-    return failure('invalid_exact_evm_recipient_mismatch', 'this authorization pays another payTo', requestedNetwork, authorization.from);
-  }
-  if (requirements.amount !== record.amount || !isAddress(requirements.asset, { strict: false }) || !isAddressEqual(requirements.asset, record.asset as Address)) {
-    return failure('invalid_exact_evm_payload_authorization_value_mismatch', 'this authorization pays another amount or asset', requestedNetwork, authorization.from);
-  }
+  // Every binding again, against what was accepted (by this request or an earlier one): a settled
+  // authorization answers its transaction only to the payment it is, never to other requirements.
+  const refusal = bindingRefusal(record, network, bound, authorization, signature);
+  if (refusal) return failure(refusal.reason, refusal.message, requestedNetwork, authorization.from);
   return awaitOutcome(deps, carrier, record, options.waitMs);
+}
+
+/** Why a request is not the accepted settlement `record` (its network, payer, signed authorization, payTo, amount, asset); undefined when it is. */
+function bindingRefusal(
+  record: X402SettlementRecord, network: NetworkName, bound: BoundRequirements, authorization: ExactAuthorization, signature: string,
+): { reason: string; message: string } | undefined {
+  if (record.network !== network) return { reason: 'invalid_network', message: 'this authorization was settled on another network' };
+  if (record.payer !== authorization.from || record.signature.toLowerCase() !== signature.toLowerCase()) {
+    return { reason: 'invalid_exact_evm_nonce_already_used', message: 'another authorization with this nonce was settled' };
+  }
+  const amount = parseUint256(record.amount);
+  const validBefore = parseUint256(record.validBefore);
+  // The same signature over other fields is not a signature of them.
+  if (!isAddressEqual(authorization.to, record.payTo as Address) || !amount.ok || authorization.value !== amount.value
+    || !validBefore.ok || authorization.validBefore !== validBefore.value || authorization.validAfter !== 0n) {
+    return { reason: 'invalid_exact_evm_signature', message: 'the signature is not of this authorization' };
+  }
+  if (!isAddressEqual(bound.payTo, record.payTo as Address)) return { reason: 'invalid_exact_evm_recipient_mismatch', message: 'this authorization pays another payTo' };
+  if (bound.amount !== amount.value || !isAddressEqual(bound.asset, record.asset as Address)) {
+    return { reason: 'invalid_exact_evm_payload_authorization_value_mismatch', message: 'this authorization pays another amount or asset' };
+  }
+  return undefined;
 }
 
 /** Waits (up to `waitMs`) for an accepted settlement to end; sends it again when nobody is carrying it. */

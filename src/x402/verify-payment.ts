@@ -32,7 +32,8 @@ const refused = (invalidReason: string, invalidMessage: string, payer?: string):
  * POST /x402/verify: what the x402 `exact` scheme for EVM asks, checked by the published verifier
  * (`@x402/evm`: signature, `payTo`, the validity window, the amount, and a simulation of the transfer
  * that finds a used nonce or a short balance), after our own checks of the network (one of ours), the
- * asset (VIXP or allow-listed) and its EIP-712 domain; then what a batch needs: `validAfter` 0 (the
+ * amount (above 0: a zero transfer would only cost the platform gas), the asset (VIXP or
+ * allow-listed) and its EIP-712 domain; then what a batch needs: `validAfter` 0 (the
  * settlement contract calls the token with 0), the nonce not held by an authorization of ours (in
  * flight or ended), and the payer's balance less what their authorizations in flight hold.
  * Nothing is written: verify never holds funds (settle does, atomically).
@@ -40,12 +41,14 @@ const refused = (invalidReason: string, invalidMessage: string, payer?: string):
 export async function verifyPayment(deps: VerifyDeps, body: unknown): Promise<VerifyOutcome> {
   const parsed = parseRequest(body);
   if (!parsed.ok) return refused(parsed.reason, parsed.message, parsed.payer);
-  const { payload, requirements, authorization, signature } = parsed;
+  const { payload, requirements, bound, authorization, signature } = parsed;
   const payer = authorization.from;
   if (requirements.scheme !== 'exact' || payload.accepted.scheme !== 'exact') return refused('unsupported_scheme', 'this facilitator settles the exact scheme', payer);
   const network = networkOfX402(deps.chains, requirements.network);
   if (!network || payload.accepted.network !== requirements.network) return refused('invalid_network', `network ${requirements.network} is not settled here (GET /x402/supported)`, payer);
-  const asset = await acceptedAsset(deps, network, requirements.asset);
+  // Nothing moves for nothing: the platform would pay the gas of a zero transfer.
+  if (bound.amount === 0n || authorization.value === 0n) return refused('invalid_exact_evm_authorization_value', 'the amount must be above 0', payer);
+  const asset = await acceptedAsset(deps, network, bound.asset);
   if (!asset) return refused('invalid_payment_requirements', `asset ${requirements.asset} is not a token settled on ${requirements.network} (GET /x402/supported)`, payer);
   if (requirements.extra?.name !== asset.name) return refused('invalid_exact_evm_token_name_mismatch', `extra.name must be "${asset.name}", the token's EIP-712 name`, payer);
   if (requirements.extra?.version !== asset.version) return refused('invalid_exact_evm_token_version_mismatch', `extra.version must be "${asset.version}"`, payer);

@@ -18,6 +18,7 @@ import * as authorizationTxHash from './0017-authorization-tx-hash.ts';
 import * as x402 from './0018-x402.ts';
 import * as statements from './0019-statements.ts';
 import * as x402StatementLines from './0020-x402-statement-lines.ts';
+import * as x402ExactValidBefore from './0021-x402-exact-valid-before.ts';
 
 /** Every migration, in order. Each domain adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '0018-x402': x402,
   '0019-statements': statements,
   '0020-x402-statement-lines': x402StatementLines,
+  '0021-x402-exact-valid-before': x402ExactValidBefore,
 };
