@@ -7,8 +7,8 @@ import { MissingPartError, requiredParts, skipWithout } from './support/parts.ts
 test('a developer run requires nothing; CI requires every part; VIXPAY_REQUIRE says exactly which', () => {
   assert.deepEqual([...requiredParts({})], []);
   assert.deepEqual([...requiredParts({ CI: 'false' })], []);
-  assert.deepEqual([...requiredParts({ CI: 'true' })].sort(), ['chromium', 'hardhat', 'python-grpc', 'redis']);
-  assert.deepEqual([...requiredParts({ VIXPAY_REQUIRE: 'all' })].sort(), ['chromium', 'hardhat', 'python-grpc', 'redis']);
+  assert.deepEqual([...requiredParts({ CI: 'true' })].sort(), ['chromium', 'hardhat', 'python-grpc', 'redis', 'softhsm2']);
+  assert.deepEqual([...requiredParts({ VIXPAY_REQUIRE: 'all' })].sort(), ['chromium', 'hardhat', 'python-grpc', 'redis', 'softhsm2']);
   assert.deepEqual([...requiredParts({ VIXPAY_REQUIRE: 'redis, chromium' })].sort(), ['chromium', 'redis']);
   assert.deepEqual([...requiredParts({ CI: 'true', VIXPAY_REQUIRE: 'none' })], []);
   assert.throws(() => requiredParts({ VIXPAY_REQUIRE: 'redis,chromum' }), /unknown part "chromum"/);

@@ -20,6 +20,8 @@ import { startChains } from '../chain/chain-supervisor.ts';
 import { createChainClients, type ChainClients } from '../chain/chain-clients.ts';
 import { createRelayer, type Relayer } from '../chain/relayer.ts';
 import { fundRelayerOnManagedChains, loadRelayerLanes } from '../chain/platform-account.ts';
+import { openPkcs11Token, type Pkcs11Token } from '../chain/pkcs11-token.ts';
+import { loadTokenLanes } from '../chain/token-account.ts';
 import { ensurePlatformContracts, type PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
 import { recordMinedCost } from './observability.ts';
 
@@ -31,6 +33,8 @@ export interface ChainPart {
   chains: ChainClients;
   relayer: Relayer;
   contracts: PlatformContractsByNetwork;
+  /** The HSM token holding the lanes' keys (`KEY_CUSTODY=pkcs11`): `/readyz` probes it. */
+  custody?: Pick<Pkcs11Token, 'probe'> | undefined;
   /** Stops the nodes we run (the last step of a stop). */
   stopChains(): Promise<void>;
 }
@@ -54,11 +58,15 @@ export async function composeChain(
     };
     deps.faults.onChainNodeCrash(killPaymentNode);
     const chains = await createChainClients(supervisor.endpoints, config.chainPollMs, config.confirmations,
-      (network, method) => metrics.nodeRpcCalls.inc({ network, method }), config.chainCallTimeoutMs);
+      (network, method) => metrics.nodeRpcCalls.inc({ network, method }));
     // Before the nodes stop: pending receipt waits end (the relayer leaves them journaled for recovery).
     cleanups.push(async () => { for (const network of networkNames) chains[network].receipts.close(); });
-    const lanes = loadRelayerLanes({ privateKey: config.relayerPrivateKey, dataDir: config.dataDir, vault: deps.vault, count: config.relayerLanes });
-    // The platform account (lane 0): every other lane is derived from its key.
+    const custody = config.keyCustody === 'pkcs11' ? openPkcs11Token(tokenOptions(config)) : undefined;
+    if (custody) cleanups.push(async () => custody.close());
+    // File custody: every other lane is derived from the platform account's key; pkcs11: a key each in the token.
+    const lanes = custody ? await loadTokenLanes(custody, config.relayerLanes)
+      : loadRelayerLanes({ privateKey: config.relayerPrivateKey, dataDir: config.dataDir, vault: deps.vault, count: config.relayerLanes });
+    // The platform account (lane 0).
     await checkFleet(deps.fleet, { relayer_account: relayerAccountFingerprint((lanes[0] as (typeof lanes)[number]).address) }, clock());
     await fundRelayerOnManagedChains(chains, lanes.map((lane) => lane.address), logger);
     const journal = createChainJournal(deps.store.db, randomUUID);
@@ -78,9 +86,16 @@ export async function composeChain(
         .then(() => undefined, (err: unknown) => logger.warn({ err }, 'stale transaction sweep failed')), staleSweepMs).stop);
     }
     const contracts = await ensurePlatformContracts({ journal, chains, relayer, clock, configured: config.contractAddresses });
-    return { ...part, chains, relayer, contracts };
+    return { ...part, chains, relayer, contracts, custody };
   } catch (error) {
     await part.stopChains().catch(() => undefined);
     throw error;
   }
+}
+
+/** The token's settings, which config.ts requires together with KEY_CUSTODY=pkcs11. */
+function tokenOptions(config: Config) {
+  const { pkcs11Module: module, pkcs11TokenLabel: tokenLabel, pkcs11PinFile: pinFile } = config;
+  if (!module || !tokenLabel || !pinFile) throw new Error('KEY_CUSTODY=pkcs11 needs PKCS11_MODULE, PKCS11_TOKEN_LABEL and PKCS11_PIN_FILE');
+  return { module, tokenLabel, pinFile };
 }

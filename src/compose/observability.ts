@@ -38,6 +38,8 @@ export interface ObservabilityDeps {
   /** A journaled transaction unmined this long makes the `relayer` check down: the backlog is stuck. */
   stuckAfterMs: number;
   now: () => number;
+  /** The HSM token holding the relayer's keys, when KEY_CUSTODY=pkcs11: the `custody` check. */
+  custody?: { probe(): Promise<void> } | undefined;
 }
 
 export function composeObservability(deps: ObservabilityDeps): { readiness: Readiness; close(): Promise<void> } {
@@ -54,6 +56,9 @@ export function composeObservability(deps: ObservabilityDeps): { readiness: Read
   // A raw eth_blockNumber: viem's getBlockNumber would hand a probe the pending promise of the previous one.
   for (const network of networkNames) readiness.add(`chain:${network}`, () => probeClients[network].request({ method: 'eth_blockNumber' }));
   readiness.add('ipfs', () => deps.ipfs.id());
+  // Token removed, library gone, PIN refused: nothing can be signed until it is back (it reconnects by itself).
+  const { custody } = deps;
+  if (custody) readiness.add('custody', () => custody.probe());
   // A lane stuck behind a transaction the chain does not mine (a nonce gap, a fee far below the base
   // fee, a node that dropped it) holds every later transfer of that lane.
   readiness.add('relayer', async () => {

@@ -155,7 +155,7 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     const { readiness, close: closeProbes } = composeObservability({
       store, chains, ipfs, relayer, metrics, logger, redisUrl: redis ? config.redisUrl : undefined,
       // Twice the receipt wait: by then every instance's recovery has had its turns at it.
-      stuckAfterMs: 2 * config.receiptTimeoutMs, now: clock,
+      stuckAfterMs: 2 * config.receiptTimeoutMs, now: clock, custody: chain.custody,
     });
     cleanups.push(closeProbes);
 

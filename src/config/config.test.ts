@@ -75,6 +75,21 @@ test('FAILPOINTS arm only in a test process (VIXPAY_TEST_FAULTS=1), never with N
   assert.equal(loadConfig({ NODE_ENV: 'production' }).vixpayTestFaults, false);
 });
 
+test('KEY_CUSTODY=pkcs11 needs the token\'s module, label and PIN file, and refuses a relayer key of its own', () => {
+  assert.equal(loadConfig({}).keyCustody, 'file');
+  assert.throws(() => loadConfig({ KEY_CUSTODY: 'pkcs11', PKCS11_TOKEN_LABEL: 'vixpay' }), (error: unknown) => {
+    assert.ok(error instanceof ConfigError);
+    assert.deepEqual(error.problems.map((p) => p.slice(0, p.indexOf(':'))), ['PKCS11_MODULE', 'PKCS11_PIN_FILE']);
+    return true;
+  });
+  const token = { KEY_CUSTODY: 'pkcs11', PKCS11_MODULE: '/usr/lib/softhsm/libsofthsm2.so', PKCS11_TOKEN_LABEL: 'vixpay', PKCS11_PIN_FILE: 'pin' };
+  assert.throws(() => loadConfig({ ...token, RELAYER_PRIVATE_KEY: `0x${'11'.repeat(32)}` }), /RELAYER_PRIVATE_KEY: not used with KEY_CUSTODY=pkcs11/);
+  assert.throws(() => loadConfig({ KEY_CUSTODY: 'kms' }), /KEY_CUSTODY/);
+  const config = loadConfig(token);
+  assert.deepEqual([config.keyCustody, config.pkcs11Module, config.pkcs11TokenLabel, config.pkcs11PinFile],
+    ['pkcs11', '/usr/lib/softhsm/libsofthsm2.so', 'vixpay', path.resolve('pin')]);
+});
+
 test('the server refuses to start with FAILPOINTS outside a test, or with the test switch in production', () => {
   const start = (env: Record<string, string>) => spawnSync(process.execPath, ['src/main.ts'], {
     encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '', DATA_DIR: path.join(tmpdir(), 'vixpay-never-started'), ...env },

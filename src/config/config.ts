@@ -57,7 +57,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) throw configError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
   const settings = parsed.data;
-  const refused = testSwitchesRefused(settings, env.NODE_ENV);
+  const refused = [...testSwitchesRefused(settings, env.NODE_ENV), ...custodyRefused(settings)];
   if (refused.length > 0) throw configError(refused);
 
   const config: Record<string, unknown> = {};
@@ -101,6 +101,15 @@ function testSwitchesRefused(settings: z.output<typeof envSchema>, nodeEnv: stri
     return ['FAILPOINTS: test only, honoured with VIXPAY_TEST_FAULTS=1 alone (a failpoint can kill the process); unset it'];
   }
   return [];
+}
+
+/** KEY_CUSTODY=pkcs11 needs its token's three settings, and takes no relayer key of its own. */
+function custodyRefused(settings: z.output<typeof envSchema>): string[] {
+  if (settings.KEY_CUSTODY !== 'pkcs11') return [];
+  const missing = (['PKCS11_MODULE', 'PKCS11_TOKEN_LABEL', 'PKCS11_PIN_FILE'] as const).filter((name) => !settings[name])
+    .map((name) => `${name}: required with KEY_CUSTODY=pkcs11`);
+  if (settings.RELAYER_PRIVATE_KEY) missing.push('RELAYER_PRIVATE_KEY: not used with KEY_CUSTODY=pkcs11 (the lanes\' keys are generated in the token); unset it');
+  return missing;
 }
 
 /** One line per setting, the first problem of each. */

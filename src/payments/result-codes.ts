@@ -64,6 +64,7 @@ const everyCall: Record<Exclude<DomainErrorCode, TableCode>, ResCode> = {
   'payment.token_not_accepted': { res_code: '18', res_message: 'Token not accepted' },
   'store.full': { res_code: '23', res_message: 'Storage full' },
   'store.unavailable': internal,
+  'custody.unavailable': internal,
   internal,
 };
 

@@ -49,6 +49,11 @@ export const domainErrorCodes = [
    * have stopped anywhere, so what it did is not known from here (see `leavesOutcomeOpen`); retry.
    */
   'store.unavailable',
+  /**
+   * The key custody (an HSM through PKCS#11) cannot sign: token removed, library not loaded, PIN
+   * refused, session lost. Nothing was signed or sent; retry later (the next call reconnects).
+   */
+  'custody.unavailable',
   'internal',
 ] as const;
 

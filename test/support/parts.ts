@@ -15,6 +15,7 @@ export const parts = {
   chromium: 'apt-get install chromium',
   'python-grpc': 'apt-get install python3-grpcio python3-grpc-tools',
   hardhat: 'npm install (hardhat is a devDependency; its node needs Node.js 22 or later)',
+  softhsm2: 'apt-get install softhsm2, and npm install with a C++ compiler (pkcs11js builds natively)',
 } as const;
 
 export type Part = keyof typeof parts;

@@ -43,6 +43,7 @@ export const httpStatusByCode: Record<DomainErrorCode, number> = {
   'reward.already_rewarded': 409,
   'store.full': 507,
   'store.unavailable': 503,
+  'custody.unavailable': 503,
   internal: 500,
 };
 

@@ -66,5 +66,6 @@ export const resultCodeByCode: Record<DomainErrorCode, string> = {
   'reward.already_rewarded': '409',
   'store.full': '507',
   'store.unavailable': '503',
+  'custody.unavailable': '503',
   internal: '500',
 };
