@@ -15,6 +15,7 @@ import {
   approvedPayment, cancelPayment, cancelReward, claimReward, failedPayment, issueReward, type TestStore,
 } from './support/scripted-payments.ts';
 import { addOperator } from '../src/console/operators.ts';
+import { localDateTime } from '../src/statements/statement-day.ts';
 import { createOperatorRepository } from '../src/store/operator-repository.ts';
 import { createPasswordHasher } from '../src/identity/password-hasher.ts';
 import { consoleContentSecurityPolicy } from '../src/transports/http/routes/console.ts';
@@ -111,7 +112,8 @@ async function login(page: Page) {
 test('the console after a scripted day: figures match the database and the chain, the charts move, search links receipts and transactions', { skip, timeout: 240_000 }, async (t) => {
   t.diagnostic(`screenshots in ${shots}`);
   const { db } = p.t.platform.store;
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1800 } });
+  // The browser's clock in another zone than TIME_ZONE (Asia/Seoul): the page shows the platform's zone.
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1800 }, timezoneId: 'America/Los_Angeles' });
   const problems: string[] = [];
   page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
   page.on('pageerror', (error) => problems.push(error.message));
@@ -201,12 +203,19 @@ test('the console after a scripted day: figures match the database and the chain
     const row = page.locator(`#settlement-costs tr[data-network="${network}"] td`);
     assert.equal(await row.nth(1).innerText(), String(mined.length), `${network} transactions`);
     assert.equal(await row.nth(2).innerText(), gas.toLocaleString('en-US'), `${network} gas`);
-    assert.equal(await row.nth(3).getAttribute('title'), formatEther(fees), `${network} fees`);
+    const currency = network.includes('bnb') ? 'BNB' : 'ETH';
+    assert.equal(await row.nth(3).getAttribute('title'), `${formatEther(fees)} ${currency} (${fees} wei)`, `${network} fees, in ${currency} with wei beside`);
     assert.match(await row.nth(3).innerText(), new RegExp(`^[\\d.,]+ ${network.includes('bnb') ? 'BNB' : 'ETH'}$`));
     assert.equal(await row.nth(4).innerText(), String(settlements), `${network} settlement transactions`);
     assert.equal(await row.nth(5).innerText(), String(transfers), `${network} transfers`);
     assert.equal(await row.nth(6).innerText(), transfers ? Math.round(Number(settlementGas) / transfers).toLocaleString('en-US') : '–', `${network} gas per transfer`);
     assert.equal(await row.nth(7).innerText(), settlements ? String(Number((transfers / settlements).toFixed(2))) : '–');
+    // Deploys and mints apart from the settlements, and the settlements' POS and x402 transfers.
+    const others = await db.selectFrom('chain_txs').select('kind').where('network', '=', network).where('kind', '!=', 'settlement')
+      .where('tx_hash', 'in', mined.length ? mined.map((m) => m.tx_hash) : ['none']).execute();
+    const otherKinds = [...new Set(others.map((o) => o.kind))].map((kind) => `${others.filter((o) => o.kind === kind).length} ${kind}`);
+    assert.deepEqual((await row.nth(8).innerText()).split(', ').sort(), (otherKinds.length ? otherKinds : ['–']).sort(), `${network} other transactions`);
+    assert.equal(await row.nth(5).getAttribute('title'), `${transfers} POS · 0 x402`);
     if (network === 'ethereum') {
       assert.ok(transfers >= 8, 'the day\'s approvals, refund and claims settled on ethereum');
       assert.ok(gas > 0n && fees > 0n);
@@ -235,6 +244,10 @@ test('the console after a scripted day: figures match the database and the chain
   await page.click('#search button');
   const found = page.locator(`#search-results tr[data-reference="${extra.tranNo}"]`);
   await found.waitFor({ timeout: 10_000 });
+  // Its time in the platform's zone, named in the header and the column, whatever the browser's zone.
+  assert.equal(await shown(page, 'timeZone'), 'Asia/Seoul');
+  const createdAt = Number((await db.selectFrom('payments').select('created_at').where('tran_no', '=', extra.tranNo).executeTakeFirstOrThrow()).created_at);
+  assert.equal(await found.locator('td').nth(0).innerText(), localDateTime(createdAt, 'Asia/Seoul'));
   const receiptHref = await found.locator('td').nth(7).locator('a').getAttribute('href');
   const txHref = await found.locator('td').nth(8).locator('a').getAttribute('href');
   const receipt = await (await page.request.get(`${baseUrl}${receiptHref}`)).json();

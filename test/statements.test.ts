@@ -182,24 +182,47 @@ describe('a store\'s daily statement', () => {
 
 test('the operator: vixpay statement and operator-day beside the platform, and the console\'s downloads', async () => {
   const run = promisify(execFile);
-  const cli = async (...args: string[]) => (await run(process.execPath, ['bin/vixpay.js', ...args], {
-    env: { ...process.env, DATA_DIR: p.t.dataDir, LOG_LEVEL: 'silent', ...(p.t.config.databaseUrl && { DATABASE_URL: p.t.config.databaseUrl }) },
+  // The machine's clock in another zone than TIME_ZONE (Asia/Seoul): the days stay TIME_ZONE's.
+  const runCli = async (...args: string[]) => run(process.execPath, ['bin/vixpay.js', ...args], {
+    env: { ...process.env, TZ: 'America/Los_Angeles', DATA_DIR: p.t.dataDir, LOG_LEVEL: 'silent', ...(p.t.config.databaseUrl && { DATABASE_URL: p.t.config.databaseUrl }) },
     maxBuffer: 64 * 1024 * 1024,
-  })).stdout;
+  });
+  const cli = async (...args: string[]) => (await runCli(...args)).stdout;
   const http = await statement(store.tid, store.apiKey, 'text/csv');
   assert.equal(await cli('statement', '--tid', store.tid, '--date', today(), '--csv'), http.text, 'the CLI writes the same CSV');
-  const json = JSON.parse(await cli('statement', '--tid', store.tid, '--date', today()));
+  // Without --date: today in TIME_ZONE, named with its zone on stderr; stdout is the document, indented.
+  const terminal = await runCli('statement', '--tid', store.tid);
+  assert.match(terminal.stderr, new RegExp(`^statement of ${store.tid}: ${today()} in Asia/Seoul \\(TIME_ZONE\\), ${today()}T00:00:00\\.000\\+09:00 to ${today()}T23:59:59\\.999\\+09:00; the day is`));
+  assert.match(terminal.stdout, /^\{\n {2}"tid": /);
+  const json = JSON.parse(terminal.stdout);
+  assert.equal(json.date, today());
+  assert.equal(json.timeZone, 'Asia/Seoul');
+  assert.equal(json.firstInstant, `${today()}T00:00:00.000+09:00`);
   assert.equal(json.reconciled, true);
   assert.equal(json.lines.length, 6);
+  const compact = await runCli('statement', '--tid', store.tid, '--json');
+  assert.deepEqual(JSON.parse(compact.stdout), json, '--json: the same document');
+  assert.equal(compact.stdout.trim().split('\n').length, 1, '--json: one line');
+  assert.equal(compact.stderr, '');
   const day = JSON.parse(await cli('operator-day', '--date', today(), '--network', 'ethereum', '--json'));
   assert.deepEqual(day.networks.map((n: any) => n.network), ['ethereum']);
   const settled = day.transactions.find((t: any) => t.txHash === json.lines[0].txHash);
   assert.ok(settled, 'the payment\'s settlement transaction is in the operator\'s day');
   assert.ok(settled.transfers >= 1 && Number(settled.gasUsed) > 0 && BigInt(settled.feeWei) > 0n);
-  assert.ok(day.networks[0].transfers >= settled.transfers);
+  assert.equal(settled.kind, 'pos-settlement');
+  assert.equal(settled.currency, 'ETH');
+  assert.equal(parseUnits(settled.fee, 18), BigInt(settled.feeWei), 'the fee in ETH is the fee in wei');
+  const [ethereum] = day.networks;
+  assert.ok(ethereum.transfers >= settled.transfers);
+  assert.equal(ethereum.x402Transfers, 0);
+  assert.ok(ethereum.otherTransactions.mint >= 1 && ethereum.otherTransactions.deploy >= 1, 'deploys and mints counted apart');
+  assert.equal(ethereum.settlementTransactions, day.transactions.filter((t: any) => t.kind.endsWith('settlement')).length);
+  assert.equal(parseUnits(ethereum.feesPaid, 18), BigInt(ethereum.feesPaidWei));
   const csv = (await cli('operator-day', '--date', today(), '--csv')).trim().split('\r\n');
-  assert.equal(csv[0], 'network,tx_hash,kind,block_number,status,gas_used,fee_wei,transfers,gas_per_transfer');
+  assert.equal(csv[0], 'network,tx_hash,kind,block_number,status,gas_used,fee,currency,fee_wei,transfers,pos_transfers,x402_transfers,gas_per_transfer');
   assert.equal(csv.filter((r) => r.split(',')[1] === 'total').length, 4, 'a total row per network');
+  const settledRow = csv.find((r) => r.split(',')[1] === settled.txHash)!.split(',');
+  assert.deepEqual([settledRow[2], settledRow[6], settledRow[7], settledRow[8]], ['pos-settlement', settled.fee, 'ETH', settled.feeWei]);
 
   // The console: an operator downloads any store's statement and the operator's day.
   const { platform } = p.t;

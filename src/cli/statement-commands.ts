@@ -2,7 +2,8 @@ import { DomainError } from '#shared/errors.ts';
 import { isNetworkName, networkNames } from '#shared/networks.ts';
 import { batched, statementCsv, statementJson } from '../statements/statement-render.ts';
 import { operatorDayCsv } from '../statements/operator-day.ts';
-import type { CliCommand } from './commands.ts';
+import { dateOf } from '../statements/statement-day.ts';
+import type { CliCommand, CliContext } from './commands.ts';
 import { withPlatform } from './cli-deps.ts';
 
 /** Written to standard output as it comes, each piece handed to the OS before the next (the process exits after). */
@@ -12,21 +13,35 @@ async function writeOut(pieces: AsyncIterable<string>): Promise<void> {
   for await (const piece of pieces) await write(piece);
 }
 
-function dateOption(value: string | boolean | undefined): string {
-  if (typeof value !== 'string') throw new DomainError('request.invalid', '--date yyyy-mm-dd is required (a day in TIME_ZONE)');
-  return value;
+/** --date, or today in TIME_ZONE (not the machine's zone: the platform's days are TIME_ZONE's). */
+function dateOption(context: CliContext, now: number): string {
+  const { date } = context.values;
+  if (date === undefined) return dateOf(now, context.config.timeZone);
+  if (typeof date !== 'string') throw new DomainError('request.invalid', '--date yyyy-mm-dd (a day in TIME_ZONE)');
+  return date;
+}
+
+/**
+ * Which day, in which zone, on standard error (standard output stays the document): a store owner
+ * on a machine in another zone sees that the day is TIME_ZONE's, and whether it is over.
+ */
+function dayNote(what: string, day: { date: string; timeZone: string; firstInstant: string; lastInstant: string }, closed?: boolean): void {
+  const state = closed === undefined ? '' : closed ? '; the day is over' : '; the day is still running (lines so far)';
+  process.stderr.write(`${what}: ${day.date} in ${day.timeZone} (TIME_ZONE), ${day.firstInstant} to ${day.lastInstant}${state}\n`);
 }
 
 export const statementCommand: CliCommand = {
-  summary: '--tid TID --date YYYY-MM-DD [--csv]  a store\'s daily statement, reconciled against the chain (docs/statements.md)',
+  summary: '--tid TID [--date YYYY-MM-DD] [--csv]  a store\'s daily statement, reconciled against the chain; the day is TIME_ZONE\'s, today by default (docs/statements.md)',
   options: { tid: { type: 'string' }, date: { type: 'string' }, csv: { type: 'boolean' } },
   run: async (context) => {
     const { tid } = context.values;
     if (typeof tid !== 'string') throw new DomainError('request.invalid', '--tid is required');
-    const date = dateOption(context.values.date);
+    const json = context.values.json === true;
     await withPlatform(context, async (platform) => {
-      const statement = await platform.statements.open(tid, date);
-      await writeOut(batched(context.values.csv ? statementCsv(statement) : statementJson(statement)));
+      const statement = await platform.statements.open(tid, dateOption(context, platform.admin.stores.clock()));
+      if (!json) dayNote(`statement of ${tid}`, statement.header, statement.header.closed);
+      // One JSON document: indented on a terminal, one line with --json (and over HTTP).
+      await writeOut(batched(context.values.csv ? statementCsv(statement) : statementJson(statement, { pretty: !json })));
       if (!context.values.csv) await write('\n');
     });
     return undefined;
@@ -34,15 +49,15 @@ export const statementCommand: CliCommand = {
 };
 
 export const operatorDayCommand: CliCommand = {
-  summary: '--date YYYY-MM-DD [--network NAME] [--csv]  settlement transactions, gas and fees of a day per network',
+  summary: '[--date YYYY-MM-DD] [--network NAME] [--csv]  settlement transactions, gas and fees (ETH/BNB, wei beside) of a day in TIME_ZONE, today by default',
   options: { date: { type: 'string' }, network: { type: 'string' }, csv: { type: 'boolean' } },
   run: async (context) => {
-    const date = dateOption(context.values.date);
     const { network } = context.values;
     if (network !== undefined && (typeof network !== 'string' || !isNetworkName(network))) {
       throw new DomainError('network.unknown', `--network must be one of ${networkNames.join(', ')}`);
     }
-    const day = await withPlatform(context, (platform) => platform.statements.operatorDay(date));
+    const day = await withPlatform(context, (platform) => platform.statements.operatorDay(dateOption(context, platform.admin.stores.clock())));
+    if (context.values.json !== true) dayNote('operator\'s day', day);
     const shown = network ? { ...day, networks: day.networks.filter((n) => n.network === network), transactions: day.transactions.filter((t) => t.network === network) } : day;
     return context.values.csv ? operatorDayCsv(shown).trimEnd() : shown;
   },

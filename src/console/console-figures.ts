@@ -35,6 +35,8 @@ export interface TokenTotal {
 /** `GET /console/api/figures` (docs/console.md). */
 export interface ConsoleFigures {
   generatedAt: string;
+  /** The platform's zone (TIME_ZONE): the page shows every time in it, named. */
+  timeZone: string;
   windowMinutes: number;
   payments: Record<PaymentStatus | 'total', number>;
   /** One entry per minute of the window, oldest first, zero-filled. */
@@ -109,6 +111,7 @@ export async function consoleFigures(deps: ConsoleFiguresDeps, windowMinutes: nu
   const backlogTotal = Object.values(backlog).reduce((a, b) => a + b, 0);
   return {
     generatedAt: new Date(now).toISOString(),
+    timeZone: deps.timeZone,
     windowMinutes,
     payments,
     perMinute,

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { roundedForPerson, settlementCosts, startOfDay } from './settlement-costs.ts';
+import { costKindOf, roundedForPerson, settlementCosts, startOfDay } from './settlement-costs.ts';
 
 test('an amount of ether rounded for a person: grouped, two decimals from 1 up, three significant digits below', () => {
   assert.equal(roundedForPerson('999999.994518507748618634', 'ETH'), '999,999.99 ETH');
@@ -20,18 +20,29 @@ test('the platform\'s day starts at midnight in TIME_ZONE, daylight saving inclu
   assert.equal(new Date(startOfDay(Date.parse('2026-03-08T20:00:00Z'), 'America/New_York')).toISOString(), '2026-03-08T05:00:00.000Z');
 });
 
-test('settlement costs: every network named, gas per transfer over the transactions that executed transfers only', () => {
+test('settlement costs: every network named, fees in ETH with wei beside, settlements apart from deploys and mints, POS and x402 by kind', () => {
   const costs = settlementCosts(['ethereum', 'bnb'], [
-    { network: 'ethereum', gasUsed: '500000', feeWei: '1000000000000000', transfers: 10 },
-    { network: 'ethereum', gasUsed: '70000', feeWei: '140000000000000', transfers: 1 },
-    { network: 'ethereum', gasUsed: '50000', feeWei: null, transfers: 0 },
+    { network: 'ethereum', kind: 'settlement', gasUsed: '500000', feeWei: '1000000000000000', transfers: 10, x402Transfers: 0 },
+    { network: 'ethereum', kind: 'settlement', gasUsed: '70000', feeWei: '140000000000000', transfers: 1, x402Transfers: 1 },
+    { network: 'ethereum', kind: 'settlement', gasUsed: '90000', feeWei: '20000000000000', transfers: 3, x402Transfers: 1 },
+    { network: 'ethereum', kind: 'deploy', gasUsed: '900000', feeWei: '5000000000000', transfers: 0, x402Transfers: 0 },
+    { network: 'ethereum', kind: 'mint', gasUsed: '50000', feeWei: null, transfers: 0, x402Transfers: 0 },
   ]);
   assert.deepEqual(costs[0], {
-    network: 'ethereum', transactions: 3, gasUsed: '620000', feesPaid: '0.00114', feesPaidRounded: '0.00114 ETH',
-    settlementTransactions: 2, transfers: 11, averageGasPerTransfer: 51818, transfersPerTransaction: 5.5,
+    network: 'ethereum', currency: 'ETH', transactions: 5, gasUsed: '1610000',
+    feesPaid: '0.001165', feesPaidWei: '1165000000000000', feesPaidRounded: '0.00117 ETH',
+    settlementTransactions: 3, settlementFeesPaid: '0.00116', settlementFeesPaidWei: '1160000000000000',
+    settlementsByKind: { pos: 1, x402: 1, mixed: 1 }, otherTransactions: { deploy: 1, mint: 1 },
+    transfers: 14, posTransfers: 12, x402Transfers: 2, averageGasPerTransfer: 47143, transfersPerTransaction: 4.67,
   });
   assert.deepEqual(costs[1], {
-    network: 'bnb', transactions: 0, gasUsed: '0', feesPaid: '0', feesPaidRounded: '0.00 BNB',
-    settlementTransactions: 0, transfers: 0, averageGasPerTransfer: null, transfersPerTransaction: null,
+    network: 'bnb', currency: 'BNB', transactions: 0, gasUsed: '0', feesPaid: '0', feesPaidWei: '0', feesPaidRounded: '0.00 BNB',
+    settlementTransactions: 0, settlementFeesPaid: '0', settlementFeesPaidWei: '0', settlementsByKind: { pos: 0, x402: 0, mixed: 0 }, otherTransactions: {},
+    transfers: 0, posTransfers: 0, x402Transfers: 0, averageGasPerTransfer: null, transfersPerTransaction: null,
   });
+  assert.equal(costKindOf({ kind: 'settlement', transfers: 2, x402Transfers: 0 }), 'pos-settlement');
+  assert.equal(costKindOf({ kind: 'settlement', transfers: 2, x402Transfers: 2 }), 'x402-settlement');
+  assert.equal(costKindOf({ kind: 'settlement', transfers: 2, x402Transfers: 1 }), 'mixed-settlement');
+  assert.equal(costKindOf({ kind: 'settlement', transfers: 0, x402Transfers: 0 }), 'settlement');
+  assert.equal(costKindOf({ kind: 'mint', transfers: 0, x402Transfers: 0 }), 'mint');
 });

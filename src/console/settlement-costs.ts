@@ -7,19 +7,39 @@ export const nativeSymbols: Readonly<Record<string, string>> = { ethereum: 'ETH'
 /** What settlement cost on one network today (the platform's day, TIME_ZONE): from the receipts of the transactions mined. */
 export interface SettlementCosts {
   network: string;
-  /** Relayed transactions mined today (every kind: settlements, mints, cancellations). */
+  /** The native currency its gas is paid in: ETH (ethereum, optimism) or BNB (bnb, opbnb). */
+  currency: string;
+  /** Relayed transactions mined today, every kind (settlements, and the deploys, mints and cancellations apart below). */
   transactions: number;
   /** Their gas (receipts' gasUsed), summed. */
   gasUsed: string;
-  /** Their fees (gasUsed × effectiveGasPrice) in ether, exact, and rounded for a person. */
+  /** Their fees (gasUsed × effectiveGasPrice) in `currency`, exact; in wei beside; rounded for a person. */
   feesPaid: string;
+  feesPaidWei: string;
   feesPaidRounded: string;
-  /** Transactions that executed transfers (authorizations used), and those transfers. */
+  /** Settlement transactions (the batches that execute transfers) and their fees alone. */
   settlementTransactions: number;
+  settlementFeesPaid: string;
+  settlementFeesPaidWei: string;
+  /** Settlement transactions by what they carried: POS transfers only, x402 payments only, both in one batch. */
+  settlementsByKind: { pos: number; x402: number; mixed: number };
+  /** The other transactions by kind (`deploy`, `mint`, `cancel-authorization`): not settlements. */
+  otherTransactions: Record<string, number>;
+  /** Transfers executed (authorizations used): POS payments, refunds and rewards, and x402 payments. */
   transfers: number;
-  /** Gas of those transactions per transfer they executed; null without any. */
+  posTransfers: number;
+  x402Transfers: number;
+  /** Gas of the settlement transactions per transfer they executed; null without any. */
   averageGasPerTransfer: number | null;
   transfersPerTransaction: number | null;
+}
+
+/** A settlement transaction's kind by what it carried; any other transaction keeps the relayer's kind. */
+export function costKindOf(row: Pick<MinedCostRow, 'kind' | 'transfers' | 'x402Transfers'>): string {
+  if (row.kind !== 'settlement') return row.kind;
+  if (row.transfers === 0) return 'settlement';
+  if (row.x402Transfers === 0) return 'pos-settlement';
+  return row.x402Transfers === row.transfers ? 'x402-settlement' : 'mixed-settlement';
 }
 
 /**
@@ -51,30 +71,48 @@ export function startOfDay(epochMs: number, timeZone: string): number {
 /** Per network (every one named, zeros when idle), the costs of the transactions mined since the day began. */
 export function settlementCosts(networks: readonly string[], rows: readonly MinedCostRow[]): SettlementCosts[] {
   return networks.map((network) => {
+    const currency = nativeSymbols[network] ?? 'ETH';
     let gas = 0n;
     let fees = 0n;
+    let settlementFees = 0n;
     let transactions = 0;
     let settlementTransactions = 0;
     let settlementGas = 0n;
     let transfers = 0;
+    let x402Transfers = 0;
+    const settlementsByKind = { pos: 0, x402: 0, mixed: 0 };
+    const otherTransactions: Record<string, number> = {};
     for (const row of rows) {
       if (row.network !== network) continue;
       transactions++;
       const used = BigInt(row.gasUsed ?? 0);
+      const fee = BigInt(row.feeWei ?? 0);
       gas += used;
-      fees += BigInt(row.feeWei ?? 0);
+      fees += fee;
+      if (row.kind !== 'settlement') {
+        otherTransactions[row.kind] = (otherTransactions[row.kind] ?? 0) + 1;
+        continue;
+      }
+      settlementTransactions++;
+      settlementFees += fee;
+      const kind = costKindOf(row);
+      if (kind === 'pos-settlement') settlementsByKind.pos++;
+      else if (kind === 'x402-settlement') settlementsByKind.x402++;
+      else if (kind === 'mixed-settlement') settlementsByKind.mixed++;
       if (row.transfers > 0) {
-        settlementTransactions++;
         settlementGas += used;
         transfers += row.transfers;
+        x402Transfers += row.x402Transfers;
       }
     }
+    const carrying = settlementsByKind.pos + settlementsByKind.x402 + settlementsByKind.mixed;
     const feesPaid = formatEther(fees);
     return {
-      network, transactions, gasUsed: gas.toString(), feesPaid, feesPaidRounded: roundedForPerson(feesPaid, nativeSymbols[network] ?? 'ETH'),
-      settlementTransactions, transfers,
+      network, currency, transactions, gasUsed: gas.toString(), feesPaid, feesPaidWei: fees.toString(), feesPaidRounded: roundedForPerson(feesPaid, currency),
+      settlementTransactions, settlementFeesPaid: formatEther(settlementFees), settlementFeesPaidWei: settlementFees.toString(),
+      settlementsByKind, otherTransactions, transfers, posTransfers: transfers - x402Transfers, x402Transfers,
       averageGasPerTransfer: transfers === 0 ? null : Math.round(Number(settlementGas) / transfers),
-      transfersPerTransaction: settlementTransactions === 0 ? null : Number((transfers / settlementTransactions).toFixed(2)),
+      transfersPerTransaction: carrying === 0 ? null : Number((transfers / carrying).toFixed(2)),
     };
   });
 }

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStatement, type StatementDeps } from './statement-builder.ts';
-import { statementDay } from './statement-day.ts';
+import { statementDay, zonedIsoTime } from './statement-day.ts';
 import type { StatementChain, TransferLog } from './statement-chain.ts';
 import type { MinedTx, StatementRow } from '../store/statement-repository.ts';
 import type { StatementLine, StatementSummary } from './statement.ts';
@@ -104,4 +104,17 @@ test('days of a time zone with daylight saving last 23 and 25 hours', () => {
   assert.equal(new Date(statementDay('2026-11-26', 'Asia/Seoul').startMs).toISOString(), '2026-11-25T15:00:00.000Z');
   assert.equal(new Date(statementDay('2026-11-26', 'Pacific/Kiritimati').startMs).toISOString(), '2026-11-25T10:00:00.000Z');
   assert.throws(() => statementDay('2026-02-29', 'UTC'), /yyyy-mm-dd/);
+});
+
+test('a statement names its day\'s first and last instants in its zone, with the offset (also across a daylight-saving change)', async () => {
+  const statement = await openStatement({ ...depsOf([], [], fakeChain([], { opening: 0n, closing: 0n })), clock: () => day.endMs + 120_000 }, 'T-1', '2026-11-26');
+  assert.equal(statement.header.timeZone, 'Asia/Seoul');
+  assert.equal(statement.header.firstInstant, '2026-11-26T00:00:00.000+09:00');
+  assert.equal(statement.header.lastInstant, '2026-11-26T23:59:59.999+09:00');
+  assert.equal(Date.parse(statement.header.firstInstant), Date.parse(statement.header.from));
+  assert.equal(Date.parse(statement.header.lastInstant) + 1, Date.parse(statement.header.to));
+  const fallBack = statementDay('2026-11-01', 'America/New_York');
+  assert.equal(zonedIsoTime(fallBack.startMs, 'America/New_York'), '2026-11-01T00:00:00.000-04:00');
+  assert.equal(zonedIsoTime(fallBack.endMs - 1, 'America/New_York'), '2026-11-01T23:59:59.999-05:00');
+  assert.equal(zonedIsoTime(Date.UTC(2026, 10, 26, 3, 4, 5, 6), 'UTC'), '2026-11-26T03:04:05.006+00:00');
 });

@@ -3,7 +3,7 @@ import { DomainError } from '#shared/errors.ts';
 import type { Clock } from '#shared/clock.ts';
 import type { MinedTx, StatementRepository, StatementRow } from '../store/statement-repository.ts';
 import type { StatementChain, TransferLog } from './statement-chain.ts';
-import { localDateTime, statementDay } from './statement-day.ts';
+import { localDateTime, statementDay, zonedIsoTime } from './statement-day.ts';
 import {
   maxListedDiscrepancies, type Discrepancy, type OpenStatement, type StatementHeader, type StatementLine, type StatementSummary, type StatementToken,
 } from './statement.ts';
@@ -59,6 +59,7 @@ export async function openStatement(deps: StatementDeps, tid: string, date: stri
   const opening = await balancesAt(firstBlock - 1);
   const header: StatementHeader = {
     tid, date, timeZone: deps.timeZone, network: deps.network, account, from: new Date(day.startMs).toISOString(), to: new Date(day.endMs).toISOString(),
+    firstInstant: zonedIsoTime(day.startMs, deps.timeZone), lastInstant: zonedIsoTime(day.endMs - 1, deps.timeZone),
     closed, firstBlock, lastBlock,
     openingBalances: [...tokens.values()].map((t) => ({ token: t.symbol, tokenContract: t.contractAddress, balance: formatTokenAmount(opening.get(t.contractAddress.toLowerCase()) ?? 0n, t.decimals) })),
   };

@@ -36,3 +36,18 @@ export function localDateTime(epochMs: number, timeZone: string): string {
   const t = formatDateTime(epochMs, timeZone);
   return `${t.slice(0, 4)}-${t.slice(4, 6)}-${t.slice(6, 8)} ${t.slice(8, 10)}:${t.slice(10, 12)}:${t.slice(12, 14)}`;
 }
+
+/**
+ * An instant as ISO 8601 with `timeZone`'s offset there, to the millisecond:
+ * `2026-11-28T00:00:00.000+09:00`. A reader sees the zone's wall clock and the instant both.
+ */
+export function zonedIsoTime(epochMs: number, timeZone: string): string {
+  const t = formatDateTime(epochMs, timeZone);
+  const wallMs = Date.UTC(Number(t.slice(0, 4)), Number(t.slice(4, 6)) - 1, Number(t.slice(6, 8)), Number(t.slice(8, 10)), Number(t.slice(10, 12)), Number(t.slice(12, 14)));
+  const offsetMinutes = Math.round((wallMs - Math.floor(epochMs / 1000) * 1000) / 60_000);
+  const sign = offsetMinutes < 0 ? '-' : '+';
+  const abs = Math.abs(offsetMinutes);
+  const offset = `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+  const ms = String(((epochMs % 1000) + 1000) % 1000).padStart(3, '0');
+  return `${t.slice(0, 4)}-${t.slice(4, 6)}-${t.slice(6, 8)}T${t.slice(8, 10)}:${t.slice(10, 12)}:${t.slice(12, 14)}.${ms}${offset}`;
+}

@@ -15,9 +15,12 @@ export interface StatementHeader {
   network: string;
   /** The store's settlement account. */
   account: string;
-  /** ISO times of the day's start and of the next day's start. */
+  /** ISO times (UTC) of the day's start and of the next day's start. */
   from: string;
   to: string;
+  /** The day's first and last instants in `timeZone`, with its offset: `2026-11-26T00:00:00.000+09:00`, `…T23:59:59.999+09:00`. */
+  firstInstant: string;
+  lastInstant: string;
   /** False while the day is still running: the lines so far, and the balance at the latest block. */
   closed: boolean;
   /** The day's blocks, first to last (firstBlock > lastBlock: no block was mined that day). */

@@ -56,7 +56,17 @@ export interface MinedCostRow {
   feeWei: string | null;
   /** Authorizations used by this transaction (0 for a mint, a deployment, a cancellation). */
   transfers: number;
+  /** Of them, x402 payments (the facilitator's); the rest are POS payments, refunds and rewards. */
+  x402Transfers: number;
+  /** What the relayer sent it for: `settlement`, `deploy`, `mint`, `cancel-authorization`. */
+  kind: string;
 }
+
+/** Authorizations a mined transaction used, all and the x402 ones (SQL over `chain_txs as c`). */
+export const usedAuthorizations = {
+  all: sql<number>`(select count(*) from authorizations a where a.tx_hash = c.tx_hash and a.network = c.network and a.status = 'used')`,
+  x402: sql<number>`(select count(*) from authorizations a join x402_settlements x on x.nonce = a.nonce where a.tx_hash = c.tx_hash and a.network = c.network and a.status = 'used')`,
+};
 
 /** One row of the console's tables: a payment, a refund or a reward. */
 export interface ActivityRow {
@@ -182,14 +192,14 @@ export function createConsoleRepository(db: Db): ConsoleRepository {
     },
 
     async minedSince(networks, sinceMs) {
-      const transfers = sql<number>`(select count(*) from authorizations a where a.tx_hash = c.tx_hash and a.network = c.network and a.status = 'used')`;
       const rows = await db.selectFrom('chain_txs as c')
-        .select(['c.network', 'c.gas_used', 'c.fee_wei', transfers.as('transfers')])
+        .select(['c.network', 'c.kind', 'c.gas_used', 'c.fee_wei', usedAuthorizations.all.as('transfers'), usedAuthorizations.x402.as('x402_transfers')])
         // updated_at (when it was recorded mined, never before its block) narrows on chain_txs_network_updated.
         .where('c.network', 'in', networks).where('c.updated_at', '>=', sinceMs)
         .where('c.status', '!=', 'signed').where('c.block_timestamp', '>=', Math.floor(sinceMs / 1000)).execute();
       return rows.map((r) => ({
-        network: r.network, gasUsed: r.gas_used === null ? null : String(r.gas_used), feeWei: r.fee_wei, transfers: Number(r.transfers),
+        network: r.network, kind: r.kind, gasUsed: r.gas_used === null ? null : String(r.gas_used), feeWei: r.fee_wei,
+        transfers: Number(r.transfers), x402Transfers: Number(r.x402_transfers),
       }));
     },
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from './db.ts';
-import type { MinedCostRow } from './console-repository.ts';
+import { usedAuthorizations, type MinedCostRow } from './console-repository.ts';
 import { appendWebhookEvent, type NewWebhookEvent } from './webhook-repository.ts';
 
 /** A relayed transaction mined in the day's blocks (migration 0014: block and position). */
@@ -124,15 +124,15 @@ export function createStatementRepository(db: Db): StatementRepository {
     },
 
     async minedBetween(networks, fromSec, toSec) {
-      const transfers = sql<number>`(select count(*) from authorizations a where a.tx_hash = c.tx_hash and a.network = c.network and a.status = 'used')`;
       const rows = await db.selectFrom('chain_txs as c')
-        .select(['c.network', 'c.tx_hash', 'c.kind', 'c.block_number', 'c.status', 'c.gas_used', 'c.fee_wei', transfers.as('transfers')])
+        .select(['c.network', 'c.tx_hash', 'c.kind', 'c.block_number', 'c.status', 'c.gas_used', 'c.fee_wei', usedAuthorizations.all.as('transfers'), usedAuthorizations.x402.as('x402_transfers')])
         .where('c.network', 'in', networks).where('c.status', '!=', 'signed')
         .where('c.block_timestamp', '>=', fromSec).where('c.block_timestamp', '<', toSec)
         .orderBy('c.network').orderBy('c.block_number').orderBy('c.tx_index').execute();
       return rows.map((r) => ({
         network: r.network, txHash: r.tx_hash, kind: r.kind, blockNumber: Number(r.block_number), status: r.status,
         gasUsed: r.gas_used === null ? null : String(r.gas_used), feeWei: r.fee_wei, transfers: Number(r.transfers),
+        x402Transfers: Number(r.x402_transfers),
       }));
     },
 

@@ -7,6 +7,23 @@ const refreshMs = 5000;
 const colors = { approved: '#2e7d32', failed: '#c62828', pending: '#f9a825' };
 let perMinuteChart;
 let resCodeChart;
+// Every time on the page is shown in the platform's zone (TIME_ZONE, from the figures), named, never the browser's.
+let timeZone = 'UTC';
+const wallClocks = new Map();
+
+/** `yyyy-mm-dd HH:MM:SS` (or `HH:MM` with `minutes`) of an instant in the platform's zone. */
+function inZone(at, minutes) {
+  const key = `${timeZone}:${minutes ? 'm' : 's'}`;
+  let format = wallClocks.get(key);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', minutes
+      ? { timeZone, hourCycle: 'h23', hour: '2-digit', minute: '2-digit' }
+      : { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    wallClocks.set(key, format);
+  }
+  const p = Object.fromEntries(format.formatToParts(new Date(at)).map((part) => [part.type, part.value]));
+  return minutes ? `${p.hour}:${p.minute}` : `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
+}
 
 function figure(name, value) {
   for (const element of document.querySelectorAll(`[data-figure="${name}"]`)) element.textContent = String(value);
@@ -54,7 +71,7 @@ function fillTable(id, rows, render) {
 }
 
 function minuteLabel(at) {
-  return new Date(at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  return inZone(at, true);
 }
 
 function drawCharts(figures) {
@@ -91,7 +108,7 @@ function drawCharts(figures) {
 
 function activityRow(row, r) {
   row.dataset.reference = r.reference;
-  cell(row, new Date(r.createdAt).toLocaleString());
+  cell(row, inZone(r.createdAt));
   cell(row, r.kind);
   cell(row, r.tid);
   cell(row, r.reference, 'mono');
@@ -117,7 +134,9 @@ async function getJson(url) {
 
 async function refresh() {
   const figures = await getJson('/console/api/figures');
-  figure('generatedAt', new Date(figures.generatedAt).toLocaleTimeString());
+  timeZone = figures.timeZone;
+  figure('timeZone', timeZone);
+  figure('generatedAt', inZone(figures.generatedAt));
   figure('windowMinutes', figures.windowMinutes);
   for (const key of ['total', 'approved', 'failed', 'pending']) figure(`payments.${key}`, figures.payments[key]);
   figure('volume', amounts(figures.volume));
@@ -144,18 +163,22 @@ async function refresh() {
     cell(row, `${s.balance} ${s.token}`);
   });
   const costs = figures.settlementCosts;
-  figure('settlementCosts.since', new Date(costs.since).toLocaleString());
+  figure('settlementCosts.since', inZone(costs.since));
   figure('settlementCosts.timeZone', costs.timeZone);
   fillTable('settlement-costs', costs.networks, (row, c) => {
     row.dataset.network = c.network;
     cell(row, c.network);
     cell(row, grouped(c.transactions));
     cell(row, grouped(c.gasUsed));
-    cell(row, c.feesPaidRounded).title = c.feesPaid;
-    cell(row, grouped(c.settlementTransactions));
-    cell(row, grouped(c.transfers));
+    // In ETH (BNB) rounded for a person; exact, and in wei, on hover.
+    cell(row, c.feesPaidRounded).title = `${c.feesPaid} ${c.currency} (${c.feesPaidWei} wei)`;
+    const byKind = c.settlementsByKind;
+    cell(row, grouped(c.settlementTransactions)).title = `${byKind.pos} POS · ${byKind.x402} x402 · ${byKind.mixed} both; fees ${c.settlementFeesPaid} ${c.currency} (${c.settlementFeesPaidWei} wei)`;
+    cell(row, grouped(c.transfers)).title = `${c.posTransfers} POS · ${c.x402Transfers} x402`;
     cell(row, c.averageGasPerTransfer === null ? '–' : grouped(c.averageGasPerTransfer));
     cell(row, c.transfersPerTransaction === null ? '–' : String(c.transfersPerTransaction));
+    const other = Object.entries(c.otherTransactions).map(([kind, n]) => `${n} ${kind}`);
+    cell(row, other.length === 0 ? '–' : other.join(', '));
   });
   fillTable('relayers', figures.relayers, (row, r) => {
     row.dataset.relayer = `${r.network}:${r.address}`;
