@@ -1,4 +1,4 @@
-import { createPublicClient, defineChain, http, webSocket, type PublicClient } from 'viem';
+import { createPublicClient, defineChain, http, TimeoutError, webSocket, type HttpTransport, type PublicClient } from 'viem';
 import { DomainError } from '#shared/errors.ts';
 import type { ChainEndpoint } from './chain-supervisor.ts';
 import { createReceiptWatcher, type ReceiptWatcher } from './receipt-watcher.ts';
@@ -30,11 +30,13 @@ export async function createChainClients(
   pollingInterval: number,
   confirmations: Readonly<Partial<Record<NetworkName, number>>> = {},
   onRpcCall?: OnRpcCall,
+  /** The deadline of each call, retries included (`CHAIN_CALL_TIMEOUT_SECONDS`). */
+  callTimeoutMs = 5_000,
 ): Promise<ChainClients> {
   const entries = await Promise.all(
     networkNames.map(async (network): Promise<[NetworkName, ChainClient]> => {
       const endpoint = endpoints[network];
-      const probe = createPublicClient({ transport: http(endpoint.url, countingRpcCalls(network, onRpcCall)) });
+      const probe = createPublicClient({ transport: withDeadline(http(endpoint.url, { timeout: callTimeoutMs, ...countingRpcCalls(network, onRpcCall) }), callTimeoutMs) });
       const chainId = await probe.getChainId().catch((cause: unknown) => {
         throw new DomainError('chain.unavailable', `network ${network} does not answer`, { cause });
       });
@@ -46,7 +48,8 @@ export async function createChainClients(
       });
       // Calls made in one tick (the balance reads, block numbers and receipts of concurrent transfers)
       // go to the node as one JSON-RPC batch: one HTTP round trip instead of one each.
-      const client = createPublicClient({ chain, transport: http(endpoint.url, { retryCount: 2, batch: { wait: 0 }, ...countingRpcCalls(network, onRpcCall) }), pollingInterval });
+      const transport = http(endpoint.url, { retryCount: 2, timeout: callTimeoutMs, batch: { wait: 0 }, ...countingRpcCalls(network, onRpcCall) });
+      const client = createPublicClient({ chain, transport: withDeadline(transport, callTimeoutMs), pollingInterval });
       const blocks = createBlockSchedule();
       const receipts = createReceiptWatcher(client, pollingInterval, {
         confirmations: confirmations[network] ?? 1, schedule: blocks,
@@ -56,6 +59,25 @@ export async function createChainClients(
     }),
   );
   return Object.freeze(Object.fromEntries(entries) as Record<NetworkName, ChainClient>);
+}
+
+/**
+ * Every call of the transport answers within `ms`, its retries included (viem's own timeout bounds
+ * one attempt only): a slow node fails a call with viem's TimeoutError, which callers already take
+ * as a node that does not answer. The attempt still running is left to its own timeout.
+ */
+export function withDeadline(transport: HttpTransport, ms: number): HttpTransport {
+  return ((params: Parameters<HttpTransport>[0]) => {
+    const built = transport(params);
+    const request = ((args, options) => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new TimeoutError({ body: args as { [key: string]: unknown }, url: built.value?.url ?? '' })), ms);
+      });
+      return Promise.race([built.request(args, options), late]).finally(() => clearTimeout(timer));
+    }) as typeof built.request;
+    return { ...built, request };
+  }) as HttpTransport;
 }
 
 /**

@@ -58,7 +58,7 @@ export async function composeChain(
     };
     deps.faults.onChainNodeCrash(killPaymentNode);
     const chains = await createChainClients(supervisor.endpoints, config.chainPollMs, config.confirmations,
-      (network, method) => metrics.nodeRpcCalls.inc({ network, method }));
+      (network, method) => metrics.nodeRpcCalls.inc({ network, method }), config.chainCallTimeoutMs);
     // Before the nodes stop: pending receipt waits end (the relayer leaves them journaled for recovery).
     cleanups.push(async () => { for (const network of networkNames) chains[network].receipts.close(); });
     const custody = config.keyCustody === 'pkcs11' ? openPkcs11Token(tokenOptions(config)) : undefined;

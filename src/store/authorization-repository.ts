@@ -37,9 +37,19 @@ export const openAuthorizationStatuses = ['reserved', 'submitted'] as const sati
 export interface ReserveHooks {
   /** A temp key (its hash) spent by this reservation: used up in the same transaction, or nothing is reserved. */
   consumeTempKey?: string;
-  /** Whether the account can cover the new value on top of `held`, what its open authorizations hold. */
-  covers: (held: bigint) => Promise<boolean>;
+  /**
+   * The account's balance in the token, read from the node. Called before any lock is taken or any
+   * transaction begun, so a slow node holds neither a connection nor another reservation.
+   */
+  balance: () => Promise<bigint>;
 }
+
+/**
+ * How far back an authorization that ended `used` still counts as held on top of a balance read at
+ * a given time: a spend marked after the read may not show in it yet (counting it twice only refuses
+ * early, never overspends); this much covers the clocks of instances that disagree a little.
+ */
+const balanceReadSlackMs = 1_000;
 
 /** EIP-3009 authorizations of custodial accounts: nonces, held funds, outcomes. */
 export interface AuthorizationRepository {
@@ -75,10 +85,11 @@ export type ReserveOutcome = 'reserved' | 'temp_key_used' | 'insufficient' | 'du
 
 /**
  * How concurrent reservations of one account are decided one at a time:
- * - `row`: the account's row lock, held while the balance is read (PostgreSQL: several instances,
- *   and other accounts' reservations go on meanwhile);
- * - `process`: a lock of this process per account, and the balance read outside any database
- *   transaction (SQLite, one instance: its one connection is never held across a call to the node).
+ * - `row`: the account's row lock, held while its open authorizations are read and the new one
+ *   written (PostgreSQL: several instances, and other accounts' reservations go on meanwhile);
+ * - `process`: a lock of this process per account (SQLite, one instance).
+ * Either way the balance is read from the node before, with no lock held and no transaction open:
+ * a slow node never holds a database connection or another account's reservation.
  */
 export type AccountLocking = 'row' | 'process';
 
@@ -93,10 +104,13 @@ export function createAuthorizationRepository(db: Db, locking: AccountLocking = 
     void tail.then(() => { if (accountLocks.get(account) === tail) accountLocks.delete(account); });
     return run;
   };
-  const heldBy = async (executor: Db | Transaction<Database>, record: { network: string; contractAddress: string; fromAddress: string }) => {
+  /** What open authorizations hold; with `usedSince`, also those used up since then (a balance read then may not show them). */
+  const heldBy = async (executor: Db | Transaction<Database>, record: { network: string; contractAddress: string; fromAddress: string }, usedSince?: number) => {
     const open = await executor.selectFrom('authorizations').select('value')
       .where('network', '=', record.network).where('contract_address', '=', record.contractAddress)
-      .where('from_address', '=', record.fromAddress).where('status', 'in', openAuthorizationStatuses)
+      .where('from_address', '=', record.fromAddress)
+      .where((eb) => usedSince === undefined ? eb('status', 'in', openAuthorizationStatuses)
+        : eb.or([eb('status', 'in', openAuthorizationStatuses), eb.and([eb('status', '=', 'used'), eb('updated_at', '>=', usedSince)])]))
       .execute();
     return open.reduce((sum, row) => sum + BigInt(row.value), 0n);
   };
@@ -108,15 +122,19 @@ export function createAuthorizationRepository(db: Db, locking: AccountLocking = 
         readonly outcome: Refusal;
         constructor(outcome: Refusal) { super(outcome); this.outcome = outcome; }
       }
-      /** `covers`: undefined to ask inside the transaction, under the account's row lock. */
-      const reserveIn = (covers: boolean | undefined) => db.transaction().execute(async (trx) => {
+      const value = BigInt(record.value);
+      // The node first, outside any lock or transaction: a node that answers in seconds holds
+      // nothing. What was spent since (used up after this moment) is counted as held below.
+      const readAt = record.createdAt - balanceReadSlackMs;
+      const balance = await hooks.balance();
+      const reserveIn = () => db.transaction().execute(async (trx) => {
         if (hooks.consumeTempKey !== undefined) {
           const spent = await trx.updateTable('temp_keys').set({ used_at: record.createdAt })
             .where('key_hash', '=', hooks.consumeTempKey).where('used_at', 'is', null).where('expires_at', '>', record.createdAt)
             .executeTakeFirst();
           if (Number(spent.numUpdatedRows) !== 1) throw new Refused('temp_key_used');
         }
-        if (covers === undefined) {
+        if (locking === 'row') {
           // A no-op update takes the account row's write lock (PostgreSQL) or the database's
           // (SQLite): the read of held funds below cannot interleave with another reservation.
           await trx.updateTable('accounts').set((eb) => ({ address: eb.ref('address') }))
@@ -126,7 +144,7 @@ export function createAuthorizationRepository(db: Db, locking: AccountLocking = 
           .where((eb) => eb.or([eb('nonce', '=', record.nonce), eb.and([eb('network', '=', record.network), eb('reference', '=', record.reference)])]))
           .executeTakeFirst();
         if (taken) throw new Refused('duplicate');
-        if (!(covers ?? (await hooks.covers(await heldBy(trx, record))))) throw new Refused('insufficient');
+        if (balance - (await heldBy(trx, record, readAt)) < value) throw new Refused('insufficient');
         await trx.insertInto('authorizations').values({
           nonce: record.nonce, network: record.network, reference: record.reference, contract_address: record.contractAddress,
           from_address: record.fromAddress, to_address: record.toAddress, value: record.value, valid_before: record.validBefore,
@@ -134,17 +152,8 @@ export function createAuthorizationRepository(db: Db, locking: AccountLocking = 
         }).execute();
       });
       try {
-        if (locking === 'row') {
-          await reserveIn(undefined);
-        } else {
-          await underAccountLock(record.fromAddress, async () => {
-            // Held funds first, the balance after: an authorization that ends in between is still
-            // subtracted although the balance may already show it spent (never the other way round),
-            // and no other reservation of the account can start until this one is decided.
-            const covers = await hooks.covers(await heldBy(db, record));
-            await reserveIn(covers);
-          });
-        }
+        if (locking === 'row') await reserveIn();
+        else await underAccountLock(record.fromAddress, reserveIn);
         return 'reserved';
       } catch (error) {
         if (error instanceof Refused) return error.outcome;

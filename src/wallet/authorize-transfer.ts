@@ -78,11 +78,8 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
     validBefore, fromBlock: Number(fromBlock), createdAt: now, updatedAt: now,
   }, {
     ...(params.tempKeyHash !== undefined && { consumeTempKey: params.tempKeyHash }),
-    covers: async (held) => {
-      const balance = await client.readContract({ address: token.contractAddress, abi: vixpTokenAbi, functionName: 'balanceOf', args: [from] })
-        .catch(() => { throw new DomainError('chain.unavailable', `network ${network} does not answer`); });
-      return balance - held >= value;
-    },
+    balance: () => client.readContract({ address: token.contractAddress, abi: vixpTokenAbi, functionName: 'balanceOf', args: [from] })
+      .catch(() => { throw new DomainError('chain.unavailable', `network ${network} does not answer`); }),
   });
   if (reserved === 'temp_key_used') throw new DomainError('wallet.temp_key_invalid', 'tempKey was already used');
   if (reserved === 'insufficient') throw new DomainError('wallet.insufficient_balance', 'the balance, less what pending transfers hold, is below the amount');

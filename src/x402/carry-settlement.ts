@@ -47,7 +47,7 @@ export async function carrySettlement(deps: X402Deps, record: X402SettlementReco
       nonce: record.nonce, network, reference: `x402:${payer}:${record.nonce}`, contractAddress: asset, fromAddress: payer, toAddress: payTo,
       value: record.amount, validBefore: clockSeconds(validBefore.value), fromBlock: Number(fromBlock), createdAt: now, updatedAt: now,
     }, {
-      covers: async (held) => (await client.readContract({ address: asset, abi: vixpTokenAbi, functionName: 'balanceOf', args: [payer] })) - held >= value.value,
+      balance: () => client.readContract({ address: asset, abi: vixpTokenAbi, functionName: 'balanceOf', args: [payer] }),
     }));
     if (reserved === 'insufficient') {
       await finishSettlement(deps, record, { status: 'failed', errorReason: 'insufficient_funds' });

@@ -1,0 +1,39 @@
+// Signatures per second of the relayer's accounts: in-process (libsecp256k1, file custody) beside a
+// SoftHSM2 token through PKCS#11 (KEY_CUSTODY=pkcs11), one after the other in the same run, one
+// signer at a time and four at once (the relayer signs up to one batch per lane at once).
+// `npx node bench/custody-signing.ts` (needs Debian's softhsm2; prints one JSON line per case).
+import { generatePrivateKey } from 'viem/accounts';
+import type { LocalAccount } from 'viem';
+import { localAccount } from '../src/chain/local-account.ts';
+import { openPkcs11Token } from '../src/chain/pkcs11-token.ts';
+import { loadTokenLanes } from '../src/chain/token-account.ts';
+import { makeSoftToken } from '../test/support/softhsm.ts';
+
+const signatures = Number(process.argv.find((arg) => arg.startsWith('--signatures='))?.slice('--signatures='.length) ?? 2000);
+
+async function rate(accounts: LocalAccount[], parallel: number): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: parallel }, async (_, worker) => {
+    while (next < signatures) {
+      next += 1;
+      await accounts[worker % accounts.length]!.signMessage({ message: `settlement ${next}` });
+    }
+  }));
+  return Math.round(signatures / ((performance.now() - started) / 1000));
+}
+
+const soft = makeSoftToken('vixpay-bench');
+const token = openPkcs11Token(soft);
+try {
+  const custodies = { file: Array.from({ length: 4 }, () => localAccount(generatePrivateKey())), pkcs11: await loadTokenLanes(token, 4) };
+  for (const parallel of [1, 4]) {
+    for (const [custody, accounts] of Object.entries(custodies)) {
+      await rate(accounts, parallel); // warm-up
+      console.log(JSON.stringify({ custody, parallel, signaturesPerSecond: await rate(accounts, parallel) }));
+    }
+  }
+} finally {
+  token.close();
+  soft.close();
+}
