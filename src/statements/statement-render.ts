@@ -6,45 +6,58 @@ export const statementColumns = [
   'counterparty', 'tx_hash', 'block_number', 'log_index', 'reconciled',
 ] as const;
 
-/**
- * The statement as one JSON document, written as its lines are read: header, `lines`, then the
- * summary. `pretty`: indented as a person reads it on a terminal (the same document).
- */
-export async function* statementJson(statement: OpenStatement, options: { pretty?: boolean } = {}): AsyncGenerator<string> {
-  const pretty = options.pretty === true;
-  const header = pretty ? JSON.stringify(statement.header, null, 2).slice(0, -2) : JSON.stringify(statement.header).slice(0, -1);
-  yield pretty ? `${header},\n  "lines": [` : `${header},"lines":[`;
+/** The statement as one JSON document, written as its lines are read: header, `lines`, then the summary. */
+export async function* statementJson(statement: OpenStatement): AsyncGenerator<string> {
+  yield `${JSON.stringify(statement.header).slice(0, -1)},"lines":[`;
   const lines = statement.lines();
   let first = true;
   for (let next = await lines.next(); ; next = await lines.next()) {
     if (next.done) {
-      yield pretty ? `\n  ],\n${JSON.stringify(next.value, null, 2).slice(2)}` : `],${JSON.stringify(next.value).slice(1)}`;
+      yield `],${JSON.stringify(next.value).slice(1)}`;
       return;
     }
-    const line = pretty ? `\n    ${JSON.stringify(next.value, null, 2).replaceAll('\n', '\n    ')}` : JSON.stringify(next.value);
-    yield `${first ? '' : ','}${line}`;
+    yield `${first ? '' : ','}${JSON.stringify(next.value)}`;
     first = false;
   }
 }
 
-/** A field as a spreadsheet reads it back: quoted when needed, a leading =, +, - or @ of free text made inert. */
-function field(value: string | number | boolean | null, text = false): string {
-  let s = value === null ? '' : String(value);
-  if (text && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+// The characters a spreadsheet takes as the start of a formula (OWASP "CSV Injection"): = + - @,
+// tab and CR, and their full-width and small forms (＝ ＋ － ＠ ﹦ ﹢ ﹣ ﹫), which some spreadsheets
+// fold into the ASCII ones.
+const formulaCharacter = '=+\\-@\\t\\r\\uFF1D\\uFF0B\\uFF0D\\uFF20\\uFE66\\uFE62\\uFE63\\uFE6B';
+// Where a reader may start a new cell inside our field: a line break, or a comma, semicolon or tab
+// (a spreadsheet that splits on `;` does not see our quotes: `";=1+1"` gives it a cell `=1+1"`).
+const lineBreak = '\\r\\n\\v\\f\\u0085\\u2028\\u2029';
+const separator = `,;\\t${lineBreak}`;
+const formulaStart = new RegExp(`^\\s*[${formulaCharacter}]`);
+const formulaAfterSeparator = new RegExp(`([${separator}])(?=[^\\S${lineBreak}]*[${formulaCharacter}])`, 'g');
+const needsQuotes = new RegExp(`["'${separator}]`);
+const plainNumber = /^-?\d+(\.\d+)?$/;
+
+/**
+ * A field as a spreadsheet reads it back, inert (OWASP's CSV injection rule; docs/statements.md
+ * "CSV"): a field whose first character after any leading whitespace starts a formula gets a `'`
+ * in front, and so does each physical line, and each piece after a comma, semicolon or tab, inside
+ * it that would; a field holding a quote, a `'`, a comma, a semicolon, a tab or a line break is
+ * quoted, its quotes doubled. A plain decimal number (`-12.5`: an amount, a net) is written as it is.
+ */
+export function csvField(value: string | number | boolean | null): string {
+  const s = value === null ? '' : String(value);
+  if (typeof value !== 'string' || plainNumber.test(s)) return s;
+  let inert = s.replace(formulaAfterSeparator, "$1'");
+  if (formulaStart.test(inert)) inert = `'${inert}`;
+  return needsQuotes.test(inert) ? `"${inert.replaceAll('"', '""')}"` : inert;
 }
 
-const row = (cells: Partial<Record<typeof statementColumns[number], string | number | boolean | null>>, text: ReadonlySet<string> = new Set()) =>
-  `${statementColumns.map((c) => field(cells[c] ?? null, text.has(c))).join(',')}\r\n`;
-
-const freeText = new Set(['reference', 'approval_no']);
+const row = (cells: Partial<Record<typeof statementColumns[number], string | number | boolean | null>>) =>
+  `${statementColumns.map((c) => csvField(cells[c] ?? null)).join(',')}\r\n`;
 
 function lineRow(line: StatementLine): string {
   return row({
     local_time: line.localTime, kind: line.kind, reference: line.reference, approval_no: line.approvalNo, amount: line.amount, token: line.token,
     token_contract: line.tokenContract, currency_amount: line.exchangeAmount, currency: line.exchangeCurrency, rate: line.exchangeRate,
     counterparty: line.counterparty, tx_hash: line.txHash, block_number: line.blockNumber, log_index: line.logIndex, reconciled: line.reconciled,
-  }, freeText);
+  });
 }
 
 function summaryRows(statement: OpenStatement, summary: StatementSummary): string {
