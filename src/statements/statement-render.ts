@@ -6,17 +6,23 @@ export const statementColumns = [
   'counterparty', 'tx_hash', 'block_number', 'log_index', 'reconciled',
 ] as const;
 
-/** The statement as one JSON document, written as its lines are read: header, `lines`, then the summary. */
-export async function* statementJson(statement: OpenStatement): AsyncGenerator<string> {
-  yield `${JSON.stringify(statement.header).slice(0, -1)},"lines":[`;
+/**
+ * The statement as one JSON document, written as its lines are read: header, `lines`, then the
+ * summary. `pretty`: indented as a person reads it on a terminal (the same document).
+ */
+export async function* statementJson(statement: OpenStatement, options: { pretty?: boolean } = {}): AsyncGenerator<string> {
+  const pretty = options.pretty === true;
+  const header = pretty ? JSON.stringify(statement.header, null, 2).slice(0, -2) : JSON.stringify(statement.header).slice(0, -1);
+  yield pretty ? `${header},\n  "lines": [` : `${header},"lines":[`;
   const lines = statement.lines();
   let first = true;
   for (let next = await lines.next(); ; next = await lines.next()) {
     if (next.done) {
-      yield `],${JSON.stringify(next.value).slice(1)}`;
+      yield pretty ? `\n  ],\n${JSON.stringify(next.value, null, 2).slice(2)}` : `],${JSON.stringify(next.value).slice(1)}`;
       return;
     }
-    yield `${first ? '' : ','}${JSON.stringify(next.value)}`;
+    const line = pretty ? `\n    ${JSON.stringify(next.value, null, 2).replaceAll('\n', '\n    ')}` : JSON.stringify(next.value);
+    yield `${first ? '' : ','}${line}`;
     first = false;
   }
 }
