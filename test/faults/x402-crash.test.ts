@@ -8,6 +8,7 @@ import type { FailpointName } from '../../src/shared/failpoints.ts';
 import { vixpTokenAbi } from '../../src/gen/contracts/vixp-token.ts';
 import { addFacilitatorKey } from '../../src/x402/facilitator-keys.ts';
 import { createFacilitatorKeyRepository } from '../../src/store/facilitator-key-repository.ts';
+import { waitFor } from '../support/wait-for.ts';
 import { assertInvariants, balanceRaw, startFaultRig, units, type FaultRig } from './rig.ts';
 
 // kill -9 of the server between verify and settle, and at each step of the settle (accepted and
@@ -79,11 +80,15 @@ for (const failpoint of ['relay.before-journal', 'relay.after-journal', 'relay.a
     // Nobody asked again yet: the restart finished it (the journal's recovery, or the x402 sweep).
     const row = await rig.operator.store.db.selectFrom('x402_settlements').selectAll().where('nonce', '=', p.nonce).executeTakeFirstOrThrow();
     await assertPaidOnce(p);
+    // Its receipt is issued when the restart records it settled, before anyone asks again or reads it.
+    const receipt = await waitFor(() => rig.operator.store.db.selectFrom('receipts').selectAll().where('kind', '=', 'x402').where('source_id', '=', p.nonce).executeTakeFirst(),
+      { timeoutMs: 30_000, message: 'the restart issues the settled payment\'s receipt' });
     const again = await facilitator('/settle', p.body);
     assert.ok(!('lost' in again) && again.body.success, JSON.stringify(again));
     const settled = await rig.operator.store.db.selectFrom('x402_settlements').selectAll().where('nonce', '=', p.nonce).executeTakeFirstOrThrow();
     assert.equal(settled.status, 'settled');
     assert.equal(again.body.transaction, settled.tx_hash);
+    assert.equal(receipt.transaction_id, settled.tx_hash);
     assert.ok(['accepted', 'settled'].includes(row.status));
     await assertPaidOnce(p);
     await assertInvariants(rig);
