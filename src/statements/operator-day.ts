@@ -2,6 +2,7 @@ import { formatEther } from 'viem';
 import { costKindOf, nativeSymbols, settlementCosts, type SettlementCosts } from '../console/settlement-costs.ts';
 import type { MinedCostTx, StatementRepository } from '../store/statement-repository.ts';
 import { statementDay, zonedIsoTime } from './statement-day.ts';
+import { csvField } from './statement-render.ts';
 
 /** A mined transaction of the operator's day, its fee in the network's native currency with wei beside. */
 export interface OperatorDayTx extends MinedCostTx {
@@ -63,5 +64,5 @@ export function operatorDayCsv(day: OperatorDay): string {
     const kinds = `settlements: ${n.settlementTransactions}${byKind ? ` (${byKind})` : ''}; other: ${other || 'none'}`;
     return [n.network, 'total', kinds, '', '', n.gasUsed, n.feesPaid, n.currency, n.feesPaidWei, n.transfers, n.posTransfers, n.x402Transfers, n.averageGasPerTransfer ?? ''];
   });
-  return [operatorDayColumns.join(','), ...[...rows, ...totals].map((r) => r.join(','))].join('\r\n') + '\r\n';
+  return [operatorDayColumns.join(','), ...[...rows, ...totals].map((r) => r.map(csvField).join(','))].join('\r\n') + '\r\n';
 }
