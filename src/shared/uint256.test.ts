@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { formatUint256, maxUint256, parseAddress, parseUint256 } from './uint256.ts';
+import { clockSeconds, exactNumber, formatUint256, maxUint256, parseAddress, parseUint256 } from './uint256.ts';
 
 const seed = 27;
 
@@ -40,4 +40,11 @@ test('addresses: lowercase or checksummed, answered checksummed; anything else r
   for (const bad of ['not-an-address', '0x70997970c51812dc3A010C7d01b50e0d17dc79C8', '0x1234', '70997970c51812dc3a010c7d01b50e0d17dc79c8', 42, null]) {
     assert.equal(parseAddress(bad).ok, false, String(bad));
   }
+});
+
+test('a chain count converts to a number exactly or not at all', () => {
+  assert.equal(exactNumber(2n ** 53n - 1n), Number.MAX_SAFE_INTEGER);
+  assert.throws(() => exactNumber(2n ** 53n), RangeError);
+  assert.equal(clockSeconds(2n ** 53n + 1n), Number.MAX_SAFE_INTEGER);
+  assert.equal(clockSeconds(1_900_000_000n), 1_900_000_000);
 });

@@ -56,3 +56,9 @@ export function parseAddress(input: unknown): Parsed<Address> {
 export function clockSeconds(value: bigint): number {
   return value >= BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(value);
 }
+
+/** A chain count that fits a JavaScript number (a block number) as one: exact, or a RangeError above 2^53 − 1, never rounded. */
+export function exactNumber(value: bigint): number {
+  if (value < BigInt(Number.MIN_SAFE_INTEGER) || value > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`${value} is beyond 2^53 − 1`);
+  return Number(value);
+}

@@ -1,7 +1,7 @@
 import type { Address, Hex } from 'viem';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import { errorSummary } from '#shared/redact.ts';
-import { clockSeconds, parseAddress, parseUint256 } from '#shared/uint256.ts';
+import { clockSeconds, exactNumber, parseAddress, parseUint256 } from '#shared/uint256.ts';
 import { isNetworkName, type NetworkName } from '#shared/networks.ts';
 import type { X402SettlementRecord } from '../store/x402-settlement-repository.ts';
 import type { X402Deps } from './x402-deps.ts';
@@ -45,7 +45,7 @@ export async function carrySettlement(deps: X402Deps, record: X402SettlementReco
     const now = deps.clock();
     const reserved = await underPayerLock(payer, () => deps.authorizations.reserve({
       nonce: record.nonce, network, reference: `x402:${payer}:${record.nonce}`, contractAddress: asset, fromAddress: payer, toAddress: payTo,
-      value: record.amount, validBefore: clockSeconds(validBefore.value), fromBlock: Number(fromBlock), createdAt: now, updatedAt: now,
+      value: record.amount, validBefore: clockSeconds(validBefore.value), fromBlock: exactNumber(fromBlock), createdAt: now, updatedAt: now,
     }, {
       balance: () => client.readContract({ address: asset, abi: vixpTokenAbi, functionName: 'balanceOf', args: [payer] }),
     }));
