@@ -35,10 +35,12 @@ after(async () => {
 });
 
 const balance = async (address: string): Promise<string> => (await call(t.app, '/token', 'getBalance', { address })).resultData.balance;
-const transfer = async (amount: string) => {
+const prepare = async (amount: string) => {
   const { data: _data, ...params } = await prepareTransfer(t.app, alice, bob.address, amount);
-  return call(t.app, '/token', 'transfer', params);
+  return params;
 };
+const transfer = async (amount: string | Awaited<ReturnType<typeof prepare>>) =>
+  call(t.app, '/token', 'transfer', typeof amount === 'string' ? await prepare(amount) : amount);
 const readyz = async () => {
   const response = await t.app.inject({ method: 'GET', url: '/readyz' });
   return { status: response.statusCode, body: JSON.parse(response.body) };
@@ -70,10 +72,11 @@ test('the relayer\'s lanes are keys in the token: no relayer key file, a transfe
   assert.equal(body.checks.custody.status, 'up');
 });
 
-test('with the token removed a transfer is 503 and moves nothing, /readyz says custody; back, both work again without a restart', { skip }, async () => {
+test('with the token removed a transfer is 503 and moves nothing, /readyz says custody; back, the same request goes through without a restart', { skip }, async () => {
+  const request = await prepare('5');
   const restore = removeToken();
   try {
-    const refused = await transfer('5');
+    const refused = await transfer(request);
     assert.equal(refused.resultCode, '503', JSON.stringify(refused));
     const { status, body } = await readyz();
     assert.equal(status, 503);
@@ -84,8 +87,10 @@ test('with the token removed a transfer is 503 and moves nothing, /readyz says c
   }
   assert.equal(await balance(bob.address), '10');
   assert.equal((await readyz()).body.checks.custody.status, 'up');
-  const result = await transfer('5');
+  // Nothing was signed or sent: the refused request, temp key and all, is simply sent again.
+  const result = await transfer(request);
   assert.equal(result.resultCode, '200', JSON.stringify(result));
+  assert.equal((await transfer(request)).resultCode, '440', 'and only once');
   assert.equal(await balance(bob.address), '15');
   assert.equal(await balance(alice.address), '85');
 });

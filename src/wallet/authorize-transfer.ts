@@ -104,8 +104,9 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
     const record = await deps.authorizations.find(nonce);
     if (record?.status !== 'submitted') {
       // Not journaled (journaling marks it submitted in the same transaction): nothing was sent, the
-      // signature never left this process. A full disk gives the temp key back for a retry.
-      if (isStoreFull(error)) await releaseUnsent(deps.authorizations, nonce, params.tempKeyHash);
+      // signature never left this process. A full disk or a key custody (HSM) that could not sign
+      // gives the temp key back for a retry: the same request goes through once either is back.
+      if (isStoreFull(error) || isCustodyUnavailable(error)) await releaseUnsent(deps.authorizations, nonce, params.tempKeyHash);
       else {
         await deps.authorizations.finish(nonce, 'void', {}, deps.clock()).catch(async (failure: unknown) => {
           if (isStoreFull(failure)) await releaseUnsent(deps.authorizations, nonce, params.tempKeyHash);
@@ -131,3 +132,4 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
 }
 
 const isStoreFull = (error: unknown) => isDomainError(error) && error.code === 'store.full';
+const isCustodyUnavailable = (error: unknown) => isDomainError(error) && error.code === 'custody.unavailable';
