@@ -1,41 +1,49 @@
 /**
  * The suites again on the other pairing desks and stores than `npm test`'s (the in-process desk and
- * SQLite):
+ * SQLite), but only the test files a switch can change (scripts/test-selection.ts): a file runs again
+ * on PostgreSQL when what it imports or spawns, followed transitively, reaches code that reads
+ * VIXPAY_TEST_STORE (test/support/stores.ts: the test platforms, server processes and CLI runs), and
+ * on the Redis desk when it reaches code that reads VIXPAY_TEST_PAIRING (test/support/payments.ts). A
+ * file that reaches neither would run exactly as in `npm test`. Nothing is listed by hand: a new test
+ * that starts a platform is picked by its imports.
  *
- * - `pairing:store` (redis:sqlite, in-process:postgres, redis:postgres, in-process:sqlite): the payment
- *   and reward suites (every test/*.test.ts that starts its server with `startPaymentTest`, or picks
- *   its store with `testStore()`) on that desk and store (VIXPAY_TEST_PAIRING, VIXPAY_TEST_STORE; see
- *   test/support/payments.ts);
- * - `whole:postgres`: every test file of `npm run test:unit` (the same globs, read from package.json)
- *   with VIXPAY_TEST_STORE=postgres: each test platform, server process and CLI run on a fresh
- *   PostgreSQL schema of its own (test/support/stores.ts). Tests about the SQLite file itself skip
- *   there with a reason that starts `SQLite only:` (.ci/run accepts exactly those, by name).
+ * - `redis:sqlite`: the files the pairing switch reaches, on the Redis desk;
+ * - `in-process:postgres`: the files the store switch reaches, on PostgreSQL (each test platform,
+ *   server process and CLI run on a fresh schema of its own, test/support/stores.ts). Tests about the
+ *   SQLite file itself skip there with a reason that starts `SQLite only:` (.ci/run accepts exactly
+ *   those, by name);
+ * - `redis:postgres`: the files either switch reaches, on both; `in-process:sqlite` the same files as
+ *   `npm test` runs them;
+ * - `whole:postgres`: every test file of `npm run test:unit` (its globs, read from package.json) on
+ *   PostgreSQL, picked or not.
  *
  * Needs what `npm test` needs, Redis at 127.0.0.1:6379 and PostgreSQL at VIXPAY_TEST_DATABASE_URL
  * (default postgres://postgres@127.0.0.1:5432/test).
  *
- *   npm run test:matrix                          # redis:sqlite, whole:postgres
- *   npm run test:matrix -- all                   # and in-process:postgres, in-process:sqlite
+ *   npm run test:matrix                          # redis:sqlite, in-process:postgres
+ *   npm run test:matrix -- all                   # and redis:postgres, in-process:sqlite, whole:postgres
  *   npm run test:matrix -- redis:postgres        # one combination
- *   npm run test:matrix -- whole:postgres        # the whole suite on PostgreSQL (~6 min on 2 cores)
+ *   npm run test:matrix -- --list                # the files each combination runs, and why
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expandTestGlob, testsReaching } from './test-selection.ts';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 const pairings = ['in-process', 'redis'] as const;
 const stores = ['sqlite', 'postgres'] as const;
-const paymentCombinations = pairings.flatMap((pairing) => stores.map((store) => `${pairing}:${store}`));
-const combinations = [...paymentCombinations, 'whole:postgres'];
-// in-process:postgres is part of whole:postgres (the payment suites on the in-process desk).
+const switchedCombinations = pairings.flatMap((pairing) => stores.map((store) => `${pairing}:${store}`));
+const combinations = [...switchedCombinations, 'whole:postgres'];
 // redis:postgres is left to `all`: the fleet tests (test/fleet.test.ts, test/faults/three-instances.test.ts)
 // run instances on Redis and PostgreSQL together in every `npm test` and fault run.
-const byDefault = ['redis:sqlite', 'whole:postgres'];
+const byDefault = ['redis:sqlite', 'in-process:postgres'];
 
 const args = process.argv.slice(2);
-const chosen = args.length === 0 ? byDefault : args.includes('all') ? combinations : args;
+const listOnly = args.includes('--list');
+const named = args.filter((a) => a !== '--list');
+const chosen = named.length === 0 ? byDefault : named.includes('all') ? combinations : named;
 for (const c of chosen) {
   if (!combinations.includes(c)) {
     console.error(`test:matrix: unknown combination "${c}" (one of ${combinations.join(', ')}, or all)`);
@@ -43,41 +51,54 @@ for (const c of chosen) {
   }
 }
 
-const testDir = path.join(projectRoot, 'test');
-const paymentSuites = readdirSync(testDir)
-  .filter((name) => name.endsWith('.test.ts') && /startPaymentTest\(|testStore\(\)/.test(readFileSync(path.join(testDir, name), 'utf8')))
-  .sort()
-  .map((name) => path.join('test', name));
-if (paymentSuites.length === 0) {
-  console.error('test:matrix: no suite uses startPaymentTest');
-  process.exit(2);
-}
-
 // The whole suite: the globs `npm run test:unit` passes to node --test.
 const unitScript: string = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')).scripts['test:unit'];
-const wholeSuite = [...unitScript.matchAll(/"([^"]+\.test\.ts)"/g)].map((m) => m[1]!);
+const globs = [...unitScript.matchAll(/"([^"]+\.test\.ts)"/g)].map((m) => m[1]!);
+const wholeSuite = globs.flatMap((glob) => expandTestGlob(projectRoot, glob));
 if (wholeSuite.length === 0) {
-  console.error('test:matrix: no test globs in the test:unit script of package.json');
+  console.error('test:matrix: no test files match the globs of the test:unit script of package.json');
+  process.exit(2);
+}
+const storeReach = testsReaching(projectRoot, wholeSuite, 'VIXPAY_TEST_STORE');
+const pairingReach = testsReaching(projectRoot, wholeSuite, 'VIXPAY_TEST_PAIRING');
+if (storeReach.size === 0 || pairingReach.size === 0) {
+  console.error('test:matrix: no test reaches test/support/stores.ts or test/support/payments.ts: the selection is broken');
   process.exit(2);
 }
 
-const results: Array<{ combination: string; ok: boolean; seconds: number }> = [];
+function filesOf(combination: string): string[] {
+  if (combination.startsWith('whole:')) return wholeSuite;
+  const [pairing, store] = combination.split(':') as [string, string];
+  return wholeSuite.filter((file) => (pairing === 'redis' && pairingReach.has(file)) || (store === 'postgres' && storeReach.has(file))
+    || (pairing === 'in-process' && store === 'sqlite' && (pairingReach.has(file) || storeReach.has(file))));
+}
+
+if (listOnly) {
+  for (const combination of chosen) {
+    const files = filesOf(combination);
+    console.log(`${combination}: ${files.length} of ${wholeSuite.length} test files`);
+    for (const file of files) {
+      const why = [storeReach.get(file) && `store via ${storeReach.get(file)}`, pairingReach.get(file) && `pairing via ${pairingReach.get(file)}`].filter(Boolean).join(', ');
+      console.log(`  ${file}${why ? `  (${why})` : ''}`);
+    }
+  }
+  process.exit(0);
+}
+
+const results: Array<{ combination: string; ok: boolean; seconds: number; files: number }> = [];
 for (const combination of chosen) {
-  const whole = combination.startsWith('whole:');
-  const [pairing, store] = whole ? ['in-process', combination.slice('whole:'.length)] : combination.split(':') as [string, string];
-  const files = whole ? wholeSuite : paymentSuites;
-  console.log(whole
-    ? `\n== the whole suite on ${store}: ${files.join(' ')}\n`
-    : `\n== payment suites on the ${pairing} pairing desk and ${store}: ${files.join(' ')}\n`);
+  const [pairing, store] = combination.startsWith('whole:') ? ['in-process', combination.slice('whole:'.length)] : combination.split(':') as [string, string];
+  const files = filesOf(combination);
+  console.log(`\n== ${combination}: ${files.length} of ${wholeSuite.length} test files on the ${pairing} pairing desk and ${store}: ${files.join(' ')}\n`);
   const started = Date.now();
   const run = spawnSync(process.execPath, ['--test', '--test-concurrency=1', '--test-force-exit', '--test-timeout=300000', ...files], {
     cwd: projectRoot,
     stdio: 'inherit',
     env: { ...process.env, VIXPAY_TEST_PAIRING: pairing, VIXPAY_TEST_STORE: store },
   });
-  results.push({ combination, ok: run.status === 0, seconds: Math.round((Date.now() - started) / 1000) });
+  results.push({ combination, ok: run.status === 0, seconds: Math.round((Date.now() - started) / 1000), files: files.length });
 }
 
 console.log('\n== test:matrix');
-for (const r of results) console.log(`${r.ok ? 'pass' : 'FAIL'}  ${r.combination}  (${r.seconds} s)`);
+for (const r of results) console.log(`${r.ok ? 'pass' : 'FAIL'}  ${r.combination}  (${r.files} files, ${r.seconds} s)`);
 process.exit(results.every((r) => r.ok) ? 0 : 1);

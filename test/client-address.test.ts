@@ -11,7 +11,7 @@ import { createUserService } from '../src/identity/users.ts';
 import { createWebsiteLoginRepository } from '../src/store/website-login-repository.ts';
 import { createWebsiteLoginService, type WebsiteLoginService } from '../src/identity/website-login.ts';
 import { parseTrustProxy } from '../src/config/config.ts';
-import { storeFactories } from './support/stores.ts';
+import { storeFactories } from './support/store-factories.ts';
 import { installHttpErrorHandler } from '../src/transports/http/errors.ts';
 import { authRoutes } from '../src/transports/http/routes/auth.ts';
 import { payRoutes, type PayRoutesDeps } from '../src/transports/http/routes/pay.ts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { sql } from 'kysely';
 import { openStore } from '../src/store/db.ts';
 import { migrations } from '../src/store/migrations/index.ts';
-import { freshPostgresSchema } from './support/stores.ts';
+import { freshPostgresSchema } from './support/store-factories.ts';
 
 // Instances cold-starting at once on an empty schema: each opens its store (and migrates) at the
 // same moment; every one must come up, and every migration must have run exactly once.

@@ -14,10 +14,10 @@ import { startChains, type ChainSupervisor } from '../src/chain/chain-supervisor
 import { createLogger } from '../src/shared/logger.ts';
 import { migrations } from '../src/store/migrations/index.ts';
 import { freePort, startServerProcess, stopServerProcess, type ServerProcess } from './support/server-process.ts';
-import { freshPostgresSchema } from './support/stores.ts';
+import { freshPostgresSchema } from './support/store-factories.ts';
 import { redisSkip, testRedisUrl } from './support/redis.ts';
 import { startTestPlatform, type TestPlatform } from './support/platform.ts';
-import { balanceOf, newUser, openSession, paymentsClient, startPay, transferFor, type PaymentTest } from './support/payments.ts';
+import { balanceOf, newUser, openSession, paymentsClient, startPay, transferFor, type PaymentTest } from './support/payment-calls.ts';
 import { waitFor } from './support/wait-for.ts';
 
 /**

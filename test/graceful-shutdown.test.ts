@@ -11,7 +11,7 @@ import { skipWithout } from './support/parts.ts';
 import { freePort, startServerProcess, type ServerProcess } from './support/server-process.ts';
 import { testStoreEnv } from './support/stores.ts';
 import { waitFor } from './support/wait-for.ts';
-import { openSession, paymentsClient, type Session } from './support/payments.ts';
+import { openSession, paymentsClient, type Session } from './support/payment-calls.ts';
 import { createTestClient, http, parseEther } from 'viem';
 import { generatePrivateKey } from 'viem/accounts';
 import { shutdownDeadlineExitCode } from '../src/main.ts';

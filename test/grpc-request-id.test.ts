@@ -7,7 +7,7 @@ import { createLogger } from '../src/shared/logger.ts';
 import { startPaymentServer } from '../src/main.ts';
 import type { GrpcServer } from '../src/transports/grpc/grpc-server.ts';
 import { startTestPlatform, type TestPlatform } from './support/platform.ts';
-import { common, newUser, paymentsClient } from './support/payments.ts';
+import { common, newUser, paymentsClient } from './support/payment-calls.ts';
 import { waitFor } from './support/wait-for.ts';
 
 // A gRPC call's request id: the caller's x-request-id metadata (or a new one) is answered in the

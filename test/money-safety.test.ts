@@ -14,7 +14,7 @@ import { call, startTestPlatform, type TestPlatform } from './support/platform.t
 import { prepareTransfer, type Wallet } from './support/transfer-scheme.ts';
 import { newUser, openSession, paymentsClient, testPairing, testStore, unary } from './support/payments.ts';
 import { deleteKeys, testRedisUrl, uniquePrefix } from './support/redis.ts';
-import { freshPostgresSchema } from './support/stores.ts';
+import { freshPostgresSchema } from './support/store-factories.ts';
 import { anvilControls, minedTransactions, replayAsStranger, strangerWallet, tokenLedger } from './support/chain-audit.ts';
 import { waitFor } from './support/wait-for.ts';
 

@@ -8,7 +8,7 @@ import { createClient } from 'redis';
 import { waitFor } from './support/wait-for.ts';
 import { untilAtDesk } from './support/pairing.ts';
 import { startTestPlatform, type TestPlatform } from './support/platform.ts';
-import { balanceOf, newUser, openSession, paymentsClient, startPay, transferFor, type PaymentTest } from './support/payments.ts';
+import { balanceOf, newUser, openSession, paymentsClient, startPay, transferFor, type PaymentTest } from './support/payment-calls.ts';
 import { deleteKeys, keysUnder, redisSkip, testRedisUrl, uniquePrefix } from './support/redis.ts';
 
 /**

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { addUser } from '../src/identity/add-user.ts';
 import { call, startTestPlatform, type TestPlatform } from './support/platform.ts';
 import { prepareTransfer } from './support/transfer-scheme.ts';
-import { testDatabaseUrl } from './support/stores.ts';
+import { testDatabaseUrl } from './support/store-factories.ts';
 
 // The whole platform on PostgreSQL (DATABASE_URL), as scaled out: migrations, wallet, relayer
 // journal, identity and DIDs all on the one database, in a schema of this test's own.

@@ -5,7 +5,7 @@ import { parseEventLogs, parseUnits, toHex, type Hex } from 'viem';
 import { vixpTokenAbi } from '../src/gen/contracts/vixp-token.ts';
 import { call, startTestPlatform, type TestPlatform } from './support/platform.ts';
 import { prepareTransfer } from './support/transfer-scheme.ts';
-import { newUser } from './support/payments.ts';
+import { newUser } from './support/payment-calls.ts';
 
 // A settlement transaction whose fee cap the chain's base fee overtook (fees rose after it was
 // signed) can never be mined as it is: the stale sweep re-prices it (same nonce, higher fees), and

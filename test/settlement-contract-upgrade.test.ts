@@ -6,7 +6,7 @@ import { settlementDeploymentName } from '../src/chain/platform-contracts.ts';
 import { vixpSettlementAbi } from '../src/gen/contracts/vixp-settlement.ts';
 import { call, startTestPlatform, type TestPlatform } from './support/platform.ts';
 import { prepareTransfer } from './support/transfer-scheme.ts';
-import { newUser } from './support/payments.ts';
+import { newUser } from './support/payment-calls.ts';
 import { releaseDataDirSchema } from './support/stores.ts';
 
 // The settlement contract's calldata layout changed (contracts/VixpSettlement.sol): a platform started

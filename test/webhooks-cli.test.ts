@@ -8,7 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, startServerProcess, stopServerProcess, type ServerProcess } from './support/server-process.ts';
 import { testStoreEnv } from './support/stores.ts';
-import { paymentsClient, unary } from './support/payments.ts';
+import { paymentsClient, unary } from './support/payment-calls.ts';
 import { waitFor } from './support/wait-for.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
 import { verifySignature } from '../src/webhooks/signature.ts';

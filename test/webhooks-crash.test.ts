@@ -13,7 +13,7 @@ import { addWebhookEndpoint } from '../src/webhooks/webhook-endpoints.ts';
 import { verifySignature } from '../src/webhooks/signature.ts';
 import { freePort, rpcOver, startServerProcess, stopServerProcess, type ServerProcess } from './support/server-process.ts';
 import { testStoreEnv } from './support/stores.ts';
-import { openSession, paymentsClient } from './support/payments.ts';
+import { openSession, paymentsClient } from './support/payment-calls.ts';
 import { sha256Hex } from './support/transfer-scheme.ts';
 import { waitFor } from './support/wait-for.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { storeFactories } from './support/stores.ts';
+import { storeFactories } from './support/store-factories.ts';
 import { freePort } from './support/server-process.ts';
 import { waitFor } from './support/wait-for.ts';
 import type { Store } from '../src/store/db.ts';

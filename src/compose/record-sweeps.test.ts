@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { storeFactories } from '../../test/support/stores.ts';
+import { storeFactories } from '../../test/support/store-factories.ts';
 import type { Store } from '../store/db.ts';
 import { createWalletRepository } from '../store/wallet-repository.ts';
 import { createIdempotencyRepository } from '../store/idempotency-repository.ts';

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { storeFactories } from '../../test/support/stores.ts';
+import { storeFactories } from '../../test/support/store-factories.ts';
 import { createKeyVault } from '#shared/key-vault.ts';
 import type { Store } from '../store/db.ts';
 import { createDidAgent, type DidAgent } from './did-agent.ts';

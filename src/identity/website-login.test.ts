@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DomainError } from '#shared/errors.ts';
 import { sha256Hex } from '#shared/hash.ts';
-import { storeFactories } from '../../test/support/stores.ts';
+import { storeFactories } from '../../test/support/store-factories.ts';
 import { createWebsiteLoginRepository } from '../store/website-login-repository.ts';
 import { createWebsiteLoginService } from './website-login.ts';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { storeFactories } from '../../test/support/stores.ts';
+import { storeFactories } from '../../test/support/store-factories.ts';
 import { createAuthorizationRepository, type AuthorizationRecord, type AuthorizationRepository } from './authorization-repository.ts';
 import { createWalletRepository, type WalletRepository } from './wallet-repository.ts';
 import { sql } from 'kysely';

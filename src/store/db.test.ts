@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
-import { freshPostgresSchema } from '../../test/support/stores.ts';
+import { freshPostgresSchema } from '../../test/support/store-factories.ts';
 import { openStore } from './db.ts';
 
 // Several platforms on one PostgreSQL database, each in its own schema (CI runs, tests, tenants): each

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { storeFactories } from '../../test/support/stores.ts';
+import { storeFactories } from '../../test/support/store-factories.ts';
 import type { Store } from './db.ts';
 import { createMerchantRepository, type MerchantRepository } from './merchant-repository.ts';
 import { createPaymentRepository, type NewPayment, type PaymentRepository } from './payment-repository.ts';

@@ -4,7 +4,7 @@ import { DomainError } from '#shared/errors.ts';
 import { createPasswordHasher } from '../identity/password-hasher.ts';
 import { createUserRepository, type UserRecord } from './user-repository.ts';
 import { createUserService, invalidCredentialsMessage } from '../identity/users.ts';
-import { storeFactories } from '../../test/support/stores.ts';
+import { storeFactories } from '../../test/support/store-factories.ts';
 
 const record = (id: string, overrides: Partial<UserRecord> = {}): UserRecord => ({
   id, passwordHash: 'not-a-hash', name: `User ${id}`, telNo: null, email: null,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { storeFactories } from '../../test/support/stores.ts';
+import { storeFactories } from '../../test/support/store-factories.ts';
 import { createWalletRepository, type WalletRepository } from './wallet-repository.ts';
 import { createChainJournal } from './chain-journal-repository.ts';
 import type { Store } from './db.ts';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Address, Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { storeFactories } from '../../test/support/stores.ts';
+import { storeFactories } from '../../test/support/store-factories.ts';
 import type { Store } from '../store/db.ts';
 import { createAuthorizationRepository } from '../store/authorization-repository.ts';
 import { createKeyVault } from '#shared/key-vault.ts';

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { once } from 'node:events';
 import net, { type AddressInfo } from 'node:net';
-import { storeFactories } from '../../test/support/stores.ts';
+import { storeFactories } from '../../test/support/store-factories.ts';
 import { waitFor } from '../../test/support/wait-for.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.ts';
 import type { Store } from '../store/db.ts';

@@ -12,7 +12,7 @@ import type { FailpointName } from '../../src/shared/failpoints.ts';
 import { freePort, rpcOver, startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { sha256Hex } from '../support/transfer-scheme.ts';
 import { paymentsClient, testStore } from '../support/payments.ts';
-import { freshPostgresSchema } from '../support/stores.ts';
+import { freshPostgresSchema } from '../support/store-factories.ts';
 import { anvilControls, tokenLedger } from '../support/chain-audit.ts';
 import { waitFor } from '../support/wait-for.ts';
 

@@ -16,7 +16,7 @@ import { createLogger } from '../../src/shared/logger.ts';
 import { networkNames } from '../../src/shared/networks.ts';
 import { vixpTokenAbi } from '../../src/gen/contracts/vixp-token.ts';
 import { freePort, startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process.ts';
-import { freshPostgresSchema } from '../support/stores.ts';
+import { freshPostgresSchema } from '../support/store-factories.ts';
 import { redisSkip, testRedisUrl } from '../support/redis.ts';
 import { paymentsClient } from '../support/payments.ts';
 import { anvilControls } from '../support/chain-audit.ts';

@@ -8,7 +8,7 @@ import { createUserRepository } from '../../src/store/user-repository.ts';
 import { createUserService, type UserService } from '../../src/identity/users.ts';
 import { createWebsiteLoginRepository } from '../../src/store/website-login-repository.ts';
 import { createWebsiteLoginService, type WebsiteLoginService } from '../../src/identity/website-login.ts';
-import { storeFactories } from './stores.ts';
+import { storeFactories } from './store-factories.ts';
 import { installHttpErrorHandler } from '../../src/transports/http/errors.ts';
 import { jwksRoutes } from '../../src/transports/http/routes/auth-jwks.ts';
 import { authRoutes } from '../../src/transports/http/routes/auth.ts';
