@@ -7,6 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, startServerProcess, stopServerProcess, type ServerProcess } from './support/server-process.ts';
 import { testStoreEnv } from './support/stores.ts';
+import { compact } from '../src/cli/payments-client.ts';
 
 const run = promisify(execFile);
 let server: ServerProcess;
@@ -38,14 +39,27 @@ test('vixpay demo pay runs a whole payment over the public interfaces and prints
   assert.equal(result.balances.user, String(100 - Number(result.tokenAmount)));
 });
 
-test('vixpay demo reward: issue, claim, 05 on a second claim, cancel, 03 on a second cancel', async () => {
-  const out = await vixpay('demo', 'reward');
+test('vixpay demo reward: issue, claim, 05 on a second claim, cancel, 03 on a second cancel; each step says what it shows; --json: one JSON document', async () => {
+  // With --json, standard output is the result alone and the steps go to standard error.
+  const { stdout, stderr: out } = await run(process.execPath, ['bin/vixpay.js', 'demo', 'reward', '--json'], { env: { ...process.env, ...env, LOG_LEVEL: 'warn' }, timeout: 60_000 });
+  assert.equal(stdout.trim().split('\n').length, 1, stdout);
   assert.ok(out.includes('app <- END_REWARD [00 Success]'), out);
   assert.ok(out.includes('app <- END_REWARD [05 Already rewarded]'), out);
   assert.ok(out.includes('pos <- CancelReward [03 Reward already canceled]'), out);
-  const result = JSON.parse(out.slice(out.lastIndexOf('\n{')));
-  assert.equal(result.lastResCode, '03');
+  // Each step says what it shows, and the end says why 03 is the expected last code.
+  for (let n = 1; n <= 5; n++) assert.match(out, new RegExp(`^step ${n}/5: `, 'm'));
+  assert.match(out, /step 5\/5: the POS cancels it again, on purpose: 03/);
+  assert.match(out, /^as expected: claimed once \(00\), the repeated claim refused \(05\), cancelled once \(00\), the repeated cancellation refused \(03\)/m);
+  const result = JSON.parse(stdout);
+  assert.deepEqual(result.resCodes, { issue: '00', claim: '00', claimAgain: '05', cancel: '00', cancelAgain: '03' });
+  assert.equal(result.asExpected, true);
+  assert.equal(result.userBalanceAfterClaim, result.tokenAmount);
   assert.equal(result.userBalance, '0');
+});
+
+test('the simulators\' results are camelCase like every other command\'s', () => {
+  assert.deepEqual(compact({ common: { res_code: '00', res_message: 'Success' }, content: { approval_no: '2026112600000001', token_amount: '15', tran_no: '' } }),
+    { resCode: '00', resMessage: 'Success', approvalNo: '2026112600000001', tokenAmount: '15' });
 });
 
 test('vixpay store add and rate publish print what an operator needs', async () => {

@@ -55,7 +55,7 @@ export const demoPayCommand: CliCommand = {
 };
 
 export const demoRewardCommand: CliCommand = {
-  summary: '[--amount 5000]  IssueReward, claim it from the receipt, claim again (05), cancel it, cancel again (03)',
+  summary: '[--amount 5000]  a reward\'s whole life: issue, claim (00), claim again (05), cancel (00), cancel again (03); each step says what it shows',
   options: { amount: { type: 'string' }, ...endpointOptions },
   run: async (context) => {
     const amount = typeof context.values.amount === 'string' ? context.values.amount : '5000';
@@ -64,22 +64,42 @@ export const demoRewardCommand: CliCommand = {
     const client = paymentsClient(endpoints);
     const token = await login(endpoints, user.userId, user.password);
     const print = (side: string, message: any, label?: string) => { console.log(describeMessage(side, '<-', message, label)); return message; };
+    const step = (n: number, what: string) => console.log(`\nstep ${n}/5: ${what}`);
+    const balance = async (address: string) => (await tokenApi(endpoints, 'getBalance', { address })).balance as string;
 
+    step(1, 'the POS issues a reward for the user (IssueReward): the store will pay it out of its account');
     const issueRequest = { tid: store.tid, reward_reason: `demo-${Date.now()}`, exchange_amount: amount };
     console.log(describeMessage('pos', '->', { content: issueRequest }, 'IssueReward'));
-    const issued = print('pos', await unaryCall(client, 'IssueReward', store.apiKey, issueRequest), 'IssueReward').content;
-    const claim = () => {
+    const issuedMessage = print('pos', await unaryCall(client, 'IssueReward', store.apiKey, issueRequest), 'IssueReward');
+    const issued = issuedMessage.content;
+    const claim = async () => {
       const first = { state: 'START_REWARD', reward_id: issued.reward_id, token_amount: issued.token_amount, token_symbol: issued.token_symbol, user_address: user.address };
       console.log(describeMessage('app', '->', { content: first }));
-      return runStream(client, 'DoPayment', token, first, (message) => { print('app', message); });
+      const messages = await runStream(client, 'DoPayment', token, first, (message) => { print('app', message); });
+      return messages.at(-1)?.common?.res_code as string | undefined;
     };
-    await claim();
-    await claim();
+    step(2, 'the app claims it from the receipt (DoPayment START_REWARD): 00, the tokens move to the user');
+    const claimed = await claim();
+    const balanceAfterClaim = await balance(user.address);
+    console.log(`  user balance now ${balanceAfterClaim}`);
+    step(3, 'the app claims it again, on purpose: 05 Already rewarded, nothing moves (a reward pays once)');
+    const claimedAgain = await claim();
+    step(4, 'the POS cancels the reward (CancelReward): 00, the claimed tokens move back to the store');
     const cancel = { reward_id: issued.reward_id, token_amount: issued.token_amount };
     console.log(describeMessage('pos', '->', { content: cancel }, 'CancelReward'));
-    print('pos', await unaryCall(client, 'CancelReward', store.apiKey, cancel), 'CancelReward');
-    const again = print('pos', await unaryCall(client, 'CancelReward', store.apiKey, cancel), 'CancelReward');
+    const canceled = print('pos', await unaryCall(client, 'CancelReward', store.apiKey, cancel), 'CancelReward').common.res_code as string;
+    step(5, 'the POS cancels it again, on purpose: 03 Reward already canceled, nothing moves (a cancellation happens once)');
+    const canceledAgain = print('pos', await unaryCall(client, 'CancelReward', store.apiKey, cancel), 'CancelReward').common.res_code as string;
+    const userBalance = await balance(user.address);
     client.close();
-    return { rewardId: issued.reward_id, lastResCode: again.common.res_code, userBalance: (await tokenApi(endpoints, 'getBalance', { address: user.address })).balance };
+    const expected = issuedMessage.common?.res_code === '00' && claimed === '00' && claimedAgain === '05' && canceled === '00' && canceledAgain === '03';
+    console.log(`\n${expected
+      ? `as expected: claimed once (00), the repeated claim refused (05), cancelled once (00), the repeated cancellation refused (03); the user's ${balanceAfterClaim} went back to the store, so the user ends with ${userBalance}`
+      : 'NOT as expected: see the codes above'}\n`);
+    return {
+      rewardId: issued.reward_id, tokenAmount: issued.token_amount,
+      resCodes: { issue: issuedMessage.common?.res_code as string, claim: claimed, claimAgain: claimedAgain, cancel: canceled, cancelAgain: canceledAgain },
+      asExpected: expected, userBalanceAfterClaim: balanceAfterClaim, userBalance,
+    };
   },
 };

@@ -32,16 +32,21 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<void> {
   const dataDir = parsed.values['data-dir'];
   const config = loadConfigOrExit(typeof dataDir === 'string' ? { ...process.env, DATA_DIR: dataDir } : process.env);
   const logger = createLogger(process.env.LOG_LEVEL ?? (command.longRunning ? config.logLevel : 'warn'), consoleLogDestination(process.stderr));
+  // One output convention: on a terminal, the steps as lines and the result indented; with --json,
+  // standard output is one JSON document only (a command's step lines go to standard error).
+  const json = parsed.values.json === true;
+  const print = console.log;
+  if (json && !command.longRunning) console.log = (...args: unknown[]) => console.error(...args);
   try {
     const output = await command.run({ config, logger, deps, values: parsed.values as Record<string, string | boolean | undefined>, positionals: parsed.positionals });
     if (output !== undefined) {
-      console.log(parsed.values.json ? JSON.stringify(output) : typeof output === 'string' ? output : JSON.stringify(output, null, 2));
+      print(json ? JSON.stringify(output) : typeof output === 'string' ? output : JSON.stringify(output, null, 2));
     }
     if (!command.longRunning) process.exit(0);
   } catch (error) {
     // One line, naming the URL or file involved; the stack only with LOG_LEVEL=debug.
     const message = isDomainError(error) ? `${error.code}: ${error.message}` : describeFailure(error);
-    if (parsed.values.json) console.log(JSON.stringify({ error: { code: isDomainError(error) ? error.code : 'internal', message } }));
+    if (json) print(JSON.stringify({ error: { code: isDomainError(error) ? error.code : 'internal', message } }));
     else console.error(`vixpay: ${message}`);
     if (!isDomainError(error)) logger.debug({ err: error }, 'command failed');
     process.exit(1);

@@ -108,10 +108,16 @@ export function describeMessage(side: string, direction: '->' | '<-', message: {
   return `${side} ${direction} ${label ?? c.state ?? ''}${result} ${fields.map(([k, v]) => `${k}=${String(v)}`).join(' ')}`.trimEnd();
 }
 
-/** A message without its empty fields: what the simulators print as their result. */
+/** `res_code` → `resCode`: the CLI's results are camelCase, whatever the wire calls a field. */
+const camelCase = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * A message without its empty fields, its names camelCase: what the simulators print as their
+ * result (the step lines above it show the wire's own names, `res_code=…`).
+ */
 export function compact(message: { common?: any; content?: any } | undefined): Record<string, string> | undefined {
   if (!message) return undefined;
-  const out: Record<string, string> = { res_code: message.common?.res_code ?? '', res_message: message.common?.res_message ?? '' };
-  for (const [key, value] of Object.entries(message.content ?? {})) if (value !== '' && value !== '0') out[key] = String(value);
+  const out: Record<string, string> = { resCode: message.common?.res_code ?? '', resMessage: message.common?.res_message ?? '' };
+  for (const [key, value] of Object.entries(message.content ?? {})) if (value !== '' && value !== '0') out[camelCase(key)] = String(value);
   return out;
 }
