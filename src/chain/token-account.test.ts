@@ -77,7 +77,7 @@ test('a raw signature with high s is made low and given the recovery id of the k
     }
   }
   assert.throws(() => ethereumSignature(new Uint8Array(64).fill(1), new Uint8Array(32), hexToBytes(privateKeyToAccount(generatePrivateKey()).publicKey)),
-    /does not recover to its public key/);
+    /does not recover to its key/);
 });
 
 test('signatures over many messages recover to the lane\'s address, all low s, with both recovery ids', { skip }, async () => {

@@ -24,6 +24,11 @@ const to32 = (value: bigint) => Buffer.from(value.toString(16).padStart(64, '0')
  * recovery id (yParity) the token does not give found by recovering the public key with each.
  */
 export function ethereumSignature(raw: Uint8Array, digest: Uint8Array, publicKey: Uint8Array): { r: Hex; s: Hex; yParity: number } {
+  return lowSignature(raw, digest, (recovered) => Buffer.compare(Buffer.from(recovered), Buffer.from(publicKey)) === 0);
+}
+
+/** As ethereumSignature, the signer known by a test of the recovered public key (e.g. its address). */
+export function lowSignature(raw: Uint8Array, digest: Uint8Array, isSigner: (publicKey: Uint8Array) => boolean): { r: Hex; s: Hex; yParity: number } {
   if (raw.length !== 64) throw new Error(`the token's ECDSA signature has ${raw.length} bytes, not 64`);
   const r = raw.subarray(0, 32);
   const s = toBigInt(raw.subarray(32));
@@ -35,11 +40,11 @@ export function ethereumSignature(raw: Uint8Array, digest: Uint8Array, publicKey
     } catch {
       continue;
     }
-    if (Buffer.compare(Buffer.from(recovered), Buffer.from(publicKey)) === 0) {
+    if (isSigner(recovered)) {
       return { r: bytesToHex(r), s: bytesToHex(compact.subarray(32)), yParity: recid };
     }
   }
-  throw new Error('the token\'s signature does not recover to its public key');
+  throw new Error('the token\'s signature does not recover to its key');
 }
 
 /** One secp256k1 key pair in the token, by label: the private key's handle is found again after a reconnection. */
