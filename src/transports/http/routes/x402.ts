@@ -25,7 +25,7 @@ function waitMsOf(request: FastifyRequest, defaultMs: number): number {
 /**
  * The x402 facilitator on the HTTP port (docs/x402.md): `GET /x402/supported` (open), and with a
  * facilitator key (`Authorization: Bearer vxf_…`, rate-limited per key) `POST /x402/verify`,
- * `POST /x402/settle`, `GET /x402/settlements/:payer/:nonce` and its `/receipt`. Verify and settle answer the x402 v2
+ * `POST /x402/settle`, `GET /x402/settlements/:payer/:nonce` and its `/receipt` (the settling key's store only). Verify and settle answer the x402 v2
  * response shapes with status 200 (a refusal is `isValid: false` / `success: false` with the reason),
  * a settle still unmined when the time budget ends 202 with `errorReason: settlement_pending`.
  */
@@ -63,7 +63,7 @@ export async function x402Routes(app: FastifyInstance, deps: X402RoutesDeps): Pr
   });
 
   app.get('/settlements/:payer/:nonce', zodRoute({
-    params: statusParams, tags: ['x402'], security: facilitatorKey, summary: 'Where a settlement accepted by /settle stands',
+    params: statusParams, tags: ['x402'], security: facilitatorKey, summary: 'Where a settlement accepted by /settle stands (for the key that settled it or another key of its store; 404 to any other)',
   }), async (request, reply) => {
     const key = await authorized(request, reply);
     if (!key) return reply;
@@ -74,7 +74,7 @@ export async function x402Routes(app: FastifyInstance, deps: X402RoutesDeps): Pr
   });
 
   app.get('/settlements/:payer/:nonce/receipt', zodRoute({
-    params: statusParams, tags: ['x402'], security: facilitatorKey, summary: 'The verifiable receipt of a settled payment (docs/receipts.md)',
+    params: statusParams, tags: ['x402'], security: facilitatorKey, summary: 'The verifiable receipt of a settled payment, issued at settlement (docs/receipts.md); same keys as its status',
   }), async (request, reply) => {
     const key = await authorized(request, reply);
     if (!key) return reply;
