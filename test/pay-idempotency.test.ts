@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { call, startTestPlatform, type TestPlatform } from './support/platform.ts';
 import { prepareTransfer } from './support/transfer-scheme.ts';
 import { createIdempotencyRepository } from '../src/store/idempotency-repository.ts';
+import { waitFor } from './support/wait-for.ts';
 
 let t: TestPlatform;
 const password = 'correct horse battery';
@@ -179,5 +180,38 @@ describe('transfer status', () => {
     assert.equal(failed.resultData.status, 'failed');
     assert.equal(failed.resultData.failureCode, '502');
     assert.equal(failed.resultData.amount, '1');
+  });
+});
+
+// Item 6 of issue 28: `confirmed` was read from the platform's record alone, so a node that came
+// back without the block (a provider failing over to a lagging node, a deep reorg) still showed it
+// confirmed until the relayer noticed. Confirmed means the node has the receipt now, at the depth.
+describe('getTransferStatus asks the node', () => {
+  test('a transfer whose block the node no longer has is pending, not confirmed; confirmed again once it is mined again', async () => {
+    const user = await newUser('10');
+    const receiver = await t.platform.wallet.createAddress();
+    const { client } = t.platform.chains.ethereum;
+    const snapshot = await client.request({ method: 'evm_snapshot' as never }) as unknown as string;
+    const { data: _data, ...params } = await prepareTransfer(t.app, user, receiver.address, '4');
+    const sent = await call(t.app, '/token', 'transfer', params);
+    assert.equal(sent.resultCode, '200', JSON.stringify(sent));
+    const statusOf = async () => (await call(t.app, '/token', 'getTransferStatus', { transactionId: sent.TransactionID })).resultData.status as string;
+    assert.equal(await statusOf(), 'confirmed');
+    const raw = await client.request({ method: 'eth_getRawTransactionByHash' as never, params: [sent.TransactionID] as never }) as unknown as string;
+
+    // The node loses the block and mines nothing for now: what the relayer sends again waits in its pool.
+    await client.request({ method: 'evm_setAutomine' as never, params: [false] as never });
+    try {
+      assert.equal(await client.request({ method: 'evm_revert' as never, params: [snapshot] as never }), true);
+      assert.equal(await client.getTransactionReceipt({ hash: sent.TransactionID }).catch(() => null), null, 'the node has no receipt');
+      assert.equal(await statusOf(), 'pending', 'no receipt on the node: not confirmed');
+    } finally {
+      await client.request({ method: 'evm_setAutomine' as never, params: [true] as never });
+    }
+    // The same signed transaction mined again (the relayer's recovery may have sent it already).
+    await client.request({ method: 'eth_sendRawTransaction', params: [raw as `0x${string}`] }).catch(() => undefined);
+    await client.request({ method: 'evm_mine' as never });
+    await waitFor(async () => (await statusOf()) === 'confirmed', { timeoutMs: 60_000, intervalMs: 200, message: 'confirmed once the node has it again' });
+    assert.equal((await t.platform.wallet.getBalance('ethereum', { address: receiver.address })).balance, '4', 'paid once');
   });
 });

@@ -2,7 +2,7 @@
  * What the HTTP interfaces need beyond the core services: the REST pay service, the transfer-status
  * records the token API answers `getTransferStatus` from, and the operator console's dependencies.
  */
-import { formatEther } from 'viem';
+import { formatEther, type Hex } from 'viem';
 import type { Config } from '../config/config.ts';
 import type { Clock } from '#shared/clock.ts';
 import type { Faults } from '#shared/failpoints.ts';
@@ -13,13 +13,15 @@ import { countJournalBacklog } from '../store/journal-backlog.ts';
 import { createConsoleRepository } from '../store/console-repository.ts';
 import { createOperatorRepository } from '../store/operator-repository.ts';
 import { createIdempotencyRepository } from '../store/idempotency-repository.ts';
-import { createTransferStatusRepository, type TransferStatusRepository } from '../store/transfer-status-repository.ts';
+import { createTransferStatusRepository } from '../store/transfer-status-repository.ts';
 import { createPasswordHasher } from '../identity/password-hasher.ts';
 import type { ChainClients } from '../chain/chain-clients.ts';
+import { receiptAtDepth } from '../chain/receipt-at-depth.ts';
 import type { Relayer } from '../chain/relayer.ts';
 import type { WalletService } from '../wallet/wallet-service.ts';
 import type { ReceiptService } from '../receipts/receipt-service.ts';
 import { createPayService, type PayService } from '../pay/idempotent-pay.ts';
+import type { TransferStatusDeps } from '../pay/transfer-status.ts';
 import { resCodeByFamily, success } from '../payments/result-codes.ts';
 import type { ConsoleFiguresDeps } from '../console/console-figures.ts';
 import type { OperatorDeps } from '../console/operators.ts';
@@ -43,8 +45,8 @@ export interface ConsoleDeps {
 export interface WebServices {
   /** REST pay (`/v1/ict/pay`): idempotent by key, one transfer per key. */
   pay: PayService;
-  /** Transfers by their TransactionID (`getTransferStatus` of the token API). */
-  transferStatuses: TransferStatusRepository;
+  /** Transfers by their TransactionID (`getTransferStatus` of the token API), checked against the node. */
+  transferStatuses: TransferStatusDeps;
   console: ConsoleDeps;
 }
 
@@ -62,7 +64,11 @@ interface WebCore {
 export function composeWeb(config: Config, core: WebCore): WebServices {
   const transferStatuses = createTransferStatusRepository(core.store.db);
   return {
-    transferStatuses,
+    transferStatuses: {
+      transfers: transferStatuses,
+      receiptIsFinal: (network, txHash) =>
+        isNetworkName(network) ? receiptAtDepth(core.chains[network].client, txHash as Hex, config.confirmations[network]) : Promise.resolve(false),
+    },
     pay: createPayService({
       users: core.identity.users, rateLimiter: core.identity.rateLimiter, wallet: core.wallet, network: config.paymentNetwork,
       receiver: config.payReceiverAddress ?? core.relayer.address,

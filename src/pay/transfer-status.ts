@@ -5,13 +5,17 @@ import type { TransferStatusRecord, TransferStatusRepository } from '../store/tr
 
 export interface TransferStatusDeps {
   transfers: TransferStatusRepository;
+  /** What the node has now: true for a successful receipt at the network's `CONFIRMATIONS` depth. */
+  receiptIsFinal(network: string, txHash: string): Promise<boolean>;
 }
 
 /**
  * What a client that got `202`, `10`, a `502` or no answer at all can learn of a transfer:
  * - `pending`: signed and sent (or about to be), not settled on chain yet; it executes at most once,
  *   and the expiry sweep settles it within `AUTHORIZATION_TTL_SECONDS` plus a sweep period;
- * - `confirmed`: executed on chain, in `transactionId`;
+ * - `confirmed`: executed on chain, in `transactionId`, and the node has that receipt now at the
+ *   network's `CONFIRMATIONS` depth (a record says `used` while a node that lost the block, back
+ *   from older state or reorged, has no receipt: that is `pending` until it is mined again);
  * - `failed`: it never executed and never can (reverted and cancelled, or expired): `failureCode` is
  *   the token API's `502` "not executed".
  */
@@ -65,15 +69,21 @@ export async function getTransferStatus(deps: TransferStatusDeps, network: Netwo
     throw new DomainError('request.invalid', `transaction ${txHash} carries transfers of ${senders.size} accounts: send fromAddress`, { details: 'fromAddress' });
   }
   const [record] = records;
-  if (record) return transferStatusOf(record);
+  if (record) return onTheNode(deps, transferStatusOf(record));
   if (fromAddress !== undefined) throw new DomainError('request.not_found', `no transfer from ${fromAddress} in ${txHash} on ${network}`);
   const relayed = await deps.transfers.findRelayedTransaction(network, txHash);
   if (!relayed) throw new DomainError('request.not_found', `no transaction ${txHash} of the platform on ${network}`);
   const status: TransferState = relayed.status === 'confirmed' ? 'confirmed' : relayed.status === 'failed' ? 'failed' : 'pending';
-  return {
+  return onTheNode(deps, {
     transactionId: relayed.txHash, status, kind: relayed.kind, network: relayed.network,
     ...(status === 'failed' && { failureCode: '502', failureMessage: 'the transaction reverted on chain' }),
-  };
+  });
+}
+
+/** `confirmed` only if the node has the receipt now, at the depth; otherwise `pending` (the relayer sends it again). */
+async function onTheNode<T extends TransferStatus | RelayedStatus>(deps: TransferStatusDeps, status: T): Promise<T> {
+  if (status.status !== 'confirmed' || await deps.receiptIsFinal(status.network, status.transactionId)) return status;
+  return { ...status, status: 'pending' };
 }
 
 /** A relayed transaction that is not a transfer. */

@@ -81,7 +81,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   // The x402 facilitator (docs/x402.md): resource servers verify and settle HTTP 402 payments here.
   await app.register(x402Routes, { prefix: '/x402', ...deps.x402 });
 
-  const token = withRpcMetrics({ ...tokenMethods(deps.wallet), ...transferStatusMethods({ transfers: deps.transferStatuses }) }, deps.metrics);
+  const token = withRpcMetrics({ ...tokenMethods(deps.wallet), ...transferStatusMethods(deps.transferStatuses) }, deps.metrics);
   const block = withRpcMetrics(blockMethods(deps.blocks), deps.metrics);
   const batchLimit = config.jsonrpcBatchLimit;
   const chainApi = createDispatcher({ methods: { ...token, ...block }, batchLimit });

@@ -42,7 +42,7 @@ export interface HttpDeps {
   receipts: ReceiptService;
   statements: Pick<StatementService, 'open' | 'operatorDay'>;
   pay: PayService;
-  transferStatuses: TransferStatusDeps['transfers'];
+  transferStatuses: TransferStatusDeps;
   console: ConsoleRoutesDeps;
   x402: X402RoutesDeps;
   metrics: Metrics;
