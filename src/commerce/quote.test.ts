@@ -1,0 +1,105 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { getAddress } from 'viem';
+import { nextApprovalNumber } from './approval-number.ts';
+import { exchangeDateIndexOf, publishRateNotice } from './rate-notice.ts';
+import { resolveSettlementToken, type SettlementTokenDeps } from './settlement-token.ts';
+import { quoteTokens } from './token-quote.ts';
+
+// The commerce parts between a POS's request and the money moved, on in-memory deps: which token
+// settles, how many of its units a currency amount is, the notice dates and approval numbers.
+const vixp = { contractAddress: getAddress('0x00000000000000000000000000000000000000c1'), tokenSymbol: 'VIXP', decimals: 18 };
+const usdx = { contractAddress: getAddress('0x00000000000000000000000000000000000000c2'), tokenSymbol: 'USDX', decimals: 6 };
+const userMade = { contractAddress: getAddress('0x00000000000000000000000000000000000000c3'), tokenSymbol: 'USDX', decimals: 18 };
+const tokens = [vixp, usdx, userMade];
+
+function tokenDeps(allowed = [usdx]): SettlementTokenDeps & { asked: string[] } {
+  const asked: string[] = [];
+  return {
+    asked,
+    wallet: {
+      getTokenInfo: async (_network, params: { contractAddress?: string }) => {
+        asked.push(params.contractAddress ?? 'platform');
+        const token = params.contractAddress ? tokens.find((t) => t.contractAddress === params.contractAddress) : vixp;
+        if (!token) throw new Error(`no token ${params.contractAddress}`);
+        return { ...token, name: token.tokenSymbol, totalSupply: '0' } as never;
+      },
+    },
+    settlementTokens: {
+      find: async (_network, address) => (allowed.find((t) => t.contractAddress === address) ? { contractAddress: address } : undefined) as never,
+      findBySymbol: async (_network, symbol) => allowed.filter((t) => t.tokenSymbol === symbol).map((t) => ({ contractAddress: t.contractAddress })) as never,
+    },
+  };
+}
+
+test('the settlement token: VIXP by default, by its contract or symbol, an allowed token by contract or by its listed symbol; nothing else', async () => {
+  const deps = tokenDeps();
+  assert.deepEqual(await resolveSettlementToken(deps, 'payment', {}), vixp);
+  assert.deepEqual(await resolveSettlementToken(deps, 'payment', { tokenSymbol: 'VIXP' }), vixp);
+  assert.deepEqual(await resolveSettlementToken(deps, 'payment', { contractAddress: vixp.contractAddress.toLowerCase() }), vixp);
+  assert.deepEqual(deps.asked, ['platform', 'platform', 'platform'], 'VIXP is answered without a second lookup');
+  assert.deepEqual(await resolveSettlementToken(deps, 'payment', { contractAddress: usdx.contractAddress }), usdx);
+  assert.deepEqual(await resolveSettlementToken(deps, 'payment', { tokenSymbol: 'USDX' }), usdx);
+  assert.deepEqual(await resolveSettlementToken(deps, 'payment', { contractAddress: usdx.contractAddress, tokenSymbol: 'USDX' }), usdx);
+  await assert.rejects(resolveSettlementToken(deps, 'payment', { contractAddress: userMade.contractAddress }), { code: 'payment.token_not_accepted' });
+  await assert.rejects(resolveSettlementToken(deps, 'payment', { tokenSymbol: 'OTHER' }), { code: 'payment.token_not_accepted' });
+  await assert.rejects(resolveSettlementToken(tokenDeps([usdx, { ...userMade, tokenSymbol: 'USDX' }]), 'payment', { tokenSymbol: 'USDX' }), { code: 'payment.token_not_accepted' }, 'a symbol two listed tokens share names neither');
+  await assert.rejects(resolveSettlementToken(deps, 'payment', { contractAddress: 'not-an-address' }), { code: 'request.invalid', details: 'contract_address' });
+  await assert.rejects(resolveSettlementToken(deps, 'payment', { contractAddress: usdx.contractAddress, tokenSymbol: 'VIXP' }), { code: 'request.invalid', details: 'token_symbol' });
+  await assert.rejects(resolveSettlementToken(deps, 'payment', { contractAddress: vixp.contractAddress, tokenSymbol: 'USDX' }), { code: 'request.invalid', details: 'token_symbol' });
+});
+
+test('a quote: the currency amount over the notice in force, rounded down to the token unit, with the notice named', async () => {
+  const notices = new Map([['KRW', { rate: '1350.5', noticeDate: '20261122', noticeIndex: 3 }], ['USD', { rate: '1', noticeDate: '20261121', noticeIndex: 12 }]]);
+  const deps = { ...tokenDeps(), network: 'payment' as const, defaultCurrency: 'KRW', merchants: { latestRateNotice: async (currency: string) => notices.get(currency) as never } };
+  const quote = await quoteTokens(deps, { exchangeAmount: '13505.00' });
+  assert.deepEqual(quote, {
+    contractAddress: vixp.contractAddress, tokenSymbol: 'VIXP', decimals: 18, tokenUnits: 10n * 10n ** 18n, tokenAmount: '10',
+    exchangeAmount: '13505', exchangeCurrency: 'KRW', exchangeRate: '1350.5', exchangeDateIndex: '2026112200003',
+  });
+  const usd = await quoteTokens(deps, { exchangeAmount: '2.5', exchangeCurrency: 'USD', tokenSymbol: 'USDX' });
+  assert.equal(usd.tokenUnits, 2_500_000n);
+  assert.equal(usd.tokenAmount, '2.5');
+  assert.equal(usd.exchangeDateIndex, '2026112100012');
+  assert.equal((await quoteTokens(deps, { exchangeAmount: '1' })).tokenUnits, 740466493891151n, '1 / 1350.5 = 0.000740466493891151425…: rounded down');
+  await assert.rejects(quoteTokens(deps, { exchangeAmount: '1', exchangeCurrency: 'EUR' }), { code: 'payment.no_rate_notice' });
+  for (const currency of ['krw', 'KRWX', 'KR', '']) {
+    if (currency === '') continue; // empty: the store's default currency
+    await assert.rejects(quoteTokens(deps, { exchangeAmount: '1', exchangeCurrency: currency }), { code: 'request.invalid', details: 'exchange_currency' }, currency);
+  }
+  assert.equal((await quoteTokens(deps, { exchangeAmount: '1', exchangeCurrency: '' })).exchangeCurrency, 'KRW');
+  await assert.rejects(quoteTokens(deps, { exchangeAmount: '0' }), { code: 'request.invalid', details: 'exchange_amount' });
+  await assert.rejects(quoteTokens({ ...deps, defaultCurrency: 'krw' }, { exchangeAmount: '1' }), { code: 'request.invalid', details: 'exchange_currency' });
+});
+
+test('rate notices: an ISO currency, the rate in its canonical form, the day and index as yyyyMMdd + 5 digits in the platform zone', async () => {
+  const inserted: unknown[] = [];
+  let index = 0;
+  const merchants = {
+    insertRateNotice: async (n: { currency: string; noticeDate: string; rate: string; publishedAt: number }) => {
+      inserted.push(n);
+      return { ...n, noticeIndex: ++index } as never;
+    },
+  };
+  const at = Date.UTC(2026, 10, 22, 15, 30); // 00:30 on the 23rd in Seoul
+  const deps = { clock: () => at, timeZone: 'Asia/Seoul', merchants };
+  assert.deepEqual(await publishRateNotice(deps, { currency: 'KRW', rate: '1350.50' }), { currency: 'KRW', rate: '1350.5', exchangeDateIndex: '2026112300001', publishedAt: at });
+  assert.deepEqual(inserted, [{ currency: 'KRW', noticeDate: '20261123', rate: '1350.5', publishedAt: at }]);
+  for (const currency of ['krw', 'KRWX', 'K1W', '']) await assert.rejects(publishRateNotice(deps, { currency, rate: '1' }), { code: 'request.invalid', details: 'currency' }, currency);
+  await assert.rejects(publishRateNotice(deps, { currency: 'KRW', rate: '-1' }), { code: 'request.invalid', details: 'rate' });
+  assert.equal(inserted.length, 1, 'a refused notice is not stored');
+  index = 99_998;
+  assert.equal((await publishRateNotice(deps, { currency: 'KRW', rate: '1' })).exchangeDateIndex, '2026112399999');
+  await assert.rejects(publishRateNotice(deps, { currency: 'KRW', rate: '1' }), { code: 'request.invalid', details: 'currency' }, 'the 100000th notice of a day');
+  assert.equal(exchangeDateIndexOf('20261122', 7), '2026112200007');
+});
+
+test('approval numbers: the day in the platform zone and an 8-digit sequence of that day, with the date and time', async () => {
+  const keys: string[] = [];
+  let sequence = 41;
+  const merchants = { nextNumber: async (key: string) => { keys.push(key); return ++sequence; } };
+  const at = Date.UTC(2026, 10, 22, 15, 4, 5);
+  assert.deepEqual(await nextApprovalNumber({ merchants, clock: () => at, timeZone: 'Asia/Seoul' }), { number: '2026112300000042', date: '20261123000405' });
+  assert.deepEqual(await nextApprovalNumber({ merchants, clock: () => at, timeZone: 'UTC' }), { number: '2026112200000043', date: '20261122150405' });
+  assert.deepEqual(keys, ['approval:20261123', 'approval:20261122']);
+});
