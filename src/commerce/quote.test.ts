@@ -34,24 +34,24 @@ function tokenDeps(allowed = [usdx]): SettlementTokenDeps & { asked: string[] } 
 
 test('the settlement token: VIXP by default, by its contract or symbol, an allowed token by contract or by its listed symbol; nothing else', async () => {
   const deps = tokenDeps();
-  assert.deepEqual(await resolveSettlementToken(deps, 'payment', {}), vixp);
-  assert.deepEqual(await resolveSettlementToken(deps, 'payment', { tokenSymbol: 'VIXP' }), vixp);
-  assert.deepEqual(await resolveSettlementToken(deps, 'payment', { contractAddress: vixp.contractAddress.toLowerCase() }), vixp);
+  assert.deepEqual(await resolveSettlementToken(deps, 'ethereum', {}), vixp);
+  assert.deepEqual(await resolveSettlementToken(deps, 'ethereum', { tokenSymbol: 'VIXP' }), vixp);
+  assert.deepEqual(await resolveSettlementToken(deps, 'ethereum', { contractAddress: vixp.contractAddress.toLowerCase() }), vixp);
   assert.deepEqual(deps.asked, ['platform', 'platform', 'platform'], 'VIXP is answered without a second lookup');
-  assert.deepEqual(await resolveSettlementToken(deps, 'payment', { contractAddress: usdx.contractAddress }), usdx);
-  assert.deepEqual(await resolveSettlementToken(deps, 'payment', { tokenSymbol: 'USDX' }), usdx);
-  assert.deepEqual(await resolveSettlementToken(deps, 'payment', { contractAddress: usdx.contractAddress, tokenSymbol: 'USDX' }), usdx);
-  await assert.rejects(resolveSettlementToken(deps, 'payment', { contractAddress: userMade.contractAddress }), { code: 'payment.token_not_accepted' });
-  await assert.rejects(resolveSettlementToken(deps, 'payment', { tokenSymbol: 'OTHER' }), { code: 'payment.token_not_accepted' });
-  await assert.rejects(resolveSettlementToken(tokenDeps([usdx, { ...userMade, tokenSymbol: 'USDX' }]), 'payment', { tokenSymbol: 'USDX' }), { code: 'payment.token_not_accepted' }, 'a symbol two listed tokens share names neither');
-  await assert.rejects(resolveSettlementToken(deps, 'payment', { contractAddress: 'not-an-address' }), { code: 'request.invalid', details: 'contract_address' });
-  await assert.rejects(resolveSettlementToken(deps, 'payment', { contractAddress: usdx.contractAddress, tokenSymbol: 'VIXP' }), { code: 'request.invalid', details: 'token_symbol' });
-  await assert.rejects(resolveSettlementToken(deps, 'payment', { contractAddress: vixp.contractAddress, tokenSymbol: 'USDX' }), { code: 'request.invalid', details: 'token_symbol' });
+  assert.deepEqual(await resolveSettlementToken(deps, 'ethereum', { contractAddress: usdx.contractAddress }), usdx);
+  assert.deepEqual(await resolveSettlementToken(deps, 'ethereum', { tokenSymbol: 'USDX' }), usdx);
+  assert.deepEqual(await resolveSettlementToken(deps, 'ethereum', { contractAddress: usdx.contractAddress, tokenSymbol: 'USDX' }), usdx);
+  await assert.rejects(resolveSettlementToken(deps, 'ethereum', { contractAddress: userMade.contractAddress }), { code: 'payment.token_not_accepted' });
+  await assert.rejects(resolveSettlementToken(deps, 'ethereum', { tokenSymbol: 'OTHER' }), { code: 'payment.token_not_accepted' });
+  await assert.rejects(resolveSettlementToken(tokenDeps([usdx, { ...userMade, tokenSymbol: 'USDX' }]), 'ethereum', { tokenSymbol: 'USDX' }), { code: 'payment.token_not_accepted' }, 'a symbol two listed tokens share names neither');
+  await assert.rejects(resolveSettlementToken(deps, 'ethereum', { contractAddress: 'not-an-address' }), { code: 'request.invalid', details: 'contract_address' });
+  await assert.rejects(resolveSettlementToken(deps, 'ethereum', { contractAddress: usdx.contractAddress, tokenSymbol: 'VIXP' }), { code: 'request.invalid', details: 'token_symbol' });
+  await assert.rejects(resolveSettlementToken(deps, 'ethereum', { contractAddress: vixp.contractAddress, tokenSymbol: 'USDX' }), { code: 'request.invalid', details: 'token_symbol' });
 });
 
 test('a quote: the currency amount over the notice in force, rounded down to the token unit, with the notice named', async () => {
   const notices = new Map([['KRW', { rate: '1350.5', noticeDate: '20261122', noticeIndex: 3 }], ['USD', { rate: '1', noticeDate: '20261121', noticeIndex: 12 }]]);
-  const deps = { ...tokenDeps(), network: 'payment' as const, defaultCurrency: 'KRW', merchants: { latestRateNotice: async (currency: string) => notices.get(currency) as never } };
+  const deps = { ...tokenDeps(), network: 'ethereum' as const, defaultCurrency: 'KRW', merchants: { latestRateNotice: async (currency: string) => notices.get(currency) as never } };
   const quote = await quoteTokens(deps, { exchangeAmount: '13505.00' });
   assert.deepEqual(quote, {
     contractAddress: vixp.contractAddress, tokenSymbol: 'VIXP', decimals: 18, tokenUnits: 10n * 10n ** 18n, tokenAmount: '10',
