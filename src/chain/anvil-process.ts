@@ -15,6 +15,13 @@ export interface AnvilOptions {
   loadStatePath?: string;
   /** Where anvil's output goes: kept out of our logs unless asked for. */
   onOutput?: (line: string) => void;
+  /**
+   * Runs anvil in a session (and process group) of its own, as the platform does with the chains it
+   * keeps: Ctrl-C in a terminal, or `kill -TERM -<pgid>`, signals the platform's process group, and
+   * the platform then stops anvil itself after its last checkpoint. Killed with -9, the platform
+   * leaves it running; the next start adopts it (src/chain/chain-supervisor.ts).
+   */
+  ownSession?: boolean;
 }
 
 export interface AnvilProcess {
@@ -44,7 +51,7 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilProcess> {
   // transaction, receipt and log stays (docs/decisions/platform.md "Historical states").
   const args = ['--host', '127.0.0.1', '--port', String(options.port ?? 0), '--chain-id', String(options.chainId), '--prune-history', '64'];
   if (options.loadStatePath && existsSync(options.loadStatePath)) args.push('--load-state', options.loadStatePath);
-  const child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.ownSession === true });
   const exited = once(child, 'exit').then(([code]) => code as number | null);
   const url = await waitForListening(child, options.onOutput);
   return {

@@ -108,6 +108,9 @@ async function runManagedAnvil(network: NetworkName, options: ChainSupervisorOpt
     loadStatePath: statePath,
     // The node prints revert data and, at some levels, calldata: long hex never reaches a log line.
     onOutput: (line) => log.trace(stripLongHex(line)),
+    // Not in the platform's process group: a signal to the group (Ctrl-C, systemd) reaches the
+    // platform alone, which stops anvil after the last checkpoint (docs/operations.md "Stopping").
+    ownSession: true,
   });
   writeFileSync(pidFile, String(anvil.pid), { mode: 0o600 });
   writeFileSync(urlFile, anvil.url, { mode: 0o600 });

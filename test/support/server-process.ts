@@ -24,13 +24,17 @@ export async function freePort(): Promise<number> {
  * VIXPAY_TEST_STORE=postgres and no DATABASE_URL in `env`, the server runs on the PostgreSQL schema of
  * its DATA_DIR (`testStoreEnv`: the same schema each time it starts on that directory; dropped when
  * the test file ends); a CLI run on that directory takes the same `testStoreEnv(dataDir)`.
+ * `detached`: the server in a process group of its own (see below).
  */
-export async function startServerProcess(env: Record<string, string>, timeoutMs = 90_000): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string>, timeoutMs = 90_000, options: { detached?: boolean } = {}): Promise<ServerProcess> {
   const port = Number(env.HTTP_PORT ?? (await freePort()));
   const storeEnv = env.DATABASE_URL === undefined && env.DATA_DIR ? await testStoreEnv(env.DATA_DIR) : {};
   const child = spawn(process.execPath, ['src/main.ts'], {
     env: { ...process.env, LOG_LEVEL: 'warn', GRPC_PORT: String(await freePort()), ...storeEnv, ...env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // `detached`: the server leads a process group of its own, as a shell's job does: a test signals
+    // the whole group (`process.kill(-pid, ...)`) as Ctrl-C in a terminal or systemd's stop does.
+    detached: options.detached === true,
   });
   let output = '';
   child.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
