@@ -146,6 +146,17 @@ test('the console after a scripted day: figures match the database and the chain
   assert.equal(await shown(page, 'rewards.claimed'), String(rewards.filter((row) => row.claim_transaction_id).length));
   assert.equal(await shown(page, 'rewards.canceled'), String(rewards.filter((row) => row.status === 'canceled').length));
   assert.equal(await shown(page, 'rewards.claimedAmount'), `${units(rewards.filter((row) => row.claim_transaction_id).map((row) => row.token_amount))} VIXP`);
+  // The cards are today's in TIME_ZONE, dated, yesterday beside them: the scripted day is all today.
+  const todayInSeoul = localDateTime(p.t.platform.clock(), 'Asia/Seoul').slice(0, 10);
+  assert.equal(await shown(page, 'days.today.date'), todayInSeoul);
+  assert.equal(await shown(page, 'days.yesterday.date'), localDateTime(Date.parse(`${todayInSeoul}T00:00:00+09:00`) - 1, 'Asia/Seoul').slice(0, 10));
+  assert.equal(await shown(page, 'days.today.payments.total'), String(payments.length));
+  assert.equal(await shown(page, 'days.today.payments.approved'), String(approved.length));
+  assert.equal(await shown(page, 'days.today.volume'), `${units(approved.map((row) => row.token_amount!))} VIXP`);
+  assert.equal(await shown(page, 'days.today.refunds.count'), String(refunds.length));
+  assert.equal(await shown(page, 'days.today.rewards.issued'), String(rewards.length));
+  assert.equal(await shown(page, 'days.yesterday.payments.total'), '0');
+  assert.equal(await shown(page, 'days.yesterday.volume'), '0');
   const backlog = await db.selectFrom('chain_txs').select('id').where('status', '=', 'signed').execute();
   assert.equal(await shown(page, 'journal.total'), String(backlog.length));
 
@@ -278,6 +289,37 @@ test('the console after a scripted day: figures match the database and the chain
   const stale = await fetch(`${baseUrl}/console/api/figures`, { headers: { cookie: `vixpay_console=${cookie.value}` } });
   assert.equal(stale.status, 401);
   await page.close();
+});
+
+/** Screenshots docs/console.md shows: written there by this test with VIXPAY_UPDATE_SCREENSHOTS=1, else to the temp folder. */
+const docScreenshots = ['console-today.png', 'console-phone.png'];
+const docShot = (name: string) => (process.env.VIXPAY_UPDATE_SCREENSHOTS === '1' ? path.join('docs', 'screenshots', name) : path.join(shots, name));
+
+test('on a phone (390 px): nothing wider than the screen, the charts within it; docs/console.md shows both screenshots', { skip, timeout: 120_000 }, async () => {
+  for (const name of docScreenshots) {
+    assert.match(readFileSync('docs/console.md', 'utf8'), new RegExp(`\\(screenshots/${name.replace('.', '\\.')}\\)`), `docs/console.md shows ${name}`);
+  }
+  mkdirSync(path.dirname(docShot('x')), { recursive: true });
+  const wide = await browser.newPage({ viewport: { width: 1280, height: 1000 }, timezoneId: 'America/Los_Angeles' });
+  await login(wide);
+  await untilRefreshedAfter(wide, '');
+  await wide.screenshot({ path: docShot('console-today.png') });
+  await wide.close();
+  const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+  await login(phone);
+  await untilRefreshedAfter(phone, '');
+  const widths = await phone.evaluate(() => {
+    const doc = (globalThis as any).document;
+    return {
+      page: doc.documentElement.scrollWidth as number,
+      charts: [...doc.querySelectorAll('canvas')].map((c: any) => c.getBoundingClientRect().right as number),
+      cards: [...doc.querySelectorAll('.card')].map((c: any) => c.getBoundingClientRect().right as number),
+    };
+  });
+  assert.ok(widths.page <= 390, `the page is ${widths.page} px wide`);
+  for (const right of [...widths.charts, ...widths.cards]) assert.ok(right <= 390, `a chart or card ends at ${right} px`);
+  await phone.screenshot({ path: docShot('console-phone.png') });
+  await phone.close();
 });
 
 test('the console is served with a strict CSP, its chart library from our origin, and refuses anyone but an operator', { skip }, async () => {

@@ -227,6 +227,21 @@ describe('x402 facilitator', () => {
     assert.equal(figures.payments.total, 0);
     assert.ok(figures.x402.settled >= 51, `x402 settled ${figures.x402.settled}`);
     assert.equal(figures.x402.settledAmounts[0]?.token, 'VIXP');
+    // Today's card counts them too, and the console's Latest and Search list them as x402 rows.
+    assert.ok(figures.days.today.x402.settled >= 50, `x402 settled today ${figures.days.today.x402.settled}`);
+    const { repository } = t.platform.console.figures;
+    const latest = await repository.recentActivity(20);
+    assert.ok(latest.some((row) => row.kind === 'x402' && payers.some((p) => p.address === row.userAddress)), 'x402 payments among the latest');
+    const [first] = payers as [typeof payers[number]];
+    const found = await repository.search(first.address, 10);
+    assert.equal(found.length, 1);
+    assert.deepEqual([found[0]!.kind, found[0]!.status, found[0]!.userAddress], ['x402', 'settled', first.address]);
+    assert.deepEqual((await repository.search(found[0]!.reference, 10)).map((row) => row.reference), [found[0]!.reference], 'by payer/nonce');
+    // The operator's day tells x402 settlements from POS ones.
+    const day = await t.platform.statements.operatorDay(figures.days.today.date);
+    const ours = day.transactions.filter((tx) => transactions.has(tx.txHash));
+    assert.deepEqual([...new Set(ours.map((tx) => tx.kind))], ['x402-settlement']);
+    assert.ok(day.networks.find((n) => n.network === 'ethereum')!.x402Transfers >= 50);
   });
 
   test('the same authorization settled by five callers at once: one transfer, every caller answered its transaction', async () => {

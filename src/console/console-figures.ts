@@ -53,6 +53,43 @@ export interface ConsoleFigures {
   /** Per network, what settlement cost since the platform's day began. */
   settlementCosts: { since: string; timeZone: string; networks: SettlementCosts[] };
   journal: { backlog: Record<string, number>; total: number; oldestPendingAt: string | null; oldestPendingAgeSeconds: number | null };
+  /** Today and yesterday in TIME_ZONE (the cards): the records created that day. The figures above are all-time. */
+  days: { today: DayFigures; yesterday: DayFigures };
+}
+
+/** What one day of TIME_ZONE brought: the records created between its first and last instants. */
+export interface DayFigures {
+  /** `yyyy-mm-dd` in TIME_ZONE, and its start and the next day's start (ISO, UTC). */
+  date: string;
+  from: string;
+  to: string;
+  payments: Record<PaymentStatus | 'total', number>;
+  volume: TokenTotal[];
+  refunds: { count: number; amounts: TokenTotal[] };
+  rewards: { issued: number; claimed: number; claimedAmounts: TokenTotal[] };
+  x402: { settled: number; failed: number; settledAmounts: TokenTotal[] };
+}
+
+async function dayFigures(deps: ConsoleFiguresDeps, from: number, to: number): Promise<DayFigures> {
+  const range = { from, to };
+  const { repository: repo } = deps;
+  const [outcomes, approved, refunds, rewards, x402] = await Promise.all([
+    repo.paymentOutcomes(range), repo.approvedAmounts(range), repo.refundAmounts(range), repo.rewards(range), repo.x402Settlements(range),
+  ]);
+  const payments = { total: 0, approved: 0, failed: 0, pending: 0 };
+  for (const o of outcomes) {
+    payments[o.status] += o.count;
+    payments.total += o.count;
+  }
+  const claimed = rewards.filter((r) => r.claimed);
+  const settled = x402.filter((r) => r.status === 'settled');
+  return {
+    // en-CA writes a date as yyyy-mm-dd.
+    date: new Intl.DateTimeFormat('en-CA', { timeZone: deps.timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(from), from: new Date(from).toISOString(), to: new Date(to).toISOString(),
+    payments, volume: await totals(deps, approved), refunds: { count: refunds.length, amounts: await totals(deps, refunds) },
+    rewards: { issued: rewards.length, claimed: claimed.length, claimedAmounts: await totals(deps, claimed) },
+    x402: { settled: settled.length, failed: x402.filter((r) => r.status === 'failed').length, settledAmounts: await totals(deps, settled) },
+  };
 }
 
 export const maxWindowMinutes = 24 * 60;
@@ -84,6 +121,10 @@ export async function consoleFigures(deps: ConsoleFiguresDeps, windowMinutes: nu
     repo.stores(), repo.relayerLanes(), repo.oldestPendingOperation(), deps.journalBacklog(), repo.minedSince(deps.networks, dayStart),
     repo.x402Settlements(),
   ]);
+  // Yesterday starts at the start of the day that holds the instant before today began.
+  const yesterdayStart = startOfDay(dayStart - 1, deps.timeZone);
+  const tomorrowStart = startOfDay(dayStart + 30 * 3_600_000, deps.timeZone);
+  const [today, yesterday] = await Promise.all([dayFigures(deps, dayStart, tomorrowStart), dayFigures(deps, yesterdayStart, dayStart)]);
 
   const perMinute = Array.from({ length: windowMinutes }, (_, i) => ({ at: firstMinute + i * 60_000, approved: 0, failed: 0, pending: 0 }));
   for (const m of minutes) {
@@ -139,6 +180,7 @@ export async function consoleFigures(deps: ConsoleFiguresDeps, windowMinutes: nu
       oldestPendingAt: oldest === undefined ? null : new Date(oldest).toISOString(),
       oldestPendingAgeSeconds: oldest === undefined ? null : Math.max(0, Math.round((now - oldest) / 1000)),
     },
+    days: { today, yesterday },
   };
 }
 

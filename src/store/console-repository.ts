@@ -65,12 +65,13 @@ export interface MinedCostRow {
 /** Authorizations a mined transaction used, all and the x402 ones (SQL over `chain_txs as c`). */
 export const usedAuthorizations = {
   all: sql<number>`(select count(*) from authorizations a where a.tx_hash = c.tx_hash and a.network = c.network and a.status = 'used')`,
-  x402: sql<number>`(select count(*) from authorizations a join x402_settlements x on x.nonce = a.nonce where a.tx_hash = c.tx_hash and a.network = c.network and a.status = 'used')`,
+  // An x402 payment's authorization is reserved under a reference of its own, `x402:…` (src/x402/carry-settlement.ts).
+  x402: sql<number>`(select count(*) from authorizations a where a.tx_hash = c.tx_hash and a.network = c.network and a.status = 'used' and a.reference like 'x402:%')`,
 };
 
 /** One row of the console's tables: a payment, a refund or a reward. */
 export interface ActivityRow {
-  kind: 'payment' | 'reward';
+  kind: 'payment' | 'reward' | 'x402';
   tid: string;
   /** tran_no of a payment, reward_id of a reward. */
   reference: string;
@@ -89,11 +90,12 @@ export interface ActivityRow {
 /** The read queries of the operator console (src/console): nothing here writes. */
 export interface ConsoleRepository {
   paymentsPerMinute(since: number): Promise<MinuteCount[]>;
-  paymentOutcomes(): Promise<OutcomeCount[]>;
-  approvedAmounts(): Promise<TokenAmountRow[]>;
-  refundAmounts(): Promise<TokenAmountRow[]>;
-  rewards(): Promise<RewardRow[]>;
-  x402Settlements(): Promise<X402Row[]>;
+  /** Each of these five: every record, or those created within `range` (epoch ms, `to` excluded: a day of TIME_ZONE). */
+  paymentOutcomes(range?: TimeRange): Promise<OutcomeCount[]>;
+  approvedAmounts(range?: TimeRange): Promise<TokenAmountRow[]>;
+  refundAmounts(range?: TimeRange): Promise<TokenAmountRow[]>;
+  rewards(range?: TimeRange): Promise<RewardRow[]>;
+  x402Settlements(range?: TimeRange): Promise<X402Row[]>;
   stores(): Promise<StoreRow[]>;
   relayerLanes(): Promise<RelayerLaneRow[]>;
   /** Relayed transactions of `networks` mined (succeeded or reverted: both paid gas) in blocks of `sinceMs` (block timestamp) or later. */
@@ -101,11 +103,20 @@ export interface ConsoleRepository {
   /** created_at of the oldest journaled transaction not yet known mined, if any. */
   oldestPendingOperation(): Promise<number | undefined>;
   recentActivity(limit: number): Promise<ActivityRow[]>;
-  /** Payments and rewards by tran_no, reward_id, transaction id (payment, refund, claim), user (id, uuid or address) or store tid. */
+  /**
+   * Payments, rewards and x402 payments by tran_no, reward_id, transaction id (payment, refund,
+   * claim, x402 settlement), user (id, uuid or address; an x402 payer) or store tid (an x402 key's store).
+   */
   search(query: string, limit: number): Promise<ActivityRow[]>;
 }
 
 const minuteMs = 60_000;
+
+/** Epoch ms: `from` included, `to` excluded. */
+export interface TimeRange {
+  from: number;
+  to: number;
+}
 
 export function createConsoleRepository(db: Db): ConsoleRepository {
   const paymentActivity = () => db.selectFrom('payments').select([
@@ -127,6 +138,18 @@ export function createConsoleRepository(db: Db): ConsoleRepository {
     tokenSymbol: r.token_symbol, tokenAmount: r.token_amount, userAddress: r.user_address, transactionId: r.claim_transaction_id,
     approvalNo: null, createdAt: Number(r.created_at),
   });
+  const x402Activity = () => db.selectFrom('x402_settlements')
+    .leftJoin('facilitator_keys', 'facilitator_keys.id', 'x402_settlements.key_id')
+    .leftJoin('tokens', (join) => join.onRef('tokens.network', '=', 'x402_settlements.network').onRef('tokens.contract_address', '=', 'x402_settlements.asset'))
+    .select(['x402_settlements.nonce', 'x402_settlements.payer', 'x402_settlements.status', 'x402_settlements.error_reason', 'x402_settlements.network',
+      'x402_settlements.asset', 'x402_settlements.amount', 'x402_settlements.tx_hash', 'x402_settlements.created_at', 'facilitator_keys.tid', 'tokens.symbol']);
+  type X402ActivityRow = Awaited<ReturnType<ReturnType<typeof x402Activity>['execute']>>[number];
+  // An x402 payment is known by its payer and its authorization's nonce (its receipt's reference).
+  const fromX402 = (r: X402ActivityRow): ActivityRow => ({
+    kind: 'x402', tid: r.tid ?? '', reference: `${r.payer}/${r.nonce}`, status: r.status, failureCode: r.error_reason, network: r.network,
+    contractAddress: r.asset, tokenSymbol: r.symbol, tokenAmount: r.amount, userAddress: r.payer, transactionId: r.tx_hash,
+    approvalNo: null, createdAt: Number(r.created_at),
+  });
   const newestFirst = (rows: ActivityRow[], limit: number) => rows.sort((a, b) => b.createdAt - a.createdAt).slice(0, limit);
 
   return {
@@ -139,39 +162,44 @@ export function createConsoleRepository(db: Db): ConsoleRepository {
       return rows.map((r) => ({ minute: Number(r.minute) * minuteMs, status: r.status, count: Number(r.count) }));
     },
 
-    async paymentOutcomes() {
+    async paymentOutcomes(range) {
       const rows = await db.selectFrom('payments').select(['status', 'failure_code', (eb) => eb.fn.countAll<number>().as('count')])
+        .$if(range !== undefined, (q) => q.where('created_at', '>=', range!.from).where('created_at', '<', range!.to))
         .groupBy(['status', 'failure_code']).execute();
       return rows.map((r) => ({ status: r.status, failureCode: r.failure_code, count: Number(r.count) }));
     },
 
-    async approvedAmounts() {
+    async approvedAmounts(range) {
       const rows = await db.selectFrom('payments').select(['network', 'contract_address', 'token_symbol', 'token_amount'])
+        .$if(range !== undefined, (q) => q.where('created_at', '>=', range!.from).where('created_at', '<', range!.to))
         .where('status', '=', 'approved').execute();
       return rows.flatMap((r) => (r.contract_address && r.token_symbol && r.token_amount
         ? [{ network: r.network, contractAddress: r.contract_address, tokenSymbol: r.token_symbol, tokenAmount: r.token_amount }] : []));
     },
 
-    async refundAmounts() {
+    async refundAmounts(range) {
       const rows = await db.selectFrom('payment_cancellations').innerJoin('payments', 'payments.id', 'payment_cancellations.payment_id')
         .select(['payments.network', 'payments.contract_address', 'payments.token_symbol', 'payment_cancellations.token_amount'])
+        .$if(range !== undefined, (q) => q.where('payment_cancellations.created_at', '>=', range!.from).where('payment_cancellations.created_at', '<', range!.to))
         .where('payment_cancellations.status', '=', 'done').execute();
       return rows.flatMap((r) => (r.contract_address && r.token_symbol
         ? [{ network: r.network, contractAddress: r.contract_address, tokenSymbol: r.token_symbol, tokenAmount: r.token_amount }] : []));
     },
 
-    async rewards() {
-      const rows = await db.selectFrom('rewards').select(['status', 'network', 'contract_address', 'token_symbol', 'token_amount', 'claim_transaction_id']).execute();
+    async rewards(range) {
+      const rows = await db.selectFrom('rewards').select(['status', 'network', 'contract_address', 'token_symbol', 'token_amount', 'claim_transaction_id'])
+        .$if(range !== undefined, (q) => q.where('created_at', '>=', range!.from).where('created_at', '<', range!.to)).execute();
       return rows.map((r) => ({
         status: r.status, network: r.network, contractAddress: r.contract_address, tokenSymbol: r.token_symbol, tokenAmount: r.token_amount,
         claimed: r.claim_transaction_id !== null,
       }));
     },
 
-    async x402Settlements() {
+    async x402Settlements(range) {
       const rows = await db.selectFrom('x402_settlements')
         .leftJoin('tokens', (join) => join.onRef('tokens.network', '=', 'x402_settlements.network').onRef('tokens.contract_address', '=', 'x402_settlements.asset'))
-        .select(['x402_settlements.status', 'x402_settlements.network', 'x402_settlements.asset', 'x402_settlements.amount', 'tokens.symbol']).execute();
+        .select(['x402_settlements.status', 'x402_settlements.network', 'x402_settlements.asset', 'x402_settlements.amount', 'tokens.symbol'])
+        .$if(range !== undefined, (q) => q.where('x402_settlements.created_at', '>=', range!.from).where('x402_settlements.created_at', '<', range!.to)).execute();
       return rows.map((r) => ({ status: r.status, network: r.network, contractAddress: r.asset, tokenSymbol: r.symbol ?? '', tokenAmount: r.amount }));
     },
 
@@ -212,7 +240,8 @@ export function createConsoleRepository(db: Db): ConsoleRepository {
     async recentActivity(limit) {
       const payments = await paymentActivity().orderBy('created_at', 'desc').limit(limit).execute();
       const rewards = await rewardActivity().orderBy('created_at', 'desc').limit(limit).execute();
-      return newestFirst([...payments.map(fromPayment), ...rewards.map(fromReward)], limit);
+      const x402 = await x402Activity().orderBy('x402_settlements.created_at', 'desc').limit(limit).execute();
+      return newestFirst([...payments.map(fromPayment), ...rewards.map(fromReward), ...x402.map(fromX402)], limit);
     },
 
     async search(query, limit) {
@@ -234,7 +263,13 @@ export function createConsoleRepository(db: Db): ConsoleRepository {
         eb(sql<string>`lower(claim_transaction_id)`, '=', lower), eb(sql<string>`lower(cancel_transaction_id)`, '=', lower),
         eb(sql<string>`lower(user_address)`, 'in', addresses),
       ])).orderBy('created_at', 'desc').limit(limit).execute();
-      return newestFirst([...payments.map(fromPayment), ...rewards.map(fromReward)], limit);
+      const [payer, nonce] = lower.split('/');
+      const x402 = await x402Activity().where((eb) => eb.or([
+        eb('x402_settlements.nonce', '=', lower), eb(sql<string>`lower(x402_settlements.payer)`, 'in', addresses),
+        eb(sql<string>`lower(x402_settlements.tx_hash)`, '=', lower), eb('facilitator_keys.tid', '=', q),
+        ...(payer && nonce ? [eb.and([eb(sql<string>`lower(x402_settlements.payer)`, '=', payer), eb('x402_settlements.nonce', '=', nonce)])] : []),
+      ])).orderBy('x402_settlements.created_at', 'desc').limit(limit).execute();
+      return newestFirst([...payments.map(fromPayment), ...rewards.map(fromReward), ...x402.map(fromX402)], limit);
     },
   };
 }

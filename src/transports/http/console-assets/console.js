@@ -115,6 +115,7 @@ function activityRow(row, r) {
   cell(row, r.failureCode ? `${r.status} (${r.failureCode})` : r.status);
   cell(row, r.amount === null ? '–' : `${r.amount} ${r.tokenSymbol ?? ''}`);
   cell(row, r.userAddress ?? '–', 'mono');
+  // An x402 payment's receipt is the facilitator key's to read (docs/x402.md); its transaction is linked.
   const receipt = r.kind === 'payment' && r.status === 'approved'
     ? `/console/api/receipts/payments/${encodeURIComponent(r.tid)}/${encodeURIComponent(r.reference)}`
     : r.kind === 'reward' && r.transactionId ? `/console/api/receipts/rewards/${encodeURIComponent(r.tid)}/${encodeURIComponent(r.reference)}` : undefined;
@@ -146,6 +147,19 @@ async function refresh() {
   figure('rewards.claimedAmount', amounts(figures.rewards.claimedAmounts));
   for (const key of ['settled', 'pending', 'failed']) figure(`x402.${key}`, figures.x402[key]);
   figure('x402.settledAmount', amounts(figures.x402.settledAmounts));
+  // The cards: today in TIME_ZONE, yesterday beside it.
+  for (const [name, day] of Object.entries(figures.days)) {
+    figure(`days.${name}.date`, day.date);
+    for (const key of ['total', 'approved', 'failed', 'pending']) figure(`days.${name}.payments.${key}`, day.payments[key]);
+    figure(`days.${name}.volume`, amounts(day.volume));
+    figure(`days.${name}.refunds.count`, day.refunds.count);
+    figure(`days.${name}.refunds.amount`, amounts(day.refunds.amounts));
+    figure(`days.${name}.rewards.issued`, day.rewards.issued);
+    figure(`days.${name}.rewards.claimed`, day.rewards.claimed);
+    figure(`days.${name}.x402.settled`, day.x402.settled);
+    figure(`days.${name}.x402.failed`, day.x402.failed);
+    figure(`days.${name}.x402.settledAmount`, amounts(day.x402.settledAmounts));
+  }
   figure('journal.total', figures.journal.total);
   figure('journal.oldest', figures.journal.oldestPendingAt ? `${figures.journal.oldestPendingAgeSeconds} s ago` : 'none');
   fillTable('res-codes', figures.byResCode, (row, c) => {
