@@ -1,0 +1,139 @@
+/**
+ * Mutation testing of the money code with StrykerJS, one area at a time (docs/reliability.md
+ * "Mutation testing"). Each area has its configuration, stryker/<area>.conf.json: the files it
+ * mutates and the tests that cover them (a mutant runs the tests of its area that reach it, never the
+ * whole suite). Runs are incremental: reports/mutation/<area>/incremental.json (kept in the
+ * repository) holds the last results, and a run tests again only the mutants in code or tests that
+ * changed since. Each run writes reports/mutation/<area>/index.html and mutation.json (the
+ * mutation-testing-report-schema JSON) and prints the area's score.
+ *
+ *   npm run test:mutation -- --area commerce      # one area
+ *   npm run test:mutation -- --area commerce --area statements
+ *   npm run test:mutation -- --all                # every area, one after the other
+ *   npm run test:mutation -- --changed-since <commit>   # the areas whose mutated or test files changed since
+ *   npm run test:mutation -- --changed            # the areas changed since their last report's commit (CI)
+ *   npm run test:mutation -- --list
+ *
+ * Each run records its commit, date and score in reports/mutation/<area>/run.json (the table of
+ * docs/reliability.md "Mutation testing" is made from them). `--changed` runs an area whose mutated
+ * files, tests or configuration changed since that commit, or that has no report yet; an area whose
+ * score is below 85% fails the run (`--min-score <n>` sets another bar).
+ *
+ * Concurrency is 1 (one test process at a time); areas run one after the other.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const projectRoot = fileURLToPath(new URL('..', import.meta.url));
+const configDir = path.join(projectRoot, 'stryker');
+
+interface AreaConfig { mutate: string[]; tap: { testFiles: string[] } }
+
+const areas = readdirSync(configDir)
+  .filter((name) => name.endsWith('.conf.json'))
+  .map((name) => name.slice(0, -'.conf.json'.length))
+  .sort();
+
+function configOf(area: string): AreaConfig {
+  return JSON.parse(readFileSync(path.join(configDir, `${area}.conf.json`), 'utf8')) as AreaConfig;
+}
+
+function usage(message: string): never {
+  console.error(`test:mutation: ${message}\n  --area <name> (one of ${areas.join(', ')}), --all, --changed-since <commit>, --list`);
+  process.exit(2);
+}
+
+function git(...gitArgs: string[]): { ok: boolean; out: string; err: string } {
+  const run = spawnSync('git', gitArgs, { cwd: projectRoot, encoding: 'utf8' });
+  return { ok: run.status === 0, out: run.stdout ?? '', err: run.stderr ?? '' };
+}
+
+/** The areas whose mutated files, tests or configuration changed since `commit`. */
+function changedSince(commit: string, among: string[]): string[] {
+  const diff = git('diff', '--name-only', commit, '--', 'src', 'test', 'stryker');
+  if (!diff.ok) usage(`git diff ${commit} failed: ${diff.err.trim()}`);
+  const changed = new Set(diff.out.split('\n').filter(Boolean));
+  return among.filter((area) => {
+    const config = configOf(area);
+    return [...config.mutate, ...config.tap.testFiles, `stryker/${area}.conf.json`].some((file) => changed.has(file));
+  });
+}
+
+const runFile = (area: string) => path.join(projectRoot, 'reports', 'mutation', area, 'run.json');
+
+const args = process.argv.slice(2);
+const chosen = new Set<string>();
+let minScore = 85;
+for (let i = 0; i < args.length; i++) {
+  const arg = args[i]!;
+  if (arg === '--all') areas.forEach((a) => chosen.add(a));
+  else if (arg === '--area') {
+    const area = args[++i];
+    if (!area || !areas.includes(area)) usage(`unknown area "${area ?? ''}"`);
+    chosen.add(area);
+  } else if (arg === '--changed-since') {
+    const commit = args[++i];
+    if (!commit) usage('--changed-since needs a commit');
+    changedSince(commit, areas).forEach((a) => chosen.add(a));
+  } else if (arg === '--changed') {
+    for (const area of areas) {
+      const last = existsSync(runFile(area)) ? (JSON.parse(readFileSync(runFile(area), 'utf8')) as { commit: string }).commit : undefined;
+      // No report yet, or its commit is not in this clone's history: the area runs.
+      if (!last || !git('cat-file', '-e', `${last}^{commit}`).ok || changedSince(last, [area]).length > 0) chosen.add(area);
+    }
+  } else if (arg === '--min-score') {
+    minScore = Number(args[++i]);
+    if (!Number.isFinite(minScore)) usage('--min-score needs a number');
+  } else if (arg === '--list') {
+    for (const area of areas) {
+      const config = configOf(area);
+      console.log(`${area}: mutates ${config.mutate.join(' ')}\n  tests ${config.tap.testFiles.join(' ')}`);
+    }
+    process.exit(0);
+  } else usage(`unknown argument "${arg}"`);
+}
+if (chosen.size === 0) {
+  if (args.some((a) => a === '--changed-since' || a === '--changed')) {
+    console.log('test:mutation: no mutated or test file of any area changed');
+    process.exit(0);
+  }
+  usage('name an area or --all');
+}
+
+const stryker = path.join(projectRoot, 'node_modules', '@stryker-mutator', 'core', 'bin', 'stryker.js');
+const results: Array<{ area: string; ok: boolean; score: string; seconds: number }> = [];
+const commit = git('rev-parse', 'HEAD').out.trim();
+for (const area of chosen) {
+  console.log(`\n== mutation testing: ${area}`);
+  const started = Date.now();
+  // The tap runner starts `node` from PATH: the project's Node, as npm scripts have it.
+  const env = { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` };
+  const run = spawnSync(process.execPath, [stryker, 'run', `stryker/${area}.conf.json`], { cwd: projectRoot, stdio: 'inherit', env });
+  const report = path.join(projectRoot, 'reports', 'mutation', area, 'mutation.json');
+  const score = run.status === 0 && existsSync(report) ? scoreOf(report) : undefined;
+  const seconds = Math.round((Date.now() - started) / 1000);
+  if (score) {
+    const dirty = git('status', '--porcelain', '--', ...configOf(area).mutate, ...configOf(area).tap.testFiles).out.trim() !== '';
+    writeFileSync(runFile(area), `${JSON.stringify({ area, commit, dirty, date: new Date().toISOString(), seconds, ...score }, null, 2)}\n`);
+  }
+  results.push({ area, ok: score !== undefined && score.percent >= minScore, score: score ? score.text : 'no report', seconds });
+}
+
+/** The mutation score of a mutation-testing-report-schema JSON: killed + timeout over all valid mutants. */
+function scoreOf(file: string): { percent: number; killed: number; survived: number; noCoverage: number; valid: number; text: string } {
+  const report = JSON.parse(readFileSync(file, 'utf8')) as { files: Record<string, { mutants: Array<{ status: string }> }> };
+  const statuses = Object.values(report.files).flatMap((f) => f.mutants.map((m) => m.status));
+  const count = (...of: string[]) => statuses.filter((s) => of.includes(s)).length;
+  const killed = count('Killed', 'Timeout');
+  const survived = count('Survived');
+  const noCoverage = count('NoCoverage');
+  const valid = killed + survived + noCoverage;
+  const percent = valid === 0 ? 100 : Math.floor((10_000 * killed) / valid) / 100;
+  return { percent, killed, survived, noCoverage, valid, text: `${percent.toFixed(2)}% (${killed} of ${valid} killed, ${survived} survived, ${noCoverage} without coverage)` };
+}
+
+console.log('\n== test:mutation');
+for (const r of results) console.log(`${r.ok ? 'done' : 'FAIL'}  ${r.area}  ${r.score}  (${r.seconds} s; bar ${minScore}%)`);
+process.exit(results.every((r) => r.ok) ? 0 : 1);
