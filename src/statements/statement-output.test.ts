@@ -91,7 +91,7 @@ test('the CSV: the column row, opening balances at the block before the day, the
   assert.equal(at(rows[1]!).local_time, '2026-11-26 00:00:00');
   assert.equal(at(rows[2]!).reference, '\'=HYPERLINK("x")');
   assert.equal(at(rows[2]!).currency_amount, '2500');
-  assert.equal(at(rows[3]!).reference, '1 lines');
+  assert.equal(at(rows[3]!).reference, '1 line', 'one line, not "1 lines"');
   assert.equal(at(rows[5]!).block_number, '9');
   assert.equal(at(rows[5]!).reconciled, 'true');
   assert.equal(at(rows[6]!).amount, '-0.1');

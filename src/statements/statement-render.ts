@@ -70,7 +70,7 @@ function summaryRows(statement: OpenStatement, summary: StatementSummary): strin
   const { header } = statement;
   const last = header.lastBlock >= header.firstBlock ? header.lastBlock : header.firstBlock - 1;
   return [
-    ...summary.totals.map((t) => row({ kind: `total_${t.kind}`, reference: `${t.count} lines`, amount: t.amount, token: t.token })),
+    ...summary.totals.map((t) => row({ kind: `total_${t.kind}`, reference: `${t.count} ${t.count === 1 ? 'line' : 'lines'}`, amount: t.amount, token: t.token })),
     ...summary.net.map((n) => row({ kind: 'net', amount: n.amount, token: n.token })),
     ...summary.balances.map((b) => row({ kind: 'closing_balance', amount: b.closing, token: b.token, token_contract: b.tokenContract, block_number: last, reconciled: b.difference === '0' })),
     ...summary.discrepancies.filter((d) => d.type === 'balance_mismatch').map((d) => row({ kind: 'balance_mismatch', amount: d.difference, token: d.token, reconciled: false })),
