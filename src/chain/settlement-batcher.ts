@@ -44,6 +44,8 @@ interface OpenBatch {
   items: PendingItem[];
   windowPassed: boolean;
   timer: NodeJS.Timeout | undefined;
+  /** The block it is held for (local ms), when held for one: the node's answer to its send checks the schedule. */
+  expectedAt: number | undefined;
 }
 
 /**
@@ -61,6 +63,8 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
   const maxItemsByNetwork = new Map<NetworkName, Promise<number>>();
   /** How long the last few batches of each network took from closing to broadcast (ms). */
   const preparations = new Map<NetworkName, number[]>();
+  /** The block (its expected local time) the latest batch of each network was held for. */
+  const aimedAt = new Map<NetworkName, number>();
 
   /** Items per batch: the setting, or fewer when the chain's block gas limit cannot hold that many. */
   function maxItemsOf(network: NetworkName): Promise<number> {
@@ -91,18 +95,47 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
    * reached alone. Otherwise (a chain that mines on demand, or whose interval is not learnt yet):
    * `windowMs`.
    */
-  function closeDelay(network: NetworkName): number {
+  /** How long a batch of the network takes from closing to broadcast: the slowest of the last few, at most half a block. */
+  function preparationOf(network: NetworkName, interval: number): number {
+    return Math.min(Math.max(0, ...(preparations.get(network) ?? [])), interval / 2);
+  }
+
+  /**
+   * A batch held for a block it can no longer reach (its timer fired late: a busy event loop, every
+   * lane still journaling) would land in the next block beside that block's own batch: it is held
+   * for the next block instead, and keeps filling meanwhile. True when it was.
+   */
+  function reaimed(network: NetworkName, open: OpenBatch, lanes: Lane[]): boolean {
+    const interval = chains[network].blocks.intervalMs();
+    if (open.expectedAt === undefined || interval === undefined) return false;
+    const now = Date.now();
+    const preparation = preparationOf(network, interval);
+    if (now + preparation <= open.expectedAt - blockMarginMs / 2) return false;
+    while (now + preparation > open.expectedAt - blockMarginMs / 2) open.expectedAt += interval;
+    aimedAt.set(network, open.expectedAt);
+    open.windowPassed = false;
+    clearTimeout(open.timer);
+    open.timer = setTimeout(() => { open.windowPassed = true; sendOpenBatch(network, lanes, false); }, open.expectedAt - blockMarginMs - preparation - now);
+    return true;
+  }
+
+  function closeDelay(network: NetworkName): { delay: number; expectedAt?: number } {
     const { managed, blocks } = chains[network];
     const now = Date.now();
     const due = managed ? undefined : blocks.nextBlockAt(now);
     const interval = blocks.intervalMs();
-    if (due === undefined || interval === undefined) return windowMs;
+    if (due === undefined || interval === undefined) return { delay: windowMs };
     // The batch must also be journaled, signed and broadcast before the margin: as long as the
     // slowest of the last few took (a busy database or node), at most half a block.
-    const preparation = Math.min(Math.max(0, ...(preparations.get(network) ?? [])), interval / 2);
+    const preparation = preparationOf(network, interval);
     let close = due - blockMarginMs - preparation;
-    while (close < now + windowMs) close += interval;
-    return close - now;
+    // A block the previous batch was held for is not aimed at again (its prediction may have moved a
+    // little since): one settlement transaction per block.
+    const previous = aimedAt.get(network);
+    while (close < now + windowMs || (previous !== undefined && close + blockMarginMs + preparation < previous + interval / 2)) close += interval;
+    const expectedAt = close + blockMarginMs + preparation;
+    aimedAt.set(network, expectedAt);
+    return { delay: close - now, expectedAt };
   }
 
   /**
@@ -113,6 +146,7 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
   function sendOpenBatch(network: NetworkName, lanes: Lane[], full: boolean): void {
     const open = openBatches.get(network);
     if (!open || (!full && !open.windowPassed)) return;
+    if (!full && reaimed(network, open, lanes)) return;
     const lane = freeLane(lanes) ?? (full ? lanes.reduce((a, b) => (b.inFlight < a.inFlight ? b : a)) : undefined);
     if (!lane) return;
     clearTimeout(open.timer);
@@ -128,7 +162,7 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
       notePreparation(network, Date.now() - closedAt);
       sendOpenBatch(network, lanes, false);
     };
-    relayBatch(network, lane.account, open.settlement, open.items, done)
+    relayBatch(network, lane.account, open.settlement, open.items, open.expectedAt, done)
       .catch((error: unknown) => { for (const pending of open.items) pending.reject(error); })
       .finally(() => {
         lane.inFlight--;
@@ -137,7 +171,8 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
   }
 
   /** Journals, signs and broadcasts one batch (then calls `prepared`), and answers each item from its receipt. */
-  async function relayBatch(network: NetworkName, account: LocalAccount, settlement: Address, batch: PendingItem[], prepared: () => void): Promise<void> {
+  async function relayBatch(network: NetworkName, account: LocalAccount, settlement: Address, batch: PendingItem[], expectedAt: number | undefined,
+    prepared: () => void): Promise<void> {
     const fees = await sender.fees(network, account.address);
     const byNonce = new Map(batch.map((pending) => [pending.item.nonce as string, pending]));
     deps.faults?.at('relay.before-journal');
@@ -156,6 +191,9 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
     deps.onBatch?.(network, included.size);
     deps.faults?.at('relay.after-journal');
     await sender.broadcast(network, journaled.rawTx);
+    // The node's answer to it checks the schedule: a block at once, well before the one it was held
+    // for, is a node that mines on demand (block-schedule.ts).
+    chains[network].blocks.sent(Date.now(), expectedAt);
     deps.faults?.at('relay.after-broadcast');
     prepared();
     const result = await waiter.finish(network, journaled.id, [journaled.txHash]);
@@ -181,8 +219,9 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
       return new Promise<RelayResult>((resolve, reject) => {
         let open = openBatches.get(network);
         if (!open) {
-          const opened: OpenBatch = { settlement, items: [], windowPassed: false, timer: undefined };
-          opened.timer = setTimeout(() => { opened.windowPassed = true; sendOpenBatch(network, lanes, false); }, closeDelay(network));
+          const { delay, expectedAt } = closeDelay(network);
+          const opened: OpenBatch = { settlement, items: [], windowPassed: false, timer: undefined, expectedAt };
+          opened.timer = setTimeout(() => { opened.windowPassed = true; sendOpenBatch(network, lanes, false); }, delay);
           openBatches.set(network, opened);
           open = opened;
         }

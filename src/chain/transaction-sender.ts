@@ -133,6 +133,7 @@ export function createTransactionSender(deps: TransactionSenderDeps): Transactio
         () => ({ to: request.to, data: request.data, gas: (gas * 12n) / 10n }));
       if (journaled === 'released') throw new Error('a transaction without authorizations cannot be released');
       await broadcast(network, journaled.rawTx);
+      chains[network].blocks.sent(Date.now());
       return journaled;
     },
 
