@@ -5,6 +5,7 @@ import { nextApprovalNumber } from './approval-number.ts';
 import { exchangeDateIndexOf, publishRateNotice } from './rate-notice.ts';
 import { resolveSettlementToken, type SettlementTokenDeps } from './settlement-token.ts';
 import { quoteTokens } from './token-quote.ts';
+import { normalizeDecimal, tokenUnitsFor } from './exchange.ts';
 
 // The commerce parts between a POS's request and the money moved, on in-memory deps: which token
 // settles, how many of its units a currency amount is, the notice dates and approval numbers.
@@ -102,4 +103,22 @@ test('approval numbers: the day in the platform zone and an 8-digit sequence of 
   assert.deepEqual(await nextApprovalNumber({ merchants, clock: () => at, timeZone: 'Asia/Seoul' }), { number: '2026112300000042', date: '20261123000405' });
   assert.deepEqual(await nextApprovalNumber({ merchants, clock: () => at, timeZone: 'UTC' }), { number: '2026112200000043', date: '20261122150405' });
   assert.deepEqual(keys, ['approval:20261123', 'approval:20261122']);
+});
+
+test('a refused amount or rate names its field and says why (resultMessage and details of the answer)', () => {
+  const refusal = (fn: () => unknown) => {
+    try {
+      fn();
+    } catch (error) {
+      return { message: (error as Error).message, details: (error as { details?: string }).details, code: (error as { code?: string }).code };
+    }
+    return assert.fail('not refused');
+  };
+  for (const bad of [12 as unknown as string, null as unknown as string, '1e3', '']) {
+    assert.deepEqual(refusal(() => normalizeDecimal(bad, 'rate')), { code: 'request.invalid', details: 'rate', message: 'rate must be a positive decimal string such as "12500" or "1350.25"' });
+  }
+  assert.deepEqual(refusal(() => normalizeDecimal('0.00', 'rate')), { code: 'request.invalid', details: 'rate', message: 'rate must be greater than zero' });
+  assert.deepEqual(refusal(() => tokenUnitsFor('0', '1', 18)), { code: 'request.invalid', details: 'exchange_amount', message: 'exchange_amount must be greater than zero' });
+  assert.deepEqual(refusal(() => tokenUnitsFor('1', '0', 18)), { code: 'request.invalid', details: 'exchange_rate', message: 'exchange_rate must be greater than zero' });
+  assert.deepEqual(refusal(() => tokenUnitsFor('1', '1000', 0)), { code: 'request.invalid', details: 'exchange_amount', message: 'exchange_amount is worth less than the smallest token unit' });
 });
