@@ -1,14 +1,15 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, renameSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { getAddress } from 'viem';
+import { getAddress, recoverMessageAddress, type Hex } from 'viem';
 import type * as Pkcs11js from 'pkcs11js';
 import { call, startTestPlatform, type TestPlatform } from './support/platform.ts';
 import { prepareTransfer, type Wallet } from './support/transfer-scheme.ts';
 import { makeSoftToken, softhsmMissing, type SoftToken } from './support/softhsm.ts';
 import { skipWithout } from './support/parts.ts';
+import { DomainError } from '../src/shared/errors.ts';
 
 // A platform whose relayer lanes sign in a SoftHSM2 token (KEY_CUSTODY=pkcs11): what an operator
 // checks: transfers settle, the token's removal answers 503 and turns /readyz's `custody` down, and
@@ -93,4 +94,27 @@ test('with the token removed a transfer is 503 and moves nothing, /readyz says c
   assert.equal((await transfer(request)).resultCode, '440', 'and only once');
   assert.equal(await balance(bob.address), '15');
   assert.equal(await balance(alice.address), '85');
+});
+
+test('a wallet\'s key is stored wrapped by the token: neither its bytes nor its hex are in the database; it signs there', { skip }, async () => {
+  // Anvil's first dev account: a key whose bytes we know, imported by its mnemonic.
+  const key = 'ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+  const imported = (await call(t.app, '/token', 'importAddress', { mnemonic: 'test test test test test test test test test test test junk' })).resultData;
+  const rows = await t.platform.store.db.selectFrom('accounts').select(['address', 'private_key_enc']).execute();
+  assert.ok(rows.length >= 3);
+  for (const row of rows) assert.match(row.private_key_enc, /^p11:v1:vixpay-wallet-wrap-1:/, `${row.address} is wrapped by the token`);
+  assert.equal(JSON.stringify(rows).includes(key), false);
+  if (t.platform.store.dialect === 'sqlite') {
+    for (const file of readdirSync(t.dataDir).filter((name) => /\.(db|sqlite)(-wal)?$/.test(name))) {
+      const bytes = readFileSync(path.join(t.dataDir, file));
+      assert.equal(bytes.includes(Buffer.from(key, 'hex')), false, `no key bytes in ${file}`);
+      assert.equal(bytes.includes(Buffer.from(key)), false, `no key hex in ${file}`);
+    }
+  }
+  // It signs (inside the token) what the token API asks of it.
+  const { data, ...params } = await prepareTransfer(t.app, imported, bob.address, '1');
+  assert.equal(await recoverMessageAddress({ message: data, signature: params.signature as Hex }), imported.address);
+  // A DID would need the key in the DID key store, outside the token: refused, not half-done.
+  await assert.rejects(t.platform.did.service.createDid({ alias: 'hsm-wallet', address: imported.address, secretKey: imported.secretKey }),
+    (error: unknown) => error instanceof DomainError && error.code === 'did.key_not_held');
 });

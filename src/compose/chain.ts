@@ -34,7 +34,7 @@ export interface ChainPart {
   relayer: Relayer;
   contracts: PlatformContractsByNetwork;
   /** The HSM token holding the lanes' keys (`KEY_CUSTODY=pkcs11`): `/readyz` probes it. */
-  custody?: Pick<Pkcs11Token, 'probe'> | undefined;
+  custody?: Pkcs11Token | undefined;
   /** Stops the nodes we run (the last step of a stop). */
   stopChains(): Promise<void>;
 }

@@ -5,6 +5,8 @@
 import type { Config } from '../config/config.ts';
 import type { Logger } from '#shared/logger.ts';
 import type { Clock } from '#shared/clock.ts';
+import { walletKeys } from '../wallet/wallet-keys.ts';
+import { tokenWrappedKeys } from '../chain/token-wrapped-keys.ts';
 import type { KeyVault } from '#shared/key-vault.ts';
 import type { Metrics } from '#shared/metrics.ts';
 import type { Faults } from '#shared/failpoints.ts';
@@ -35,7 +37,7 @@ export async function composeWallet(
     });
   }
   const wallet = withTransferMetrics(createWalletService({
-    repo, vault: deps.vault, clock, chains: chain.chains, relayer: chain.relayer, contracts: chain.contracts,
+    repo, vault: deps.vault, keys: walletKeys(deps.vault, chain.custody && tokenWrappedKeys(chain.custody)), clock, chains: chain.chains, relayer: chain.relayer, contracts: chain.contracts,
     tempKeyTtlMs: config.tempKeyTtlMs, faults: deps.faults,
     authorizations: createAuthorizationRepository(store.db, store.dialect === 'sqlite' ? 'process' : 'row'),
     authorizationTtlSeconds: config.authorizationTtlSeconds,

@@ -108,6 +108,10 @@ export function createDidService(deps: DidServiceDeps): DidService {
       // One answer for an unknown address and a wrong secretKey, compared in constant time.
       const stored = account ? vault.decrypt(account.secretKeyEnc) : '';
       if (!safeEqual(stored, secretKey) || !account) throw new DomainError('did.secret_key_invalid', secretMismatch);
+      // A key wrapped by the HSM (KEY_CUSTODY=pkcs11) never leaves it, so it cannot enter the DID key store.
+      if (account.privateKeyEnc.startsWith('p11:')) {
+        throw new DomainError('did.key_not_held', 'this wallet\'s key is held in the HSM (KEY_CUSTODY=pkcs11): a DID over it is not supported yet');
+      }
       const identifier = await importEthrDid(agent, vault.decrypt(account.privateKeyEnc) as Hex, alias);
       return toDidRecord(identifier);
     },

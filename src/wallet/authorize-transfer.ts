@@ -1,9 +1,9 @@
 import { keccak256, stringToHex, type Address, type Hex } from 'viem';
-import { localAccount } from '../chain/local-account.ts';
 import type { NetworkName } from '#shared/networks.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import { DomainError, isDomainError, leavesOutcomeOpen } from '#shared/errors.ts';
 import type { WalletDeps } from './wallet-deps.ts';
+import { keysOf } from './wallet-keys.ts';
 import type { ResolvedToken } from './token.ts';
 import { resolveAuthorization } from './resolve-authorization.ts';
 import { releaseUnsent } from './unsent-reservations.ts';
@@ -85,13 +85,21 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
   if (reserved === 'insufficient') throw new DomainError('wallet.insufficient_balance', 'the balance, less what pending transfers hold, is below the amount');
   if (reserved === 'duplicate') throw new DomainError('request.invalid', 'this operation already has a transfer authorization');
 
-  const holder = localAccount(deps.vault.decrypt(params.privateKeyEnc) as Hex);
-  const signature = await holder.signTypedData({
-    domain: { name: token.name, version: '1', chainId, verifyingContract: token.contractAddress },
-    types: transferAuthorizationTypes,
-    primaryType: 'TransferWithAuthorization',
-    message: { from, to, value, validAfter: 0n, validBefore: BigInt(validBefore), nonce },
-  });
+  let signature: Hex;
+  try {
+    const holder = keysOf(deps).account(params.privateKeyEnc, from);
+    signature = await holder.signTypedData({
+      domain: { name: token.name, version: '1', chainId, verifyingContract: token.contractAddress },
+      types: transferAuthorizationTypes,
+      primaryType: 'TransferWithAuthorization',
+      message: { from, to, value, validAfter: 0n, validBefore: BigInt(validBefore), nonce },
+    });
+  } catch (error) {
+    // Not signed (the HSM holding the wallet's key is unavailable): nothing exists to send; the
+    // reservation is undone and the temp key given back, so the same request works once it is back.
+    await releaseUnsent(deps.authorizations, nonce, params.tempKeyHash);
+    throw error;
+  }
   let result;
   try {
     result = await deps.relayer.settle(network, deps.contracts[network].settlement, {

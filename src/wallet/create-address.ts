@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { bytesToHex, type Address } from 'viem';
+import type { Address } from 'viem';
 import { english, generateMnemonic, mnemonicToAccount } from 'viem/accounts';
 import type { WalletDeps } from './wallet-deps.ts';
+import { keysOf } from './wallet-keys.ts';
 
 export interface CreateAddressReturnType {
   address: Address;
@@ -11,9 +12,10 @@ export interface CreateAddressReturnType {
 
 /**
  * Creates a custodial account: a 12-word BIP-39 mnemonic, the key at m/44'/60'/0'/0/0 and a random
- * secretKey. The private key and secretKey are stored encrypted; the mnemonic is not stored.
+ * secretKey. The private key is stored sealed (master key, or wrapped by the HSM token), the secretKey
+ * encrypted; the mnemonic is not stored.
  */
-export async function createAddress(deps: Pick<WalletDeps, 'repo' | 'vault' | 'clock'>): Promise<CreateAddressReturnType> {
+export async function createAddress(deps: Pick<WalletDeps, 'repo' | 'vault' | 'keys' | 'clock'>): Promise<CreateAddressReturnType> {
   const mnemonic = generateMnemonic(english);
   const account = mnemonicToAccount(mnemonic);
   const privateKey = account.getHdKey().privateKey;
@@ -21,7 +23,7 @@ export async function createAddress(deps: Pick<WalletDeps, 'repo' | 'vault' | 'c
   const secretKey = randomBytes(32).toString('hex');
   await deps.repo.insertAccount({
     address: account.address,
-    privateKeyEnc: deps.vault.encrypt(bytesToHex(privateKey)),
+    privateKeyEnc: await keysOf(deps).seal(privateKey),
     secretKeyEnc: deps.vault.encrypt(secretKey),
   }, deps.clock());
   return { address: account.address, mnemonic, secretKey };

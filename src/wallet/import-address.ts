@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { validateMnemonic } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
-import { bytesToHex, type Address } from 'viem';
+import type { Address } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { DomainError } from '#shared/errors.ts';
 import type { WalletDeps } from './wallet-deps.ts';
+import { keysOf } from './wallet-keys.ts';
 
 export interface ImportAddressParameters {
   mnemonic: string;
@@ -21,7 +22,7 @@ export interface ImportAddressReturnType {
  * custody with a fresh secretKey.
  */
 export async function importAddress(
-  deps: Pick<WalletDeps, 'repo' | 'vault' | 'clock'>,
+  deps: Pick<WalletDeps, 'repo' | 'vault' | 'keys' | 'clock'>,
   params: ImportAddressParameters,
 ): Promise<ImportAddressReturnType> {
   const mnemonic = params.mnemonic.trim().toLowerCase().split(/\s+/).join(' ');
@@ -36,7 +37,7 @@ export async function importAddress(
   const secretKey = randomBytes(32).toString('hex');
   const inserted = await deps.repo.insertAccount({
     address: account.address,
-    privateKeyEnc: deps.vault.encrypt(bytesToHex(privateKey)),
+    privateKeyEnc: await keysOf(deps).seal(privateKey),
     secretKeyEnc: deps.vault.encrypt(secretKey),
   }, deps.clock());
   if (!inserted) return importAddress(deps, params); // lost a race with a concurrent import: answer with the stored key

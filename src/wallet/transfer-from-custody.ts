@@ -1,9 +1,8 @@
-import type { Hex } from 'viem';
-import { localAccount } from '../chain/local-account.ts';
 import type { NetworkName } from '#shared/networks.ts';
 import { DomainError } from '#shared/errors.ts';
 import { sha256Hex } from '#shared/hash.ts';
 import type { WalletDeps } from './wallet-deps.ts';
+import { keysOf } from './wallet-keys.ts';
 import { parseAddress } from './address.ts';
 import { issueTempKey } from './temp-key.ts';
 import { signedMessage } from './signed-request.ts';
@@ -35,7 +34,7 @@ export async function transferFromCustody(
   if (!account) throw new DomainError('wallet.unknown_address', 'the platform holds no account with this address');
   const { tempKey } = await issueTempKey(deps, { address: fromAddress, keyType: 'transfer' });
   const hashKey = sha256Hex(`${tempKey}|${deps.vault.decrypt(account.secretKeyEnc)}`);
-  const holder = localAccount(deps.vault.decrypt(account.privateKeyEnc) as Hex);
+  const holder = keysOf(deps).account(account.privateKeyEnc, fromAddress);
   const signature = await holder.signMessage({ message: signedMessage([fromAddress, toAddress, params.amount, tempKey, hashKey]) });
   return transfer(deps, network, {
     fromAddress, toAddress, amount: params.amount, tempKey, hashKey, signature,

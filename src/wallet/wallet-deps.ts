@@ -6,11 +6,14 @@ import type { ChainClients } from '../chain/chain-clients.ts';
 import type { Relayer } from '../chain/relayer.ts';
 import type { PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
 import type { Faults } from '#shared/failpoints.ts';
+import type { WalletKeys } from './wallet-keys.ts';
 
 /** What the wallet operations need; each operation takes the narrowest part of it. */
 export interface WalletDeps {
   repo: WalletRepository;
   vault: KeyVault;
+  /** Where the wallets' private keys are kept (KEY_CUSTODY); unset: sealed with `vault`. */
+  keys?: WalletKeys;
   clock: Clock;
   chains: ChainClients;
   relayer: Relayer;
