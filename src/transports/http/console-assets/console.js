@@ -119,8 +119,10 @@ function activityRow(row, r) {
   const receipt = r.kind === 'payment' && r.status === 'approved'
     ? `/console/api/receipts/payments/${encodeURIComponent(r.tid)}/${encodeURIComponent(r.reference)}`
     : r.kind === 'reward' && r.transactionId ? `/console/api/receipts/rewards/${encodeURIComponent(r.tid)}/${encodeURIComponent(r.reference)}` : undefined;
-  linkCell(row, receipt, 'receipt');
-  linkCell(row, r.transactionId ? `/console/api/transactions/${encodeURIComponent(r.network)}/${encodeURIComponent(r.transactionId)}` : undefined, r.transactionId ? `${r.transactionId.slice(0, 10)}…` : '');
+  // Opened as pages (view.html), their JSON one click away there.
+  const page = (src) => (src ? `/console/view?src=${encodeURIComponent(src)}` : undefined);
+  linkCell(row, page(receipt), 'receipt');
+  linkCell(row, page(r.transactionId ? `/console/api/transactions/${encodeURIComponent(r.network)}/${encodeURIComponent(r.transactionId)}` : undefined), r.transactionId ? `${r.transactionId.slice(0, 10)}…` : '');
 }
 
 async function getJson(url) {

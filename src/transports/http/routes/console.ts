@@ -36,10 +36,12 @@ const chartJsFile = path.join(path.dirname(fileURLToPath(import.meta.resolve('ch
 const assets: Record<string, { body: Buffer; type: string }> = {
   'console.js': { body: readFileSync(path.join(assetDir, 'console.js')), type: 'text/javascript; charset=utf-8' },
   'console.css': { body: readFileSync(path.join(assetDir, 'console.css')), type: 'text/css; charset=utf-8' },
+  'view.js': { body: readFileSync(path.join(assetDir, 'view.js')), type: 'text/javascript; charset=utf-8' },
   'chart.umd.min.js': { body: readFileSync(chartJsFile), type: 'text/javascript; charset=utf-8' },
 };
 const consolePage = readFileSync(path.join(assetDir, 'console.html'), 'utf8');
 const loginPage = readFileSync(path.join(assetDir, 'login.html'), 'utf8');
+const viewPage = readFileSync(path.join(assetDir, 'view.html'), 'utf8');
 
 const loginForm = z.object({ username: z.string().max(64), password: z.string().max(256) });
 const assetParams = z.object({ file: z.enum(Object.keys(assets) as [string, ...string[]]) });
@@ -91,6 +93,11 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleRoutesDep
   app.get('', zodRoute({ ...page, summary: 'The console page (redirects to the login page without a session)' }), async (request, reply) => {
     if (!(await sessionOf(request))) return reply.redirect('/console/login', 303);
     return reply.type(html).header('cache-control', 'no-store').send(consolePage);
+  });
+
+  app.get('/view', zodRoute({ ...page, summary: 'A receipt, transaction, statement or operator\'s day as a page (?src=/console/api/…, or the Statements form\'s tid and date); its JSON one click away' }), async (request, reply) => {
+    if (!(await sessionOf(request))) return reply.redirect('/console/login', 303);
+    return reply.type(html).header('cache-control', 'no-store').send(viewPage);
   });
 
   app.get('/login', zodRoute({ ...page, summary: 'The operator login page' }), async (_request, reply) =>
