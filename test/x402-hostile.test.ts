@@ -21,6 +21,7 @@ import { createSettlementTokenRepository } from '../src/store/settlement-token-r
 import { createLogger } from '../src/shared/logger.ts';
 import type { NetworkName } from '../src/shared/networks.ts';
 import { waitFor } from './support/wait-for.ts';
+import { authorizationKey } from '../src/chain/mined-receipt.ts';
 
 let t: TestPlatform;
 let facilitatorUrl: string;
@@ -199,8 +200,7 @@ describe('x402 facilitator under hostile input', () => {
     }
   });
 
-  // Not yet: x402 settlements and their authorizations rows are still keyed by the nonce alone (issue 27 item 5).
-  test('a nonce is the authorizer\'s: another payer, or the same payer on another network, may use it', { todo: 'nonces keyed by (network, token, payer, nonce)' }, async () => {
+  test('a nonce is the authorizer\'s: another payer, or the same payer on another network, may use it', async () => {
     const [a, b] = [await funded('1'), await funded('1')];
     const first = await payment(a, { value: 1000n });
     assert.equal((await facilitator('/settle', first)).body.success, true);
@@ -253,7 +253,7 @@ describe('x402 facilitator under hostile input', () => {
       settlements, keys: createFacilitatorKeyRepository(store.db), settlementTokens: createSettlementTokenRepository(store.db),
     });
     const row = (nonce: string, fields: Record<string, string>) => ({
-      nonce, network: 'ethereum', payer: privateKeyToAccount(generatePrivateKey()).address, pay_to: payee, asset: vixpOf('ethereum'), amount: '1', valid_before: inAnHour(),
+      id: `${fields.network ?? 'ethereum'}:x:y:${nonce}`, nonce, network: 'ethereum', payer: privateKeyToAccount(generatePrivateKey()).address, pay_to: payee, asset: vixpOf('ethereum'), amount: '1', valid_before: inAnHour(),
       signature: `0x${'11'.repeat(65)}`, key_id: keyId, status: 'accepted', tx_hash: null, error_reason: null, created_at: 1, updated_at: 1, ...fields,
     });
     const bad = [
@@ -265,13 +265,14 @@ describe('x402 facilitator under hostile input', () => {
     const payer = await funded('1');
     const good = await payment(payer, { value: 1000n });
     const authorization = good.paymentPayload.payload.authorization;
+    const goodId = authorizationKey('ethereum', vixpOf('ethereum'), payer.address, good.nonce);
     await settlements.accept({
-      nonce: good.nonce, network: 'ethereum', payer: payer.address, payTo: payee, asset: vixpOf('ethereum'), amount: '1000',
+      id: goodId, nonce: good.nonce, network: 'ethereum', payer: payer.address, payTo: payee, asset: vixpOf('ethereum'), amount: '1000',
       validBefore: authorization.validBefore, signature: good.paymentPayload.payload.signature, keyId, createdAt: 2, updatedAt: 2,
-    } as never);
+    });
     const before = await balance(payee);
     await sweeper.sweep(0);
-    await waitFor(async () => (await settlementRows(good.nonce))[0]?.status === 'settled', { timeoutMs: 30_000, message: 'the good row behind the bad ones is settled' });
+    await waitFor(async () => (await settlementRows(good.nonce)).find((r) => r.id === goodId)?.status === 'settled', { timeoutMs: 30_000, message: 'the good row behind the bad ones is settled' });
     assert.equal(await balance(payee), before + 1000n);
     assert.ok(logged.length > 0, 'each bad row is logged');
     // Run again: still no throw, and the bad rows no longer block anything.

@@ -13,6 +13,7 @@ import { getResolver } from 'ethr-did-resolver';
 import { verifyReceipt } from '../src/receipts/verify-receipt.ts';
 import { isNetworkName } from '../src/shared/networks.ts';
 import { consoleFigures } from '../src/console/console-figures.ts';
+import { authorizationKey } from '../src/chain/mined-receipt.ts';
 import { waitFor } from './support/wait-for.ts';
 
 let t: TestPlatform;
@@ -51,6 +52,9 @@ function requirements(overrides: Partial<PaymentRequirements> = {}): PaymentRequ
     extra: { name: 'VIXP', version: '1' }, ...overrides,
   };
 }
+
+/** A settlement's id (its receipt's source): its network, token, payer and nonce. */
+const settlementId = (payer: string, nonce: string) => authorizationKey('ethereum', vixp, payer, nonce);
 
 /** What the published client signs for `signed`, presented against `checked`. */
 async function signedPayment(account: ReturnType<typeof privateKeyToAccount>, signed: PaymentRequirements, checked = signed) {
@@ -165,7 +169,7 @@ describe('x402 facilitator', () => {
     const settled = await facilitator('/settle', payment);
     assert.equal(settled.body.success, true, JSON.stringify(settled.body));
     // Kept when the settle answered, before anyone read it.
-    const issued = await t.platform.store.db.selectFrom('receipts').selectAll().where('kind', '=', 'x402').where('source_id', '=', nonce).execute();
+    const issued = await t.platform.store.db.selectFrom('receipts').selectAll().where('kind', '=', 'x402').where('source_id', '=', settlementId(payer.address, nonce)).execute();
     assert.deepEqual(issued.map((r) => [r.tid, r.transaction_id]), [['T-X402', settled.body.transaction]]);
     for (const [name, key] of [['another store\'s key', otherStore.key], ['a key of no store', noStore.key]]) {
       assert.equal((await facilitator(`/settlements/${payer.address}/${nonce}`, undefined, key)).status, 404, name);
@@ -189,9 +193,9 @@ describe('x402 facilitator', () => {
     const nonce = (payment.paymentPayload.payload as any).authorization.nonce as string;
     const settled = await facilitator('/settle', payment);
     assert.equal(settled.body.success, true, JSON.stringify(settled.body));
-    const receiptOf = () => db.selectFrom('receipts').selectAll().where('kind', '=', 'x402').where('source_id', '=', nonce).executeTakeFirst();
+    const receiptOf = () => db.selectFrom('receipts').selectAll().where('kind', '=', 'x402').where('source_id', '=', settlementId(payer.address, nonce)).executeTakeFirst();
     // As after a kill -9 between the chain's outcome and its record: accepted, no event, no receipt; nobody asks again.
-    await db.deleteFrom('receipts').where('kind', '=', 'x402').where('source_id', '=', nonce).execute();
+    await db.deleteFrom('receipts').where('kind', '=', 'x402').where('source_id', '=', settlementId(payer.address, nonce)).execute();
     const events = (await db.selectFrom('webhook_events').select(['id', 'data']).where('tid', '=', 'T-X402').execute()).filter((e) => JSON.parse(e.data).nonce === nonce);
     await db.deleteFrom('webhook_events').where('id', 'in', events.map((e) => e.id)).execute();
     const aMinuteAgo = Date.now() - 60_000;
@@ -200,7 +204,7 @@ describe('x402 facilitator', () => {
     const row = await db.selectFrom('x402_settlements').selectAll().where('nonce', '=', nonce).executeTakeFirstOrThrow();
     assert.deepEqual([row.status, row.tx_hash, swept.transaction_id], ['settled', settled.body.transaction, settled.body.transaction]);
     // Recorded settled, its receipt lost (a crash right after the record): the next sweep issues it.
-    await db.deleteFrom('receipts').where('kind', '=', 'x402').where('source_id', '=', nonce).execute();
+    await db.deleteFrom('receipts').where('kind', '=', 'x402').where('source_id', '=', settlementId(payer.address, nonce)).execute();
     const again = await waitFor(receiptOf, { timeoutMs: 30_000, message: 'the sweep issues the missing receipt' });
     assert.equal(again.transaction_id, settled.body.transaction);
     assert.equal((await facilitator(`/settlements/${payer.address}/${nonce}/receipt`)).body.receipts[0].proof.jwt, again.credential_jwt);

@@ -17,6 +17,15 @@ export function positionOf(receipt: TransactionReceipt): MinedPosition {
 /** One settlement item's key: its token, authorizer and authorization nonce. */
 export const itemKey = (token: string, authorizer: string, nonce: string) => `${token.toLowerCase()}:${authorizer.toLowerCase()}:${nonce.toLowerCase()}`;
 
+/**
+ * The row key (`authorizations.nonce`) of an authorization signed by an outside payer (an x402
+ * payment): EIP-3009 nonces belong to the authorizer and the token, so one is unique only per
+ * network, token and authorizer; the platform's own nonces (derived from network and reference) are
+ * their own key. Lowercase.
+ */
+export const authorizationKey = (network: string, token: string, authorizer: string, nonce: string) =>
+  `${network}:${itemKey(token, authorizer, nonce)}`;
+
 /** The `AuthorizationUsed(authorizer, nonce)` logs of a successful receipt: the authorizations it executed. */
 function usedAuthorizations(receipt: TransactionReceipt) {
   if (receipt.status !== 'success') return [];
@@ -26,6 +35,11 @@ function usedAuthorizations(receipt: TransactionReceipt) {
 /** The authorization nonces a receipt shows used. */
 export function usedNonces(receipt: TransactionReceipt): string[] {
   return usedAuthorizations(receipt).map((log) => log.args.nonce);
+}
+
+/** The `authorizations` rows a receipt of `network` shows used: by their nonce (the platform's own) and by `authorizationKey` (an outside payer's). */
+export function usedAuthorizationKeys(network: string, receipt: TransactionReceipt): string[] {
+  return usedAuthorizations(receipt).flatMap((log) => [log.args.nonce, authorizationKey(network, log.address, log.args.authorizer, log.args.nonce)]);
 }
 
 /** The items a settlement receipt executed (`itemKey`): each has its token's `AuthorizationUsed(authorizer, nonce)`. */

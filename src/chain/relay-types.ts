@@ -31,6 +31,8 @@ export interface SettlementItem {
   nonce: Hex;
   /** The holder's packed (r || s || v) signature of TransferWithAuthorization. */
   signature: Hex;
+  /** Its `authorizations` row when that is not `nonce` (an outside payer's: `authorizationKey`, mined-receipt.ts). */
+  key?: string;
 }
 
 /** What a mined transaction of the relayer cost, from its receipt. */

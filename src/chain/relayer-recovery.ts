@@ -4,7 +4,7 @@ import type { ChainClients } from './chain-clients.ts';
 import type { ReceiptWaiter } from './receipt-waiter.ts';
 import type { TransactionSender } from './transaction-sender.ts';
 import { repriceStale } from './reprice-stale.ts';
-import { usedNonces } from './mined-receipt.ts';
+import { usedAuthorizationKeys } from './mined-receipt.ts';
 import type { Clock } from '#shared/clock.ts';
 import type { Logger } from '#shared/logger.ts';
 import type { NetworkName } from '#shared/networks.ts';
@@ -69,7 +69,7 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
     const results = await Promise.all(pending.map((tx) => waiter.finish(network, tx.id, [tx.txHash, ...tx.supersededHashes] as Hex[], stale?.waitMs)));
     // Nobody waits for these any more: their authorizations are recorded used from the receipts.
     for (const { receipt } of results) {
-      if (receipt) await journal.markAuthorizationsUsed(receipt.transactionHash, usedNonces(receipt), clock());
+      if (receipt) await journal.markAuthorizationsUsed(receipt.transactionHash, usedAuthorizationKeys(network, receipt), clock());
     }
     return { pending: pending.length, finished: results.filter((r) => r.status !== 'signed').length };
   }

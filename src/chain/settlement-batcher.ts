@@ -53,6 +53,9 @@ interface OpenBatch {
  * network collects the transfers accepted within its window (or until the block it aims at), then
  * goes out on the least busy lane; each transfer is answered from its batch's receipt.
  */
+/** The `authorizations` row that reserved an item: journaled with it, so released or taken with it. */
+const rowOf = (item: SettlementItem): string => item.key ?? item.nonce;
+
 export function createSettlementBatcher(deps: SettlementBatcherDeps): SettlementBatcher {
   const { chains, sender, waiter } = deps;
   const windowMs = deps.batch?.windowMs ?? 3;
@@ -174,7 +177,7 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
   async function relayBatch(network: NetworkName, account: LocalAccount, settlement: Address, batch: PendingItem[], expectedAt: number | undefined,
     prepared: () => void): Promise<void> {
     const fees = await sender.fees(network, account.address);
-    const byNonce = new Map(batch.map((pending) => [pending.item.nonce as string, pending]));
+    const byNonce = new Map(batch.map((pending) => [rowOf(pending.item), pending]));
     deps.faults?.at('relay.before-journal');
     const journaled = await sender.journal(
       network, account, { intent: { kind: 'settlement', contractAddress: settlement }, authorizationNonces: [...byNonce.keys()] }, fees,
@@ -183,7 +186,7 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
     );
     const included = journaled === 'released' ? new Set<string>() : new Set(journaled.included);
     for (const pending of batch) {
-      if (!included.has(pending.item.nonce)) {
+      if (!included.has(rowOf(pending.item))) {
         pending.reject(new DomainError('chain.transaction_failed', 'the transfer authorization was released before it was sent'));
       }
     }
@@ -199,7 +202,7 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
     const result = await waiter.finish(network, journaled.id, [journaled.txHash]);
     const executed = result.receipt ? executedItems(result.receipt) : new Set<string>();
     for (const pending of batch) {
-      if (!included.has(pending.item.nonce)) continue;
+      if (!included.has(rowOf(pending.item))) continue;
       const { item } = pending;
       if (!result.receipt) pending.resolve(result);
       else pending.resolve({ ...result, status: executed.has(itemKey(item.token, item.from, item.nonce)) ? 'confirmed' : 'failed' });

@@ -31,13 +31,13 @@ export interface ReceiptService {
   /** Store `tid`'s receipt of the claim of reward `rewardId`; `request.not_found` until claimed. */
   rewardClaimReceipt(tid: string, rewardId: string): Promise<JsonObject>;
   /**
-   * The receipt of the x402 payment with authorization `nonce`, as issued at its settlement;
+   * The receipt of the x402 payment `id` (its network, token, payer and nonce: X402SettlementRecord.id), as issued at its settlement;
    * undefined before. Whose it is (the facilitator key's store) is for the caller to check.
    */
-  x402Receipt(nonce: string): Promise<JsonObject | undefined>;
-  /** Issues the receipt of the x402 payment with authorization `nonce` once it is settled (nothing before; kept once issued). */
-  issueX402Receipt(nonce: string): Promise<void>;
-  /** Nonces of x402 payments accepted since `since` (epoch ms) and settled that have no receipt yet, oldest first. */
+  x402Receipt(id: string): Promise<JsonObject | undefined>;
+  /** Issues the receipt of the x402 payment `id` once it is settled (nothing before; kept once issued). */
+  issueX402Receipt(id: string): Promise<void>;
+  /** Ids of x402 payments accepted since `since` (epoch ms) and settled that have no receipt yet, oldest first. */
   x402SettledWithoutReceipt(since: number, limit: number): Promise<string[]>;
   /** The receipts of `userAddress`, newest first. */
   userReceipts(userAddress: string, limit: number): Promise<JsonObject[]>;
@@ -94,12 +94,12 @@ export function createReceiptService(deps: ReceiptServiceDeps): ReceiptService {
       if (!source) throw new DomainError('request.not_found', `no claimed reward of this store with reward_id ${rewardId.slice(0, 128)}`);
       return credentialOf(await issue(source));
     },
-    async x402Receipt(nonce) {
-      const receipt = await deps.receipts.findReceipt('x402', nonce.toLowerCase());
+    async x402Receipt(id) {
+      const receipt = await deps.receipts.findReceipt('x402', id.toLowerCase());
       return receipt && credentialOf(receipt);
     },
-    async issueX402Receipt(nonce) {
-      const source = await deps.receipts.sourceOfX402(nonce);
+    async issueX402Receipt(id) {
+      const source = await deps.receipts.sourceOfX402(id);
       if (source) await issue(source);
     },
     x402SettledWithoutReceipt: (since, limit) => deps.receipts.x402WithoutReceipt(since, limit),

@@ -4,8 +4,13 @@ import type { AuthorizationStatus, AuthorizationsTable, Database } from './schem
 
 /** An EIP-3009 authorization of a custodial account, as the wallet sees it. */
 export interface AuthorizationRecord {
-  /** bytes32 0x-hex, derived from network and reference. */
+  /**
+   * The row's key: the bytes32 0x-hex nonce, derived from network and reference, of the platform's
+   * own authorizations; `authorizationKey` (network, token, payer, nonce) of an outside payer's.
+   */
   nonce: string;
+  /** The EIP-3009 nonce on chain when the row is an outside payer's (its key is then not the nonce); read rows always have it. */
+  chainNonce?: string;
   network: string;
   /** The operation it belongs to, unique per network. */
   reference: string;
@@ -27,7 +32,7 @@ export interface AuthorizationRecord {
 
 const toRecord = (row: Selectable<AuthorizationsTable>): AuthorizationRecord => ({
   nonce: row.nonce, network: row.network, reference: row.reference, contractAddress: row.contract_address, fromAddress: row.from_address,
-  toAddress: row.to_address, value: row.value, validBefore: Number(row.valid_before), fromBlock: Number(row.from_block), status: row.status,
+  chainNonce: row.chain_nonce ?? row.nonce, toAddress: row.to_address, value: row.value, validBefore: Number(row.valid_before), fromBlock: Number(row.from_block), status: row.status,
   txHash: row.tx_hash, cancelTxHash: row.cancel_tx_hash, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at),
 });
 
@@ -149,6 +154,7 @@ export function createAuthorizationRepository(db: Db, locking: AccountLocking = 
           nonce: record.nonce, network: record.network, reference: record.reference, contract_address: record.contractAddress,
           from_address: record.fromAddress, to_address: record.toAddress, value: record.value, valid_before: record.validBefore,
           from_block: record.fromBlock, status: 'reserved', tx_hash: null, cancel_tx_hash: null, created_at: record.createdAt, updated_at: record.updatedAt,
+          chain_nonce: record.chainNonce ?? null,
         }).execute();
       });
       try {

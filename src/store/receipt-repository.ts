@@ -5,7 +5,7 @@ import type { ReceiptKind, ReceiptsTable } from './schema.ts';
 /** A transfer a receipt is issued for: an approved payment, a done cancellation, a claimed reward or a settled x402 payment. */
 export interface ReceiptSource {
   kind: ReceiptKind;
-  /** payments.id, payment_cancellations.id, rewards.id or x402_settlements.nonce. */
+  /** payments.id, payment_cancellations.id, rewards.id or x402_settlements.id. */
   sourceId: string;
   /** The store; for an x402 payment the store of the facilitator key ('' when it names none). */
   tid: string;
@@ -56,8 +56,8 @@ export interface ReceiptRepository {
   sourceOfRewardClaim(tid: string, rewardId: string): Promise<ReceiptSource | undefined>;
   /** Every approval, done refund and reward claim of `userAddress`, newest first, at most `limit`. */
   sourcesOfUser(userAddress: string, limit: number): Promise<ReceiptSource[]>;
-  /** The x402 payment with this authorization nonce, once settled. */
-  sourceOfX402(nonce: string): Promise<ReceiptSource | undefined>;
+  /** The x402 payment with this id (x402_settlements.id: network, token, payer, nonce), once settled. */
+  sourceOfX402(id: string): Promise<ReceiptSource | undefined>;
   /** Nonces of x402 payments accepted since `since` (epoch ms), settled, with no receipt: oldest first, at most `limit`. */
   x402WithoutReceipt(since: number, limit: number): Promise<string[]>;
   findReceipt(kind: ReceiptKind, sourceId: string): Promise<ReceiptRecord | undefined>;
@@ -130,7 +130,7 @@ export function createReceiptRepository(db: Db): ReceiptRepository {
     .leftJoin('tokens', (join) => join.onRef('tokens.network', '=', 'x402_settlements.network').onRef('tokens.contract_address', '=', 'x402_settlements.asset'))
     .leftJoin('settlement_tokens', (join) => join.onRef('settlement_tokens.network', '=', 'x402_settlements.network')
       .onRef('settlement_tokens.contract_address', '=', 'x402_settlements.asset'))
-    .select(['x402_settlements.nonce', 'x402_settlements.network', 'x402_settlements.asset', 'x402_settlements.amount', 'x402_settlements.payer',
+    .select(['x402_settlements.id', 'x402_settlements.nonce', 'x402_settlements.network', 'x402_settlements.asset', 'x402_settlements.amount', 'x402_settlements.payer',
       'x402_settlements.pay_to', 'x402_settlements.tx_hash', 'x402_settlements.updated_at', 'facilitator_keys.tid', 'tokens.symbol as token_symbol',
       'settlement_tokens.symbol as listed_symbol'])
     .where('x402_settlements.status', '=', 'settled');
@@ -138,7 +138,7 @@ export function createReceiptRepository(db: Db): ReceiptRepository {
   const x402Source = (r: X402Row): ReceiptSource | undefined => {
     if (!r.tx_hash) return undefined;
     return {
-      kind: 'x402', sourceId: r.nonce, tid: r.tid ?? '', reference: r.nonce, network: r.network, contractAddress: r.asset,
+      kind: 'x402', sourceId: r.id, tid: r.tid ?? '', reference: r.nonce, network: r.network, contractAddress: r.asset,
       tokenSymbol: r.token_symbol ?? r.listed_symbol ?? '', tokenAmount: r.amount, fromAddress: r.payer, toAddress: r.pay_to, userAddress: r.payer,
       transactionId: r.tx_hash, approvalNo: null, approvalDate: null, claimedAt: Number(r.updated_at), exchangeAmount: null, exchangeCurrency: '',
       paymentApprovalNo: null, occurredAt: Number(r.updated_at),
@@ -183,19 +183,19 @@ export function createReceiptRepository(db: Db): ReceiptRepository {
       return sources.sort((a, b) => b.occurredAt - a.occurredAt).slice(0, limit);
     },
 
-    async sourceOfX402(nonce) {
-      const row = await x402Query().where('x402_settlements.nonce', '=', nonce.toLowerCase()).executeTakeFirst();
+    async sourceOfX402(id) {
+      const row = await x402Query().where('x402_settlements.id', '=', id.toLowerCase()).executeTakeFirst();
       return row && x402Source(row);
     },
 
     async x402WithoutReceipt(since, limit) {
       // By the (status, created_at) index: the settled settlements of the window, each looked up in the receipts' (kind, source) key.
-      const rows = await db.selectFrom('x402_settlements').select('x402_settlements.nonce')
-        .leftJoin('receipts', (join) => join.on('receipts.kind', '=', 'x402').onRef('receipts.source_id', '=', 'x402_settlements.nonce'))
+      const rows = await db.selectFrom('x402_settlements').select('x402_settlements.id')
+        .leftJoin('receipts', (join) => join.on('receipts.kind', '=', 'x402').onRef('receipts.source_id', '=', 'x402_settlements.id'))
         .where('x402_settlements.status', '=', 'settled').where('x402_settlements.created_at', '>=', since)
         .where('x402_settlements.tx_hash', 'is not', null).where('receipts.id', 'is', null)
         .orderBy('x402_settlements.created_at').limit(limit).execute();
-      return rows.map((r) => r.nonce);
+      return rows.map((r) => r.id);
     },
 
     findReceipt,

@@ -114,6 +114,8 @@ export interface AuthorizationsTable {
   cancel_tx_hash: string | null;
   created_at: number;
   updated_at: number;
+  /** Migration 0022: the EIP-3009 nonce when `nonce` is an outside payer's row key (authorizationKey); null when it is the nonce. */
+  chain_nonce: string | null;
 }
 
 export interface DeploymentsTable {
@@ -422,8 +424,11 @@ export interface FacilitatorKeysTable {
 
 export type X402SettlementStatus = 'accepted' | 'settled' | 'failed';
 
-/** Migration 0018: a payment accepted by POST /x402/settle, by its EIP-3009 nonce. */
+/** Migration 0018: a payment accepted by POST /x402/settle; keyed by network, token, payer and nonce since 0022. */
 export interface X402SettlementsTable {
+  /** Migration 0022: `<network>:<token>:<payer>:<nonce>`, lowercase (authorizationKey): also its `authorizations` row's key. */
+  id: string;
+  /** The EIP-3009 nonce, lowercase 0x-hex. */
   nonce: string;
   network: string;
   payer: string;

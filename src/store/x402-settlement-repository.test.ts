@@ -20,11 +20,11 @@ for (const factory of storeFactories) {
         const repository = createX402SettlementRepository(store.db);
         for (const [i, value] of [2n ** 53n + 1n, 99999999999999999999n, 2n ** 256n - 1n].entries()) {
           const record = {
-            nonce: nonce(100 + i), network: 'ethereum', payer: 'p', payTo: 't', asset: 'a', amount: '1', validBefore: value.toString(),
+            id: `ethereum:a:p:${nonce(100 + i)}`, nonce: nonce(100 + i), network: 'ethereum', payer: 'p', payTo: 't', asset: 'a', amount: '1', validBefore: value.toString(),
             signature: '0x11', keyId: 'k', createdAt: 1, updatedAt: 1,
           };
           assert.equal(await repository.accept(record), true);
-          assert.equal((await repository.find(record.nonce))?.validBefore, value.toString());
+          assert.equal((await repository.find(record.id))?.validBefore, value.toString());
         }
         // Back to the schema before 0021 (its bigint column), a row written there, and up again.
         const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => migrations }, ...(store.dialect === 'postgres' && {

@@ -5,7 +5,13 @@ import { withWebhookEvent, type NewWebhookEvent } from './webhook-repository.ts'
 
 /** A payment accepted by POST /x402/settle (docs/x402.md). */
 export interface X402SettlementRecord {
-  /** The EIP-3009 nonce, lowercase 0x-hex: also its `authorizations` row's key. */
+  /**
+   * `<network>:<token>:<payer>:<nonce>`, lowercase (authorizationKey, src/chain/mined-receipt.ts): an
+   * EIP-3009 nonce is its authorizer's and token's, so this is the payment's identity; also its
+   * `authorizations` row's key and its receipt's source.
+   */
+  id: string;
+  /** The EIP-3009 nonce, lowercase 0x-hex. */
   nonce: string;
   network: string;
   /** Checksummed addresses. */
@@ -29,14 +35,16 @@ export interface X402SettlementRecord {
 }
 
 export interface X402SettlementRepository {
-  /** Inserts it `accepted`; false (nothing written) when its nonce was accepted before. */
+  /** Inserts it `accepted`; false (nothing written) when its id was accepted before. */
   accept(record: Omit<X402SettlementRecord, 'status' | 'txHash' | 'errorReason'>): Promise<boolean>;
-  find(nonce: string): Promise<X402SettlementRecord | undefined>;
+  find(id: string): Promise<X402SettlementRecord | undefined>;
+  /** The settlements of `payer` (checksummed) with this nonce (lowercase), newest first: one per network and token at most. */
+  findByPayerNonce(payer: string, nonce: string): Promise<X402SettlementRecord[]>;
   /**
    * Ends an `accepted` settlement, with `event` (its webhook) in the same transaction; false when it
    * had ended already (whoever ended it first wrote the one event).
    */
-  finish(nonce: string, outcome: { status: 'settled' | 'failed'; txHash?: string | null; errorReason?: string | null },
+  finish(id: string, outcome: { status: 'settled' | 'failed'; txHash?: string | null; errorReason?: string | null },
     now: number, event?: NewWebhookEvent): Promise<boolean>;
   /** Settlements still `accepted` that were accepted before `before` (epoch ms), oldest first. */
   listAccepted(before: number, limit: number): Promise<X402SettlementRecord[]>;
@@ -45,7 +53,7 @@ export interface X402SettlementRepository {
 }
 
 const toRecord = (row: X402SettlementsTable): X402SettlementRecord => ({
-  nonce: row.nonce, network: row.network, payer: row.payer, payTo: row.pay_to, asset: row.asset, amount: row.amount,
+  id: row.id, nonce: row.nonce, network: row.network, payer: row.payer, payTo: row.pay_to, asset: row.asset, amount: row.amount,
   validBefore: String(row.valid_before), signature: row.signature, keyId: row.key_id, status: row.status, txHash: row.tx_hash,
   errorReason: row.error_reason, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at),
 });
@@ -54,20 +62,25 @@ export function createX402SettlementRepository(db: Db): X402SettlementRepository
   return {
     async accept(r) {
       const result = await db.insertInto('x402_settlements').values({
-        nonce: r.nonce, network: r.network, payer: r.payer, pay_to: r.payTo, asset: r.asset, amount: r.amount, valid_before: r.validBefore,
+        id: r.id, nonce: r.nonce, network: r.network, payer: r.payer, pay_to: r.payTo, asset: r.asset, amount: r.amount, valid_before: r.validBefore,
         signature: r.signature, key_id: r.keyId, status: 'accepted', tx_hash: null, error_reason: null, created_at: r.createdAt, updated_at: r.updatedAt,
-      }).onConflict((oc) => oc.column('nonce').doNothing()).executeTakeFirst();
+      }).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
       return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
     },
-    async find(nonce) {
-      const row = await db.selectFrom('x402_settlements').selectAll().where('nonce', '=', nonce).executeTakeFirst();
+    async find(id) {
+      const row = await db.selectFrom('x402_settlements').selectAll().where('id', '=', id).executeTakeFirst();
       return row && toRecord(row);
     },
-    async finish(nonce, outcome, now, event) {
+    async findByPayerNonce(payer, nonce) {
+      const rows = await db.selectFrom('x402_settlements').selectAll().where('payer', '=', payer).where('nonce', '=', nonce)
+        .orderBy('created_at', 'desc').orderBy('id').execute();
+      return rows.map(toRecord);
+    },
+    async finish(id, outcome, now, event) {
       return withWebhookEvent(db, event, now, async (trx) => {
         const result = await trx.updateTable('x402_settlements')
           .set({ status: outcome.status, tx_hash: outcome.txHash ?? null, error_reason: outcome.errorReason ?? null, updated_at: now })
-          .where('nonce', '=', nonce).where('status', '=', 'accepted').executeTakeFirst();
+          .where('id', '=', id).where('status', '=', 'accepted').executeTakeFirst();
         return Number(result.numUpdatedRows) === 1;
       });
     },

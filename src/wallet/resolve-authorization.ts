@@ -1,9 +1,9 @@
-import { encodeFunctionData, getAddress, type Address, type Hex } from 'viem';
+import { encodeFunctionData, type Address, type Hex } from 'viem';
+import { localAccount } from '../chain/local-account.ts';
 import type { NetworkName } from '#shared/networks.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import type { AuthorizationRecord } from '../store/authorization-repository.ts';
 import type { WalletDeps } from './wallet-deps.ts';
-import { keysOf } from './wallet-keys.ts';
 import { resolveToken } from './token.ts';
 
 export type AuthorizationOutcome =
@@ -12,7 +12,7 @@ export type AuthorizationOutcome =
   /** Still able to execute, or the chain could not be asked. */
   | { status: 'open' };
 
-type ResolveDeps = Pick<WalletDeps, 'authorizations' | 'chains' | 'repo' | 'contracts' | 'vault' | 'keys' | 'relayer' | 'clock'>;
+type ResolveDeps = Pick<WalletDeps, 'authorizations' | 'chains' | 'repo' | 'contracts' | 'vault' | 'relayer' | 'clock'>;
 
 /** How far a chain's block time may trail the wall clock. */
 const clockDriftSeconds = 60n;
@@ -44,17 +44,17 @@ export async function resolveAuthorization(deps: ResolveDeps, network: NetworkNa
   const account = await deps.repo.findAccount(record.fromAddress);
   if (!account) return { status: 'open' };
   const token = await resolveToken(deps, network, record.contractAddress);
-  const holder = keysOf(deps).account(account.privateKeyEnc, getAddress(account.address));
+  const holder = localAccount(deps.vault.decrypt(account.privateKeyEnc) as Hex);
   const signature = await holder.signTypedData({
     domain: { name: token.name, version: '1', chainId: deps.chains[network].chainId, verifyingContract: token.contractAddress },
     types: cancelAuthorizationTypes,
     primaryType: 'CancelAuthorization',
-    message: { authorizer: holder.address, nonce },
+    message: { authorizer: holder.address, nonce: (record.chainNonce ?? record.nonce) as Hex },
   });
   try {
     const result = await deps.relayer.submit(network, {
       to: token.contractAddress,
-      data: encodeFunctionData({ abi: vixpTokenAbi, functionName: 'cancelAuthorization', args: [holder.address, nonce, signature] }),
+      data: encodeFunctionData({ abi: vixpTokenAbi, functionName: 'cancelAuthorization', args: [holder.address, (record.chainNonce ?? record.nonce) as Hex, signature] }),
       intent: { kind: 'cancel-authorization', reference: record.reference, fromAddress: holder.address, contractAddress: token.contractAddress },
     });
     if (result.status === 'confirmed') {
@@ -87,7 +87,8 @@ async function settledOnChain(deps: ResolveDeps, network: NetworkName, record: A
   const { client } = deps.chains[network];
   const address = record.contractAddress as Address;
   const authorizer = record.fromAddress as Address;
-  const nonce = record.nonce as Hex;
+  // The nonce on chain; the row is ended by its key (an outside payer's differs from it).
+  const nonce = (record.chainNonce ?? record.nonce) as Hex;
   try {
     const settled = await client.readContract({ address, abi: vixpTokenAbi, functionName: 'authorizationState', args: [authorizer, nonce] });
     if (!settled) {
@@ -97,18 +98,18 @@ async function settledOnChain(deps: ResolveDeps, network: NetworkName, record: A
       const wallClock = BigInt(Math.floor(deps.clock() / 1000)) - clockDriftSeconds;
       const chainTime = head.timestamp > wallClock ? head.timestamp : wallClock;
       if (chainTime < BigInt(record.validBefore)) return undefined;
-      await deps.authorizations.finish(nonce, 'expired', {}, deps.clock()).catch(unrecorded);
+      await deps.authorizations.finish(record.nonce, 'expired', {}, deps.clock()).catch(unrecorded);
       return { status: 'expired' };
     }
     const fromBlock = BigInt(record.fromBlock);
     const [used] = await client.getContractEvents({ address, abi: vixpTokenAbi, eventName: 'AuthorizationUsed', args: { authorizer, nonce }, fromBlock });
     if (used) {
-      await deps.authorizations.finish(nonce, 'used', { txHash: used.transactionHash }, deps.clock()).catch(unrecorded);
+      await deps.authorizations.finish(record.nonce, 'used', { txHash: used.transactionHash }, deps.clock()).catch(unrecorded);
       return { status: 'used', txHash: used.transactionHash };
     }
     const [canceled] = await client.getContractEvents({ address, abi: vixpTokenAbi, eventName: 'AuthorizationCanceled', args: { authorizer, nonce }, fromBlock });
     if (!canceled) return undefined;
-    await deps.authorizations.finish(nonce, 'canceled', { cancelTxHash: canceled.transactionHash }, deps.clock()).catch(unrecorded);
+    await deps.authorizations.finish(record.nonce, 'canceled', { cancelTxHash: canceled.transactionHash }, deps.clock()).catch(unrecorded);
     return { status: 'canceled' };
   } catch {
     return undefined;

@@ -33,10 +33,10 @@ export async function carrySettlement(deps: X402Deps, record: X402SettlementReco
   // The stored numbers as signed, exactly. A row that does not parse (written by hand, or by a
   // version that lost digits) is never sent: failed if nothing was reserved for it, else left to the log.
   const [value, validBefore] = [parseUint256(record.amount), parseUint256(record.validBefore)];
-  const existing = await deps.authorizations.find(record.nonce);
+  const existing = await deps.authorizations.find(record.id);
   if (!value.ok || !validBefore.ok || !isNetworkName(network) || !/^0x[0-9a-f]{64}$/.test(record.nonce)
     || ![payer, asset, payTo].every((address) => parseAddress(address).ok) || !/^0x([0-9a-fA-F]{2})+$/.test(record.signature)) {
-    if (!existing) await deps.settlements.finish(record.nonce, { status: 'failed', errorReason: 'invalid_transaction_state' }, deps.clock());
+    if (!existing) await deps.settlements.finish(record.id, { status: 'failed', errorReason: 'invalid_transaction_state' }, deps.clock());
     throw new Error(`x402 settlement ${record.nonce}: its stored row is not a settlement that can be sent`);
   }
   const { client } = deps.chains[network];
@@ -44,7 +44,8 @@ export async function carrySettlement(deps: X402Deps, record: X402SettlementReco
     const fromBlock = deps.chains[network].blocks.recentHead(Date.now()) ?? await client.getBlockNumber();
     const now = deps.clock();
     const reserved = await underPayerLock(payer, () => deps.authorizations.reserve({
-      nonce: record.nonce, network, reference: `x402:${payer}:${record.nonce}`, contractAddress: asset, fromAddress: payer, toAddress: payTo,
+      // Keyed by network, token, payer and nonce (its id), the nonce on chain beside it.
+      nonce: record.id, chainNonce: record.nonce, network, reference: `x402:${record.id}`, contractAddress: asset, fromAddress: payer, toAddress: payTo,
       value: record.amount, validBefore: clockSeconds(validBefore.value), fromBlock: exactNumber(fromBlock), createdAt: now, updatedAt: now,
     }, {
       balance: () => client.readContract({ address: asset, abi: vixpTokenAbi, functionName: 'balanceOf', args: [payer] }),
@@ -59,7 +60,7 @@ export async function carrySettlement(deps: X402Deps, record: X402SettlementReco
   let result;
   try {
     result = await deps.relayer.settle(network, deps.contracts[network].settlement, {
-      token: asset, from: payer, to: payTo, value: value.value, validBefore: validBefore.value, nonce: record.nonce as Hex, signature: record.signature as Hex,
+      token: asset, from: payer, to: payTo, value: value.value, validBefore: validBefore.value, nonce: record.nonce as Hex, signature: record.signature as Hex, key: record.id,
     });
   } catch (error) {
     // Not journaled by this call: nothing sent by it. Left accepted; the sweep sends it again while it is still reserved.
@@ -67,7 +68,7 @@ export async function carrySettlement(deps: X402Deps, record: X402SettlementReco
     return;
   }
   if (result.status === 'confirmed') {
-    await deps.authorizations.finish(record.nonce, 'used', { txHash: result.txHash }, deps.clock());
+    await deps.authorizations.finish(record.id, 'used', { txHash: result.txHash }, deps.clock());
     await finishSettlement(deps, record, { status: 'settled', txHash: result.txHash });
     return;
   }

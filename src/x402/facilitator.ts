@@ -40,15 +40,15 @@ export function createX402Facilitator(deps: X402Deps): X402Facilitator {
   const running = new Map<string, Promise<void>>();
   const carrier: Carrier = {
     carry(record: X402SettlementRecord) {
-      const current = running.get(record.nonce);
+      const current = running.get(record.id);
       if (current) return current;
       const attempt = carrySettlement(deps, record)
         .catch((err: unknown) => deps.logger.warn({ nonce: record.nonce, reason: errorSummary(err) }, 'x402 settlement attempt failed; the sweep retries it'))
-        .finally(() => running.delete(record.nonce));
-      running.set(record.nonce, attempt);
+        .finally(() => running.delete(record.id));
+      running.set(record.id, attempt);
       return attempt;
     },
-    running: (nonce) => running.get(nonce),
+    running: (id) => running.get(id),
   };
   return {
     supported: () => supportedKinds(deps),
@@ -63,7 +63,7 @@ export function createX402Facilitator(deps: X402Deps): X402Facilitator {
       const accepted = await deps.settlements.listAccepted(deps.clock() - minAgeMs, 500);
       const resent: Array<Promise<void>> = [];
       for (const record of accepted) {
-        if (running.has(record.nonce)) continue;
+        if (running.has(record.id)) continue;
         // One row never stops the sweep: whatever it throws is logged, and the next row is looked at.
         try {
           if ((await observeSettlement(deps, record)) === 'resend') resent.push(carrier.carry(record));
@@ -72,7 +72,7 @@ export function createX402Facilitator(deps: X402Deps): X402Facilitator {
         }
       }
       await Promise.all(resent);
-      for (const nonce of (await deps.receipts?.missing(receiptsSince, 100)) ?? []) await issueReceipt(deps, nonce);
+      for (const id of (await deps.receipts?.missing(receiptsSince, 100)) ?? []) await issueReceipt(deps, id);
       return accepted.length;
     },
   };

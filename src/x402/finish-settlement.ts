@@ -18,8 +18,8 @@ export async function finishSettlement(
   const network = record.network as NetworkName;
   const key = await deps.keys.find(record.keyId);
   const event = key?.tid ? x402Event(key.tid, record, x402NetworkOf(deps.chains, network), outcome) : undefined;
-  if (await deps.settlements.finish(record.nonce, outcome, deps.clock(), event)) deps.onOutcome?.(network, outcome.status);
-  if (outcome.status === 'settled') await issueReceipt(deps, record.nonce);
+  if (await deps.settlements.finish(record.id, outcome, deps.clock(), event)) deps.onOutcome?.(network, outcome.status);
+  if (outcome.status === 'settled') await issueReceipt(deps, record.id);
 }
 
 /**
@@ -27,10 +27,10 @@ export async function finishSettlement(
  * receipt that could not be issued now (the DID key store unavailable, a crash) is issued by the
  * sweep (facilitator.ts).
  */
-export async function issueReceipt(deps: Pick<X402Deps, 'receipts' | 'logger'>, nonce: string): Promise<void> {
+export async function issueReceipt(deps: Pick<X402Deps, 'receipts' | 'logger'>, id: string): Promise<void> {
   try {
-    await deps.receipts?.issue(nonce);
+    await deps.receipts?.issue(id);
   } catch (error) {
-    deps.logger.warn({ nonce, reason: errorSummary(error) }, 'x402 receipt not issued yet; the sweep issues it');
+    deps.logger.warn({ settlement: id, reason: errorSummary(error) }, 'x402 receipt not issued yet; the sweep issues it');
   }
 }

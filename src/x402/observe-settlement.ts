@@ -10,7 +10,7 @@ import { finishSettlement } from './finish-settlement.ts';
  */
 export async function observeSettlement(deps: X402Deps, record: X402SettlementRecord): Promise<'ended' | 'in-flight' | 'resend'> {
   if (record.status !== 'accepted') return 'ended';
-  const authorization = await deps.authorizations.find(record.nonce);
+  const authorization = await deps.authorizations.find(record.id);
   switch (authorization?.status) {
     case undefined: case 'reserved': return 'resend';
     case 'submitted': return 'in-flight';

@@ -9,12 +9,14 @@ import { verifyPayment } from './verify-payment.ts';
 import { observeSettlement } from './observe-settlement.ts';
 import { issueReceipt } from './finish-settlement.ts';
 import { networkOfX402, x402NetworkOf } from './x402-networks.ts';
+import { authorizationKey } from '../chain/mined-receipt.ts';
 
 /** The settlements this process is carrying to the chain (facilitator.ts). */
 export interface Carrier {
   /** Starts carrying it unless this process already is; resolves when that attempt ends. */
   carry(record: X402SettlementRecord): Promise<void>;
-  running(nonce: string): Promise<void> | undefined;
+  /** The attempt carrying the settlement with this id, if this process is carrying it. */
+  running(id: string): Promise<void> | undefined;
 }
 
 export interface SettleOptions {
@@ -49,17 +51,19 @@ export async function settlePayment(deps: X402Deps, carrier: Carrier, body: unkn
   if (!network || payload.accepted.network !== requirements.network) {
     return failure('invalid_network', `network ${requirements.network} is not settled here (GET /x402/supported)`, requestedNetwork, authorization.from);
   }
-  let record = await deps.settlements.find(authorization.nonce);
+  // A payment is its authorizer's nonce for this token on this network (EIP-3009): another payer's, or another network's, is another payment.
+  const id = authorizationKey(network, bound.asset, authorization.from, authorization.nonce);
+  let record = await deps.settlements.find(id);
   if (!record) {
     const { response, verified } = await verifyPayment(deps, body);
     if (!verified) return failure(response.invalidReason ?? 'invalid_payload', response.invalidMessage ?? 'verification failed', requestedNetwork, authorization.from);
     const now = deps.clock();
     const accepted = await deps.settlements.accept({
-      nonce: authorization.nonce, network: verified.network, payer: authorization.from, payTo: authorization.to, asset: verified.asset.address,
+      id, nonce: authorization.nonce, network: verified.network, payer: authorization.from, payTo: authorization.to, asset: verified.asset.address,
       amount: formatUint256(authorization.value), validBefore: formatUint256(authorization.validBefore), signature, keyId: options.keyId, createdAt: now, updatedAt: now,
     });
-    record = await deps.settlements.find(authorization.nonce);
-    if (!record) throw new Error(`x402 settlement ${authorization.nonce} neither accepted nor found`);
+    record = await deps.settlements.find(id);
+    if (!record) throw new Error(`x402 settlement ${id} neither accepted nor found`);
     if (accepted) void carrier.carry(record);
   }
   // Every binding again, against what was accepted (by this request or an earlier one): a settled
@@ -96,11 +100,11 @@ export async function awaitOutcome(deps: X402Deps, carrier: Carrier, accepted: X
   const network = x402NetworkOf(deps.chains, accepted.network as NetworkName);
   const deadline = Date.now() + waitMs;
   for (;;) {
-    const record = (await deps.settlements.find(accepted.nonce)) ?? accepted;
+    const record = (await deps.settlements.find(accepted.id)) ?? accepted;
     if (record.status === 'settled') {
       // Answered with its receipt kept: whoever recorded it issued it (this waits for it), or this does.
-      await carrier.running(record.nonce);
-      await issueReceipt(deps, record.nonce);
+      await carrier.running(record.id);
+      await issueReceipt(deps, record.id);
       return { response: { success: true, payer: record.payer, transaction: record.txHash ?? '', network, amount: record.amount }, pending: false };
     }
     if (record.status === 'failed') {
@@ -108,12 +112,12 @@ export async function awaitOutcome(deps: X402Deps, carrier: Carrier, accepted: X
     }
     const state = await observeSettlement(deps, record);
     if (state === 'ended') continue;
-    if (state === 'resend' && !carrier.running(record.nonce) && Date.now() - record.updatedAt >= resendAfterMs) void carrier.carry(record);
+    if (state === 'resend' && !carrier.running(record.id) && Date.now() - record.updatedAt >= resendAfterMs) void carrier.carry(record);
     const left = deadline - Date.now();
     if (left <= 0) break;
-    await Promise.race([carrier.running(record.nonce) ?? sleep(250), sleep(Math.min(left, 250))]);
+    await Promise.race([carrier.running(record.id) ?? sleep(250), sleep(Math.min(left, 250))]);
   }
-  const authorization = await deps.authorizations.find(accepted.nonce);
+  const authorization = await deps.authorizations.find(accepted.id);
   return {
     response: {
       success: false, errorReason: 'settlement_pending', errorMessage: 'sent, not mined yet: POST /settle again or GET /x402/settlements/{payer}/{nonce}',

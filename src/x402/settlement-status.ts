@@ -27,19 +27,21 @@ export type AskingKey = Pick<FacilitatorKeyRecord, 'id' | 'tid'>;
  */
 export async function ownSettlement(deps: Pick<X402Deps, 'settlements' | 'keys'>, payer: string, nonce: string, key: AskingKey): Promise<X402SettlementRecord | undefined> {
   if (!isAddress(payer, { strict: false }) || !/^0x[0-9a-fA-F]{64}$/.test(nonce)) return undefined;
-  const record = await deps.settlements.find(nonce.toLowerCase());
-  if (!record || record.payer !== getAddress(payer)) return undefined;
-  if (record.keyId === key.id) return record;
-  if (key.tid === null) return undefined;
-  return (await deps.keys.find(record.keyId))?.tid === key.tid ? record : undefined;
+  // One per network and token at most (a nonce is its payer's and token's): the newest the key may read.
+  const records = await deps.settlements.findByPayerNonce(getAddress(payer), nonce.toLowerCase());
+  for (const record of records) {
+    if (record.keyId === key.id) return record;
+    if (key.tid !== null && (await deps.keys.find(record.keyId))?.tid === key.tid) return record;
+  }
+  return undefined;
 }
 
 /** GET /x402/settlements/:payer/:nonce: where an accepted settlement stands; undefined when none was accepted (or `key` may not read it). */
 export async function settlementStatus(deps: X402Deps, payer: string, nonce: string, key: AskingKey): Promise<X402SettlementStatus | undefined> {
   let record = await ownSettlement(deps, payer, nonce, key);
   if (!record) return undefined;
-  if ((await observeSettlement(deps, record)) === 'ended') record = (await deps.settlements.find(record.nonce)) ?? record;
-  const transaction = record.txHash ?? (await deps.authorizations.find(record.nonce))?.txHash ?? '';
+  if ((await observeSettlement(deps, record)) === 'ended') record = (await deps.settlements.find(record.id)) ?? record;
+  const transaction = record.txHash ?? (await deps.authorizations.find(record.id))?.txHash ?? '';
   return {
     status: record.status === 'accepted' ? 'pending' : record.status, payer: record.payer as Address, nonce: record.nonce,
     network: x402NetworkOf(deps.chains, record.network as NetworkName), transaction,
@@ -55,5 +57,5 @@ export async function settlementStatus(deps: X402Deps, payer: string, nonce: str
 export async function settlementReceipt(deps: X402Deps, payer: string, nonce: string, key: AskingKey): Promise<Record<string, unknown> | undefined> {
   const record = await ownSettlement(deps, payer, nonce, key);
   if (record?.status !== 'settled') return undefined;
-  return deps.receipts?.find(record.nonce);
+  return deps.receipts?.find(record.id);
 }

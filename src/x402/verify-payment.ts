@@ -8,6 +8,7 @@ import { networkOfX402 } from './x402-networks.ts';
 import { acceptedAsset, type X402Asset } from './x402-assets.ts';
 import { parseRequest, type ExactAuthorization } from './parse-request.ts';
 import { verifyingSigner } from './exact-evm-signer.ts';
+import { authorizationKey } from '../chain/mined-receipt.ts';
 
 /** A payment verify accepted: what settle needs to carry it. */
 export interface VerifiedPayment {
@@ -73,7 +74,7 @@ export async function verifyPayment(deps: VerifyDeps, body: unknown): Promise<Ve
     }
     return { response: { ...checked, payer } };
   }
-  if (await deps.authorizations.find(authorization.nonce)) {
+  if (await deps.authorizations.find(authorizationKey(network, asset.address, payer, authorization.nonce))) {
     return refused('invalid_exact_evm_nonce_already_used', 'this authorization was already submitted for settlement', payer);
   }
   if (balance - held < authorization.value) {

@@ -17,12 +17,12 @@ export type X402Outcome = 'settled' | 'failed';
  * settled, kept once issued; reads never issue one.
  */
 export interface X402Receipts {
-  /** Issues the receipt of the settlement with this nonce if it is settled and has none yet. */
-  issue(nonce: string): Promise<void>;
+  /** Issues the receipt of the settlement with this id (X402SettlementRecord.id) if it is settled and has none yet. */
+  issue(id: string): Promise<void>;
   /** Nonces of settlements accepted since `since` (epoch ms), settled, without a receipt: oldest first, at most `limit`. */
   missing(since: number, limit: number): Promise<string[]>;
-  /** The receipt issued for the settlement with this nonce, undefined while it has none. */
-  find(nonce: string): Promise<Record<string, unknown> | undefined>;
+  /** The receipt issued for the settlement with this id, undefined while it has none. */
+  find(id: string): Promise<Record<string, unknown> | undefined>;
 }
 
 /** What the facilitator operations need; each takes the narrowest part of it. */

@@ -211,7 +211,8 @@ export async function assertInvariants(rig: Pick<FaultRig, 'operator'>, options:
   const authorizations = await db.selectFrom('authorizations').selectAll().where('network', '=', 'ethereum').execute();
   const used = await chain.client.getContractEvents({ address: vixp, abi: vixpTokenAbi, eventName: 'AuthorizationUsed', fromBlock: 0n });
   const canceled = await chain.client.getContractEvents({ address: vixp, abi: vixpTokenAbi, eventName: 'AuthorizationCanceled', fromBlock: 0n });
-  const recordOf = new Map(authorizations.map((a) => [a.nonce.toLowerCase(), a]));
+  // By the nonce on chain: an outside payer's row (x402) is keyed by network, token, payer and nonce.
+  const recordOf = new Map(authorizations.map((a) => [(a.chain_nonce ?? a.nonce).toLowerCase(), a]));
   // Authorizations a test signed itself, outside the platform (to drain an account behind its back).
   const outOfBand = new Set((options.outOfBand ?? []).map((n) => n.toLowerCase()));
   for (const event of used) {
@@ -229,9 +230,10 @@ export async function assertInvariants(rig: Pick<FaultRig, 'operator'>, options:
   const usedOnChain = new Set(used.map((e) => String(e.args.nonce).toLowerCase()));
   const usedTxs = new Set(used.map((e) => e.transactionHash.toLowerCase()));
   for (const record of authorizations) {
-    if (record.status === 'used') assert.ok(usedOnChain.has(record.nonce.toLowerCase()), `authorization ${record.reference} recorded used is used on chain`);
+    const chainNonce = record.chain_nonce ?? record.nonce;
+    if (record.status === 'used') assert.ok(usedOnChain.has(chainNonce.toLowerCase()), `authorization ${record.reference} recorded used is used on chain`);
     const state = await chain.client.readContract({
-      address: record.contract_address as Address, abi: vixpTokenAbi, functionName: 'authorizationState', args: [record.from_address as Address, record.nonce as Hex],
+      address: record.contract_address as Address, abi: vixpTokenAbi, functionName: 'authorizationState', args: [record.from_address as Address, chainNonce as Hex],
     });
     if (record.status === 'expired') assert.equal(state, false, `authorization ${record.reference} recorded expired was never used`);
   }

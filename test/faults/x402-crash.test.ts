@@ -81,7 +81,7 @@ for (const failpoint of ['relay.before-journal', 'relay.after-journal', 'relay.a
     const row = await rig.operator.store.db.selectFrom('x402_settlements').selectAll().where('nonce', '=', p.nonce).executeTakeFirstOrThrow();
     await assertPaidOnce(p);
     // Its receipt is issued when the restart records it settled, before anyone asks again or reads it.
-    const receipt = await waitFor(() => rig.operator.store.db.selectFrom('receipts').selectAll().where('kind', '=', 'x402').where('source_id', '=', p.nonce).executeTakeFirst(),
+    const receipt = await waitFor(() => rig.operator.store.db.selectFrom('receipts').selectAll().where('kind', '=', 'x402').where('source_id', '=', row.id).executeTakeFirst(),
       { timeoutMs: 30_000, message: 'the restart issues the settled payment\'s receipt' });
     const again = await facilitator('/settle', p.body);
     assert.ok(!('lost' in again) && again.body.success, JSON.stringify(again));

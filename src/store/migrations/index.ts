@@ -19,6 +19,7 @@ import * as x402 from './0018-x402.ts';
 import * as statements from './0019-statements.ts';
 import * as x402StatementLines from './0020-x402-statement-lines.ts';
 import * as x402ExactValidBefore from './0021-x402-exact-valid-before.ts';
+import * as x402AuthorizerNonces from './0022-x402-authorizer-nonces.ts';
 
 /** Every migration, in order. Each domain adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '0019-statements': statements,
   '0020-x402-statement-lines': x402StatementLines,
   '0021-x402-exact-valid-before': x402ExactValidBefore,
+  '0022-x402-authorizer-nonces': x402AuthorizerNonces,
 };
