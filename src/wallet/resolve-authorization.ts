@@ -1,9 +1,9 @@
-import { encodeFunctionData, type Address, type Hex } from 'viem';
-import { localAccount } from '../chain/local-account.ts';
+import { encodeFunctionData, getAddress, type Address, type Hex } from 'viem';
 import type { NetworkName } from '#shared/networks.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import type { AuthorizationRecord } from '../store/authorization-repository.ts';
 import type { WalletDeps } from './wallet-deps.ts';
+import { keysOf } from './wallet-keys.ts';
 import { resolveToken } from './token.ts';
 
 export type AuthorizationOutcome =
@@ -12,7 +12,7 @@ export type AuthorizationOutcome =
   /** Still able to execute, or the chain could not be asked. */
   | { status: 'open' };
 
-type ResolveDeps = Pick<WalletDeps, 'authorizations' | 'chains' | 'repo' | 'contracts' | 'vault' | 'relayer' | 'clock'>;
+type ResolveDeps = Pick<WalletDeps, 'authorizations' | 'chains' | 'repo' | 'contracts' | 'vault' | 'keys' | 'relayer' | 'clock'>;
 
 /** How far a chain's block time may trail the wall clock. */
 const clockDriftSeconds = 60n;
@@ -44,7 +44,7 @@ export async function resolveAuthorization(deps: ResolveDeps, network: NetworkNa
   const account = await deps.repo.findAccount(record.fromAddress);
   if (!account) return { status: 'open' };
   const token = await resolveToken(deps, network, record.contractAddress);
-  const holder = localAccount(deps.vault.decrypt(account.privateKeyEnc) as Hex);
+  const holder = keysOf(deps).account(account.privateKeyEnc, getAddress(account.address));
   const signature = await holder.signTypedData({
     domain: { name: token.name, version: '1', chainId: deps.chains[network].chainId, verifyingContract: token.contractAddress },
     types: cancelAuthorizationTypes,
