@@ -50,7 +50,8 @@ const onDemandAfter = 3;
 /**
  * The interval is the median of the time per block between every pair of sightings (Theil–Sen: a
  * few late sightings, from a busy event loop or a slow poll, move it little), taken only when the
- * sightings fit it: three quarters within a quarter interval of the earliest time each block allows.
+ * sightings fit it: three quarters within a quarter interval of the earliest time each block allows
+ * (and kept until fewer than half do).
  * The phase is that earliest time: a poll sees a head some time after it was mined, never before, so
  * the smallest `at − (number − latest) × interval` is the best estimate of when the latest block was
  * mined. A node whose blocks follow the platform's sends at once (each send makes a block) mines on
@@ -91,7 +92,10 @@ export function createBlockSchedule(options: BlockScheduleOptions = {}): BlockSc
     // On a chain that mines at intervals each sighting is a little after its block's time; on one
     // that mines on demand (sends at random moments) the times scatter over whole intervals.
     const fitting = minedAt.filter((at) => at - latestAt <= interval / 4).length;
-    learnt = fitting >= sightings.length * 0.75 ? { interval, latestAt, latest } : undefined;
+    // Learnt when three quarters fit; dropped when fewer than half do. In between (a few sightings
+    // made late by a busy event loop), the schedule learnt last stays as it was.
+    if (fitting >= sightings.length * 0.75) learnt = { interval, latestAt, latest };
+    else if (fitting < sightings.length / 2) learnt = undefined;
   }
 
   /** The first new head after a send: was it there at once (a node mining on demand), or did it wait? */
