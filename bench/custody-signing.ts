@@ -1,12 +1,15 @@
-// Signatures per second of the relayer's accounts: in-process (libsecp256k1, file custody) beside a
-// SoftHSM2 token through PKCS#11 (KEY_CUSTODY=pkcs11), one after the other in the same run, one
-// signer at a time and four at once (the relayer signs up to one batch per lane at once).
+// Signatures per second: in-process (libsecp256k1, file custody) beside a SoftHSM2 token through
+// PKCS#11 (KEY_CUSTODY=pkcs11): the relayer's lanes (keys in the token) and wallet keys wrapped by it
+// (unwrapped for each signature), one after the other in the same run, one signer at a time and four at once.
 // `npx node bench/custody-signing.ts` (needs Debian's softhsm2; prints one JSON line per case).
 import { generatePrivateKey } from 'viem/accounts';
 import type { LocalAccount } from 'viem';
 import { localAccount } from '../src/chain/local-account.ts';
 import { openPkcs11Token } from '../src/chain/pkcs11-token.ts';
 import { loadTokenLanes } from '../src/chain/token-account.ts';
+import { tokenWrappedKeys } from '../src/chain/token-wrapped-keys.ts';
+import { hexToBytes } from 'viem';
+import { privateKeyToAddress } from 'viem/accounts';
 import { makeSoftToken } from '../test/support/softhsm.ts';
 
 const signatures = Number(process.argv.find((arg) => arg.startsWith('--signatures='))?.slice('--signatures='.length) ?? 2000);
@@ -26,7 +29,15 @@ async function rate(accounts: LocalAccount[], parallel: number): Promise<number>
 const soft = makeSoftToken('vixpay-bench');
 const token = openPkcs11Token(soft);
 try {
-  const custodies = { file: Array.from({ length: 4 }, () => localAccount(generatePrivateKey())), pkcs11: await loadTokenLanes(token, 4) };
+  const wrapped = tokenWrappedKeys(token);
+  const walletKeys = Array.from({ length: 4 }, () => generatePrivateKey());
+  const custodies = {
+    file: walletKeys.map((key) => localAccount(key)),
+    // The relayer's lanes: keys generated in the token.
+    pkcs11: await loadTokenLanes(token, 4),
+    // Wallet keys wrapped by the token: each signature unwraps one as a session object.
+    'pkcs11-wrapped': await Promise.all(walletKeys.map(async (key) => wrapped.account(await wrapped.wrap(hexToBytes(key)), privateKeyToAddress(key)))),
+  };
   for (const parallel of [1, 4]) {
     for (const [custody, accounts] of Object.entries(custodies)) {
       await rate(accounts, parallel); // warm-up

@@ -64,7 +64,7 @@ export function tokenWrappedKeys(token: Pkcs11Token): TokenWrappedKeys {
   /** The signature of `hash` by the wrapped key, unwrapped as a session object for this one signature. */
   const signHash = (wrapped: Buffer, address: Address, hash: Hex) => token.run(async (session) => {
     const { p11, handle } = session;
-    const key = p11.C_UnwrapKey(handle, wrapMechanism(), wrappingKey(session), wrapped, [
+    const key = await p11.C_UnwrapKeyAsync(handle, wrapMechanism(), wrappingKey(session), wrapped, [
       { type: p.CKA_CLASS, value: p.CKO_PRIVATE_KEY }, { type: p.CKA_KEY_TYPE, value: p.CKK_EC }, { type: p.CKA_TOKEN, value: false },
       { type: p.CKA_PRIVATE, value: true }, { type: p.CKA_SENSITIVE, value: true }, { type: p.CKA_EXTRACTABLE, value: false },
       { type: p.CKA_SIGN, value: true },
