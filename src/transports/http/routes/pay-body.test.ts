@@ -62,13 +62,10 @@ test('any JSON body: handed to the pay service exactly as sent when it has the f
       throw error;
     }
     assertApiAnswer(response, { body, key });
-    const valid = typeof body === 'object' && body !== null && !Array.isArray(body)
-      && Object.keys(body).every((k) => ['tokenName', 'amount', 'myAddress', 'password'].includes(k))
-      && (['tokenName', 'amount', 'myAddress', 'password'] as const).every((k) => typeof (body as Record<string, unknown>)[k] === 'string')
-      && (body as Record<string, string>).tokenName.length >= 1 && (body as Record<string, string>).tokenName.length <= 20
-      && (body as Record<string, string>).amount.length >= 1 && (body as Record<string, string>).amount.length <= 100
-      && (body as Record<string, string>).myAddress.length >= 1 && (body as Record<string, string>).myAddress.length <= 64
-      && (body as Record<string, string>).password.length >= 1 && (body as Record<string, string>).password.length <= 1024;
+    const fields = typeof body === 'object' && body !== null && !Array.isArray(body) ? body as Record<string, unknown> : undefined;
+    const limits = { tokenName: 20, amount: 100, myAddress: 64, password: 1024 } as const;
+    const valid = fields !== undefined && Object.keys(fields).every((k) => k in limits)
+      && Object.entries(limits).every(([k, max]) => { const v = fields[k]; return typeof v === 'string' && v.length >= 1 && v.length <= max; });
     const keyValid = key === undefined || /^[\x21-\x7e]{1,255}$/.test(key);
     if (valid && keyValid) {
       assert.equal(given.length, 1);
