@@ -204,7 +204,11 @@ test('the operator: vixpay statement and operator-day beside the platform, and t
   assert.deepEqual(JSON.parse(compact.stdout), json, '--json: the same document');
   assert.equal(compact.stdout.trim().split('\n').length, 1, '--json: one line');
   assert.equal(compact.stderr, '');
+  const readable = await runCli('operator-day', '--network', 'ethereum');
+  assert.match(readable.stderr, new RegExp(`^operator's day: ${today()} in Asia/Seoul \\(TIME_ZONE\\)`));
+  assert.match(readable.stderr, /\n {2}ethereum: \d+ settlement transactions \(\d+ POS, 0 x402, 0 both\), other: .*\d+ mint.*; fees [\d.]+ ETH \(\d+ wei\), \d+ transfers\n/);
   const day = JSON.parse(await cli('operator-day', '--date', today(), '--network', 'ethereum', '--json'));
+  assert.deepEqual(JSON.parse(readable.stdout), day, 'the same document, indented');
   assert.deepEqual(day.networks.map((n: any) => n.network), ['ethereum']);
   const settled = day.transactions.find((t: any) => t.txHash === json.lines[0].txHash);
   assert.ok(settled, 'the payment\'s settlement transaction is in the operator\'s day');

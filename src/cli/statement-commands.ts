@@ -57,8 +57,17 @@ export const operatorDayCommand: CliCommand = {
       throw new DomainError('network.unknown', `--network must be one of ${networkNames.join(', ')}`);
     }
     const day = await withPlatform(context, (platform) => platform.statements.operatorDay(dateOption(context, platform.admin.stores.clock())));
-    if (context.values.json !== true) dayNote('operator\'s day', day);
     const shown = network ? { ...day, networks: day.networks.filter((n) => n.network === network), transactions: day.transactions.filter((t) => t.network === network) } : day;
+    if (context.values.json !== true) {
+      dayNote('operator\'s day', day);
+      // A line per network a person reads at a glance; the document follows on standard output.
+      for (const n of shown.networks) {
+        const { pos, x402, mixed } = n.settlementsByKind;
+        const other = Object.entries(n.otherTransactions).map(([kind, count]) => `${count} ${kind}`).join(', ') || 'none';
+        process.stderr.write(`  ${n.network}: ${n.settlementTransactions} settlement transactions (${pos} POS, ${x402} x402, ${mixed} both), other: ${other}; `
+          + `fees ${n.feesPaid} ${n.currency} (${n.feesPaidWei} wei), ${n.transfers} transfers\n`);
+      }
+    }
     return context.values.csv ? operatorDayCsv(shown).trimEnd() : shown;
   },
 };
