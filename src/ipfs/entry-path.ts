@@ -34,6 +34,8 @@ export function normalizeEntryPath(raw: string, limits: PathLimits, what = 'path
   }
   if (segments.length > limits.maxDepth) throw invalid(what, raw, `is nested more than ${limits.maxDepth} levels deep`);
   if (segments.length === 0) throw invalid(what, raw, 'names nothing');
+  // `./C:x` is `C:x` once `.` is dropped: the canonical path is held to the same rule as the raw one.
+  if (/^[a-zA-Z]:/.test(segments[0]!)) throw invalid(what, raw, 'is absolute; give a path relative to the added tree');
   return segments.join('/');
 }
 
