@@ -186,6 +186,58 @@ const checks: Check[] = [
     replace: 'true',
     tests: ['test/payments.test.ts'], pattern: 'in progress|told 13',
   },
+  {
+    name: 'x402-amount-any-spelling', set: 'ci',
+    breaks: 'x402 numbers: one canonical uint256 spelling, every other refused (never read as a nearby value)',
+    file: 'src/shared/uint256.ts',
+    find: 'const canonicalDecimal = /^(0|[1-9][0-9]{0,77})$/;',
+    replace: 'const canonicalDecimal = /^\\s*\\+?[0-9]{1,78}\\s*$/;',
+    tests: ['src/shared/uint256.test.ts'], pattern: 'other spellings',
+  },
+  {
+    name: 'x402-zero-amount', set: 'full',
+    breaks: 'no gas for nothing: an x402 amount of 0 is refused at verify and settle',
+    file: 'src/x402/verify-payment.ts',
+    find: 'if (bound.amount === 0n || authorization.value === 0n) return refused(',
+    replace: 'if (false && (bound.amount === 0n || authorization.value === 0n)) return refused(',
+    tests: ['test/x402-hostile.test.ts'], pattern: 'zero amount',
+  },
+  {
+    name: 'x402-nonce-global', set: 'full',
+    breaks: 'an x402 nonce is its authorizer\'s: another payer, or another network, may use it',
+    file: 'src/x402/settle-payment.ts',
+    find: 'const id = authorizationKey(network, bound.asset, authorization.from, authorization.nonce);',
+    replace: 'const id = authorization.nonce;',
+    tests: ['test/x402-hostile.test.ts'], pattern: 'nonce is the authorizer',
+  },
+  {
+    name: 'x402-valid-before-bigint', set: 'full',
+    breaks: 'x402 validBefore stored exactly (any uint256), so the chain gets the signed value and the sweep reads every row',
+    file: 'src/store/migrations/0022-x402-authorizer-nonces.ts',
+    find: `    .addColumn('amount', 'text', (c) => c.notNull())
+    .addColumn('valid_before', 'text', (c) => c.notNull())
+    .addColumn('signature', 'text', (c) => c.notNull())
+    .addColumn('key_id', 'text', (c) => c.notNull())
+    .addColumn('status', 'text', (c) => c.notNull())
+    .addColumn('tx_hash', 'text')
+    .addColumn('error_reason', 'text')
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('updated_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await sql\`insert into x402_settlements_0022`,
+    replace: `    .addColumn('amount', 'text', (c) => c.notNull())
+    .addColumn('valid_before', 'bigint', (c) => c.notNull())
+    .addColumn('signature', 'text', (c) => c.notNull())
+    .addColumn('key_id', 'text', (c) => c.notNull())
+    .addColumn('status', 'text', (c) => c.notNull())
+    .addColumn('tx_hash', 'text')
+    .addColumn('error_reason', 'text')
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('updated_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await sql\`insert into x402_settlements_0022`,
+    tests: ['test/x402-hostile.test.ts'], pattern: 'validBefore above 2\\^53',
+  },
 ];
 
 function usage(message: string): never {
