@@ -169,3 +169,9 @@ test('a removed token or a refused PIN is custody.unavailable, and the same acco
   await token.probe();
   assert.equal(await recoverMessageAddress({ message, signature: await lanes[1]!.signMessage({ message }) }), lanes[1]!.address);
 });
+
+test('a library that does not load is custody.unavailable naming it', { skip }, async () => {
+  const missing = openPkcs11Token({ ...soft, module: path.join(soft.dir, 'no-such-pkcs11.so') });
+  await assert.rejects(missing.probe(), (e: unknown) => e instanceof DomainError && e.code === 'custody.unavailable' && /no-such-pkcs11\.so does not load/.test(e.message));
+  missing.close();
+});
