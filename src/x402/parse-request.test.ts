@@ -33,3 +33,20 @@ test('each malformed part is refused with the specification\'s reason', () => {
   assert.equal(reason(body({ paymentPayload: { x402Version: 2, accepted: requirements, payload: { authorization: { ...authorization, value: '-1' }, signature: '0x11' } } })), 'invalid_payload');
   assert.equal(reason(body({ paymentPayload: { x402Version: 2, accepted: requirements, payload: { permit2Authorization: {} } } })), 'invalid_payload');
 });
+
+test('numbers in another spelling and malformed addresses are refused with the reason; the requirements\' amount, payTo and asset are parsed', () => {
+  const refusal = (b: unknown) => { const p = parseRequest(b); return p.ok ? 'ok' : `${p.reason}: ${p.message}`; };
+  for (const amount of ['01000', ' 1000', '1e3', '0x3e8', '+1000', '1000.0', (2n ** 256n).toString()]) {
+    assert.match(refusal(body({ paymentRequirements: { ...requirements, amount } })), /^invalid_payment_requirements: amount: /, amount);
+  }
+  assert.match(refusal(body({ paymentRequirements: { ...requirements, payTo: 'not-an-address' } })), /^invalid_payment_requirements: /);
+  const spelled = { ...authorization, validBefore: '01900000000' };
+  assert.match(refusal(body({ paymentPayload: { x402Version: 2, accepted: requirements, payload: { authorization: spelled, signature: '0x11' } } })),
+    /^invalid_payload: payload: authorization.validBefore: not a canonical decimal/);
+  const parsed = parseRequest(body({ paymentRequirements: { ...requirements, payTo: requirements.payTo.toLowerCase() } }));
+  assert.ok(parsed.ok);
+  assert.deepEqual(parsed.bound, { amount: 1000n, payTo: requirements.payTo, asset: requirements.asset });
+  const huge = parseRequest(body({ paymentPayload: { x402Version: 2, accepted: requirements, payload: { authorization: { ...authorization, validBefore: '99999999999999999999' }, signature: '0x11' } } }));
+  assert.ok(huge.ok);
+  assert.equal(huge.authorization.validBefore, 99999999999999999999n);
+});
