@@ -33,6 +33,7 @@ test('vixpay demo pay runs a whole payment over the public interfaces and prints
   for (const line of ['app -> START_PAY', 'pos -> START_PAY', 'app <- REQUEST_TRANSFER [00 Success]', 'pos <- REQUEST_TRANSFER [00 Success]', 'app -> TRANSFER', 'app <- END_PAY [00 Success]', 'pos <- END_PAY [00 Success]']) {
     assert.ok(out.includes(line), `${line}\n${out}`);
   }
+  assert.ok(out.includes('dates below (yyyyMMddHHmmss) are in the platform\'s TIME_ZONE, Asia/Seoul'), out);
   const result = JSON.parse(out.slice(out.lastIndexOf('\n{')));
   assert.equal(result.resCode, '00');
   assert.match(result.approvalNo, /^\d{16}$/);

@@ -24,6 +24,8 @@ async function setUp(context: CliContext, options: { userTokens: string; storeTo
     const currency = platform.config.defaultCurrency;
     const rate = (await stores.merchants.latestRateNotice(currency)) ?? await publishRateNotice(stores, { currency, rate: '1000' });
     console.log(`setup: store ${store.tid} (${store.settlementAddress}), user ${user.userId} (${user.address}), rate ${rate.rate} ${currency}`);
+    // approval_date, reward_date and the like are wall-clock times of the platform's zone, not this machine's.
+    console.log(`dates below (yyyyMMddHHmmss) are in the platform's TIME_ZONE, ${platform.config.timeZone}`);
     return { store, user: { ...user, password } };
   });
 }
