@@ -13,6 +13,7 @@
  *   npm run test:mutation -- --changed-since <commit>   # the areas whose mutated or test files changed since
  *   npm run test:mutation -- --changed            # the areas changed since their last report's commit (CI)
  *   npm run test:mutation -- --list
+ *   npm run test:mutation -- --table             # the score table of docs/reliability.md, from the run.json files
  *
  * Each run records its commit, date and score in reports/mutation/<area>/run.json (the table of
  * docs/reliability.md "Mutation testing" is made from them). `--changed` runs an area whose mutated
@@ -86,6 +87,20 @@ for (let i = 0; i < args.length; i++) {
   } else if (arg === '--min-score') {
     minScore = Number(args[++i]);
     if (!Number.isFinite(minScore)) usage('--min-score needs a number');
+  } else if (arg === '--table') {
+    // The table of docs/reliability.md "Mutation testing", from each area's run.json.
+    console.log('| Area | Mutates | Tests | Score | Killed | Survived | No coverage | Date | Commit |\n|---|---|---|---|---|---|---|---|---|');
+    for (const area of areas) {
+      const config = configOf(area);
+      const files = (list: string[]) => list.map((f) => `\`${f.replace(/^src\//, '')}\``).join(', ');
+      if (!existsSync(runFile(area))) {
+        console.log(`| ${area} | ${files(config.mutate)} | ${files(config.tap.testFiles)} | not run yet | | | | | |`);
+        continue;
+      }
+      const r = JSON.parse(readFileSync(runFile(area), 'utf8')) as { percent: number; killed: number; survived: number; noCoverage: number; date: string; commit: string };
+      console.log(`| ${area} | ${files(config.mutate)} | ${files(config.tap.testFiles)} | ${r.percent.toFixed(2)}% | ${r.killed} | ${r.survived} | ${r.noCoverage} | ${r.date.slice(0, 10)} | ${r.commit.slice(0, 7)} |`);
+    }
+    process.exit(0);
   } else if (arg === '--list') {
     for (const area of areas) {
       const config = configOf(area);
