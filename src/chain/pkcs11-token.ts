@@ -73,6 +73,10 @@ interface Connection {
   waiting: Array<(session: TokenSession) => void>;
   generation: number;
   closed: boolean;
+  /** Sessions lent out: a dropped connection is finalised only once none is (a call may still be in the library). */
+  lent: number;
+  /** Set once dropped: finalises the library, when the last lent session comes back. */
+  retire?: (() => void) | undefined;
 }
 
 /**
@@ -84,6 +88,10 @@ export function openPkcs11Token(options: TokenOptions): Pkcs11Token {
   let connection: Promise<Connection> | undefined;
   let generation = 0;
   let refusedPin: string | undefined;
+  /** The previous connection's finalisation: the library is process-wide, so a new one initialises after it. */
+  let retired: Promise<void> = Promise.resolve();
+  /** The connection made last (closed or not). */
+  let live: Connection | undefined;
 
   async function connect(): Promise<Connection> {
     const lib = pkcs11js();
@@ -114,7 +122,7 @@ export function openPkcs11Token(options: TokenOptions): Pkcs11Token {
       }
       generation += 1;
       const handles = [first, ...Array.from({ length: sessionCount - 1 }, open)];
-      return { p11, slot, free: handles.map((handle) => ({ p11, handle, generation })), waiting: [], generation, closed: false };
+      return { p11, slot, free: handles.map((handle) => ({ p11, handle, generation })), waiting: [], generation, closed: false, lent: 0 };
     } catch (error) {
       disconnect(p11);
       throw new DomainError('custody.unavailable', `the PKCS#11 token "${options.tokenLabel}" is unavailable (${reason(error)})`, { cause: error });
@@ -129,32 +137,50 @@ export function openPkcs11Token(options: TokenOptions): Pkcs11Token {
 
   function current(): Promise<Connection> {
     if (!connection) {
-      connection = connect();
+      connection = retired.then(connect).then((made) => (live = made));
       connection.catch(() => { connection = undefined; });
     }
     return connection;
   }
 
-  /** Forgets `lost` (when it is still the current connection): the next call connects anew. */
+  /**
+   * Forgets `lost` (when it is still the current connection): the next call connects anew, after the
+   * library is finalised, which waits for the calls still running in it on other sessions.
+   */
   function drop(lost: Connection): void {
     if (lost.closed) return;
     lost.closed = true;
     for (const resume of lost.waiting.splice(0)) resume(undefined as never);
-    disconnect(lost.p11);
     if (generation === lost.generation) connection = undefined;
+    retired = new Promise((resolve) => {
+      lost.retire = () => {
+        lost.retire = undefined;
+        disconnect(lost.p11);
+        resolve();
+      };
+      if (lost.lent === 0) lost.retire();
+    });
   }
 
+  /** A free session (counted as lent), or one handed over by giveBack (which counts it), or none once dropped. */
   async function borrow(conn: Connection): Promise<TokenSession | undefined> {
     const session = conn.free.pop();
-    if (session) return session;
-    return new Promise((resolve) => conn.waiting.push(resolve));
+    if (!session) return new Promise((resolve) => conn.waiting.push(resolve));
+    conn.lent += 1;
+    return session;
   }
 
   function giveBack(conn: Connection, session: TokenSession): void {
-    if (conn.closed) return;
+    conn.lent -= 1;
+    if (conn.closed) {
+      if (conn.lent === 0) conn.retire?.();
+      return;
+    }
     const next = conn.waiting.shift();
-    if (next) next(session);
-    else conn.free.push(session);
+    if (next) {
+      conn.lent += 1;
+      next(session);
+    } else conn.free.push(session);
   }
 
   async function attempt<T>(work: (session: TokenSession) => Promise<T>): Promise<{ done: T } | { lost: unknown }> {
@@ -184,9 +210,10 @@ export function openPkcs11Token(options: TokenOptions): Pkcs11Token {
       await this.run(async ({ p11, handle }) => { p11.C_GetSessionInfo(handle); });
     },
     close() {
-      const conn = connection;
+      // One being made is dropped once made; the one made last at once (after its calls in flight).
+      void connection?.then(drop, () => undefined);
       connection = undefined;
-      void conn?.then(drop, () => undefined);
+      if (live) drop(live);
     },
   };
 }

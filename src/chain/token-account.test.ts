@@ -140,6 +140,20 @@ test('a lost session is replaced on the next signature: the caller sees nothing'
   assert.equal(await recoverMessageAddress({ message: 'after the sessions were closed', signature }), lanes[0]!.address);
 });
 
+test('sessions closed under 32 signatures in flight: each signature is made or refused as custody.unavailable, none crashes the process', { skip }, async () => {
+  const { p11 } = sameLibrary();
+  const slot = p11.C_GetSlotList(true).find((s) => p11.C_GetTokenInfo(s).label.trim() === soft.tokenLabel)!;
+  const signing = Array.from({ length: 32 }, (_, i) => lanes[i % 2]!.signMessage({ message: `in flight ${i}` }));
+  p11.C_CloseAllSessions(slot);
+  const outcomes = await Promise.allSettled(signing);
+  for (const [i, outcome] of outcomes.entries()) {
+    if (outcome.status === 'fulfilled') assert.equal(await recoverMessageAddress({ message: `in flight ${i}`, signature: outcome.value }), lanes[i % 2]!.address);
+    else assert.ok(outcome.reason instanceof DomainError && outcome.reason.code === 'custody.unavailable', String(outcome.reason));
+  }
+  const signature = await lanes[0]!.signMessage({ message: 'after' });
+  assert.equal(await recoverMessageAddress({ message: 'after', signature }), lanes[0]!.address);
+});
+
 test('a removed token or a refused PIN is custody.unavailable, and the same accounts sign again once it is back, without reopening', { skip }, async () => {
   const { p11 } = sameLibrary();
   const [tokenDir] = readdirSync(soft.tokensDir);
