@@ -27,7 +27,7 @@ interface IERC3009 {
  *
  * Calldata layout (standard ABI encoding of `settle(Group[])`, every field one static 32-byte word):
  *
- *     0x00  4 B   selector of settle((address,(address,address,uint256,uint256,bytes32,bytes32,bytes32)[])[])
+ *     0x00  4 B   selector of settle((address,(address,address,uint256,bytes32,bytes32,bytes32,bytes32)[])[])
  *     0x04  32 B  offset of the groups array            } once per batch: 68 B
  *           32 B  number of groups                      }
  *     per group, one per token in the batch: 128 B
@@ -36,10 +36,15 @@ interface IERC3009 {
  *           32 B  offset of the items array
  *           32 B  number of items
  *     per item: 224 B (7 words)
- *           from, to, value, validBefore, nonce, r, vs
+ *           from, to, value, window, nonce, r, vs
  *
- * `validAfter` is not sent: it is always 0 (the platform signs every authorization valid at once),
- * and the token is called with 0. `r` and `vs` are the EIP-2098 compact signature: `vs` is `s`
+ * `window` carries both validity bounds in one word: `validAfter` in its upper 128 bits,
+ * `validBefore` in its lower 128 bits (a `bytes32`, so `settle`'s selector differs from the
+ * earlier layout's, whose fourth word was `uint256 validBefore`), where all ones (2^128 − 1) stands for 2^256 − 1 (the
+ * "never expires" some clients sign). Any timestamp fits: a bound in between (2^128 − 1 up to
+ * 2^256 − 2) cannot be carried, and the platform refuses such an authorization before it is
+ * accepted. The platform's own authorizations have `validAfter` 0; x402 clients sign any
+ * (`now − 600` for many), which the token checks against the block as for any call. `r` and `vs` are the EIP-2098 compact signature: `vs` is `s`
  * with the recovery bit (`v - 27`) in its top bit, which a low `s` always leaves free. A batch of
  * 100 items of one token is 68 + 128 + 100 × 224 = 22,596 bytes, 226 per item (the earlier layout
  * repeated the token, a zero `validAfter` and a dynamic 65-byte signature: 417 per item).
@@ -60,12 +65,13 @@ interface IERC3009 {
  * skipped.
  */
 contract VixpSettlement {
-    /// @notice One authorization (`validAfter` = 0) with its EIP-2098 compact signature `(r, vs)`.
+    /// @notice One authorization with its EIP-2098 compact signature `(r, vs)`; `window` is
+    /// `validAfter << 128 | validBefore` (validBefore 2^128 − 1 standing for 2^256 − 1).
     struct Item {
         address from;
         address to;
         uint256 value;
-        uint256 validBefore;
+        bytes32 window;
         bytes32 nonce;
         bytes32 r;
         bytes32 vs;
@@ -103,14 +109,18 @@ contract VixpSettlement {
                 if (gasleft() < (ITEM_GAS * 64) / 63 + 10_000) revert BatchGasTooLow(index);
                 Item calldata item = items[i];
                 bool ok;
-                // transferWithAuthorization(from, to, value, 0, validBefore, nonce, v, r, s), encoded in
-                // scratch memory past the free memory pointer (reused by every item, never allocated).
+                // transferWithAuthorization(from, to, value, validAfter, validBefore, nonce, v, r, s), encoded
+                // in scratch memory past the free memory pointer (reused by every item, never allocated).
                 assembly ("memory-safe") {
                     let p := mload(0x40)
                     mstore(p, selector)
                     calldatacopy(add(p, 0x04), item, 0x60) // from, to, value
-                    mstore(add(p, 0x64), 0) // validAfter
-                    calldatacopy(add(p, 0x84), add(item, 0x60), 0x40) // validBefore, nonce
+                    let window := calldataload(add(item, 0x60))
+                    mstore(add(p, 0x64), shr(128, window)) // validAfter
+                    let before := and(window, 0xffffffffffffffffffffffffffffffff)
+                    if eq(before, 0xffffffffffffffffffffffffffffffff) { before := not(0) }
+                    mstore(add(p, 0x84), before) // validBefore
+                    mstore(add(p, 0xa4), calldataload(add(item, 0x80))) // nonce
                     let vs := calldataload(add(item, 0xc0))
                     mstore(add(p, 0xc4), add(shr(255, vs), 27)) // v
                     mstore(add(p, 0xe4), calldataload(add(item, 0xa0))) // r

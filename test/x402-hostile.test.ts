@@ -231,13 +231,24 @@ describe('x402 facilitator under hostile input', () => {
     assert.equal((await facilitator(`/settlements/${b.address}/${first.nonce}`)).body.transaction, byB.body.transaction);
   });
 
-  test('validAfter other than 0 is refused at verify and settle (a batch passes 0 to the token)', async () => {
+  test('a validAfter in the past settles as signed (the batch carries it); a window never open, or a validBefore a batch cannot carry, is refused at verify and settle', async () => {
     const payer = await funded('1');
     const body = await payment(payer, { value: 1000n, validAfter: 1n });
-    const verified = await facilitator('/verify', body);
-    assert.deepEqual([verified.body.isValid, verified.body.invalidReason], [false, 'invalid_exact_evm_payload_authorization_valid_after']);
     const settled = await facilitator('/settle', body);
-    assert.deepEqual([settled.body.success, settled.body.errorReason, settled.body.transaction], [false, 'invalid_exact_evm_payload_authorization_valid_after', '']);
+    assert.deepEqual([settled.body.success, settled.body.errorReason], [true, undefined], JSON.stringify(settled.body));
+    const row = await t.platform.store.db.selectFrom('x402_settlements').select('valid_after').where('payer', '=', payer.address).executeTakeFirstOrThrow();
+    assert.equal(row.valid_after, '1');
+    const refusals: [Partial<Parameters<typeof payment>[1]>, string][] = [
+      [{ validAfter: BigInt(inAnHour()), validBefore: BigInt(inAnHour()) }, 'invalid_exact_evm_payload_authorization_valid_after'],
+      [{ validBefore: 2n ** 200n }, 'invalid_exact_evm_payload_authorization_valid_before'],
+    ];
+    for (const [signed, reason] of refusals) {
+      const refused = await payment(await funded('1'), { value: 1000n, ...signed });
+      const verified = await facilitator('/verify', refused);
+      assert.deepEqual([verified.body.isValid, verified.body.invalidReason], [false, reason]);
+      const answered = await facilitator('/settle', refused);
+      assert.deepEqual([answered.body.success, answered.body.errorReason, answered.body.transaction], [false, reason, '']);
+    }
   });
 
   test('a zero amount is refused at verify and settle: no transaction for nothing', async () => {

@@ -27,6 +27,8 @@ export interface SettlementItem {
   from: Address;
   to: Address;
   value: bigint;
+  /** When it becomes valid (Unix seconds, the token checks `block.timestamp > validAfter`); 0 when omitted (the platform's own authorizations). */
+  validAfter?: bigint;
   validBefore: bigint;
   nonce: Hex;
   /** The holder's packed (r || s || v) signature of TransferWithAuthorization. */

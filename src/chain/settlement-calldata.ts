@@ -1,4 +1,4 @@
-import { encodeFunctionData, parseSignature, signatureToCompactSignature, type Address, type Hex } from 'viem';
+import { encodeFunctionData, parseSignature, signatureToCompactSignature, toHex, type Address, type Hex } from 'viem';
 import { vixpSettlementAbi } from '../gen/contracts/vixp-settlement.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import type { SettlementItem } from './relay-types.ts';
@@ -24,15 +24,34 @@ export const directTransferGas = 180_000n;
 
 /**
  * The transaction that settles `items` (in this order, at least one):
- * - one item: the token's own `transferWithAuthorization(from, to, value, 0, validBefore, nonce, v, r, s)`,
+ * - one item: the token's own `transferWithAuthorization(from, to, value, validAfter, validBefore, nonce, v, r, s)`,
  *   sent to the token. It costs less than the same item in a batch (no settlement call, 292 calldata
  *   bytes instead of 420) and its receipt has the same `Transfer` and `AuthorizationUsed` logs; an item
  *   that cannot execute reverts the transaction instead of being skipped, which tells the same thing.
  * - more: `VixpSettlement.settle(groups)` at `settlement`, one group per token (in the order tokens
- *   first appear), each item 7 words with its EIP-2098 compact signature (contracts/VixpSettlement.sol
- *   documents the layout): 226 bytes per item in a batch of 100 of one token.
+ *   first appear), each item 7 words, both validity bounds in one (`window`), with its EIP-2098 compact
+ *   signature (contracts/VixpSettlement.sol documents the layout): 226 bytes per item in a batch of 100 of one token.
  * Every signature is the holder's 65-byte `r || s || v` with a low `s` (as viem signs).
  */
+/** The largest bound a settlement item's `window` word holds as it is: 2^128 − 1, which stands for 2^256 − 1 in `validBefore`. */
+const windowHalf = (1n << 128n) - 1n;
+const maxUint256 = (1n << 256n) - 1n;
+
+/**
+ * Whether a batch can carry this validity window (contracts/VixpSettlement.sol): `validAfter`
+ * below 2^128 − 1 (any timestamp; a later one is never due), `validBefore` below 2^128 − 1 or
+ * exactly 2^256 − 1. The x402 facilitator refuses any other authorization before accepting it.
+ */
+export function carriesWindow(validAfter: bigint, validBefore: bigint): boolean {
+  return validAfter >= 0n && validAfter < windowHalf && validBefore >= 0n && (validBefore < windowHalf || validBefore === maxUint256);
+}
+
+/** The item's `window` word: `validAfter << 128 | validBefore`, validBefore 2^256 − 1 as 2^128 − 1. */
+export function settlementWindow(validAfter: bigint, validBefore: bigint): Hex {
+  if (!carriesWindow(validAfter, validBefore)) throw new Error(`a settlement batch cannot carry validAfter ${validAfter}, validBefore ${validBefore}`);
+  return toHex((validAfter << 128n) | (validBefore === maxUint256 ? windowHalf : validBefore), { size: 32 });
+}
+
 export function encodeSettlement(settlement: Address, items: readonly SettlementItem[]): SettlementCall {
   const [only, ...others] = items;
   if (!only) throw new Error('a settlement needs at least one item');
@@ -46,7 +65,7 @@ export function encodeDirectTransfer(item: SettlementItem): SettlementCall {
     to: item.token,
     data: encodeFunctionData({
       abi: vixpTokenAbi, functionName: 'transferWithAuthorization',
-      args: [item.from, item.to, item.value, 0n, item.validBefore, item.nonce, yParity + 27, r, s],
+      args: [item.from, item.to, item.value, item.validAfter ?? 0n, item.validBefore, item.nonce, yParity + 27, r, s],
     }),
     gas: directTransferGas,
   };
@@ -60,7 +79,7 @@ export function encodeSettlementBatch(settlement: Address, items: readonly Settl
     const group = groups.get(key) ?? { token: item.token, items: [] };
     groups.set(key, group);
     const { r, yParityAndS } = signatureToCompactSignature(parseSignature(item.signature));
-    group.items.push({ from: item.from, to: item.to, value: item.value, validBefore: item.validBefore, nonce: item.nonce, r, vs: yParityAndS });
+    group.items.push({ from: item.from, to: item.to, value: item.value, window: settlementWindow(item.validAfter ?? 0n, item.validBefore), nonce: item.nonce, r, vs: yParityAndS });
   }
   return {
     to: settlement,
@@ -73,7 +92,7 @@ interface SettlementCallItem {
   from: Address;
   to: Address;
   value: bigint;
-  validBefore: bigint;
+  window: Hex;
   nonce: Hex;
   r: Hex;
   vs: Hex;

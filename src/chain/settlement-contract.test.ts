@@ -131,13 +131,53 @@ describe('VixpSettlement: cost per transfer beside the token\'s own transferWith
 
 /** Gas per transfer, measured here (docs/performance.md, "Settlement gas and calldata"). */
 const expectedGas: Record<string, number> = {
-  'alone, bytes signature × 1, warm': 68977, 'alone, v r s × 1, warm': 68580, 'platform × 1, warm': 68580, 'settle × 1, warm': 74092,
-  'alone, bytes signature × 10, warm': 68972, 'alone, v r s × 10, warm': 68575, 'platform × 10, warm': 50682,
-  'alone, bytes signature × 100, warm': 68971, 'alone, v r s × 100, warm': 68574, 'platform × 100, warm': 48340,
-  'alone, bytes signature × 1, fresh': 86077, 'alone, v r s × 1, fresh': 85680, 'platform × 1, fresh': 85680, 'settle × 1, fresh': 91192,
-  'alone, bytes signature × 10, fresh': 86065, 'alone, v r s × 10, fresh': 85668, 'platform × 10, fresh': 67775,
-  'alone, bytes signature × 100, fresh': 86071, 'alone, v r s × 100, fresh': 85674, 'platform × 100, fresh': 65440,
+  'alone, bytes signature × 1, warm': 68977, 'alone, v r s × 1, warm': 68580, 'platform × 1, warm': 68580, 'settle × 1, warm': 74162,
+  'alone, bytes signature × 10, warm': 68972, 'alone, v r s × 10, warm': 68575, 'platform × 10, warm': 50743,
+  'alone, bytes signature × 100, warm': 68971, 'alone, v r s × 100, warm': 68574, 'platform × 100, warm': 48400,
+  'alone, bytes signature × 1, fresh': 86077, 'alone, v r s × 1, fresh': 85680, 'platform × 1, fresh': 85680, 'settle × 1, fresh': 91262,
+  'alone, bytes signature × 10, fresh': 86065, 'alone, v r s × 10, fresh': 85668, 'platform × 10, fresh': 67836,
+  'alone, bytes signature × 100, fresh': 86071, 'alone, v r s × 100, fresh': 85674, 'platform × 100, fresh': 65500,
 };
+
+describe('VixpSettlement: any validity window in one word (x402 clients sign validAfter = now − 600)', () => {
+  /** A fixed `now − 600`: the same calldata on every run. */
+  const validAfter = 1_700_000_000n - 600n;
+
+  test('100 buyers paying one payee that holds VIXP, validAfter now − 600: all settled in one batch, 226 bytes each, gas per transfer within 1% of 44,464', async () => {
+    const payee = warmPayees[99]!;
+    const items = await Promise.all(holders.map((holder, i) => signItem(holder, token, payee, `x402 window ${i}`, validBefore, validAfter)));
+    const call = encodeSettlement(settlement, items);
+    const snapshot = await client.request({ method: 'evm_snapshot' as never }) as unknown as Hex;
+    const [receipt] = await sendAll(relayer, [call]);
+    assert.equal(receipt!.status, 'success');
+    assert.equal(parseEventLogs({ abi: vixpTokenAbi, eventName: 'AuthorizationUsed', logs: receipt!.logs }).length, 100, 'every item executed');
+    const perTransfer = Math.round(Number(receipt!.gasUsed) / 100);
+    const bytesPerTransfer = Math.round((call.data.length - 2) / 2 / 100);
+    process.stdout.write(`${JSON.stringify({ onePayee: true, validAfter: 'now - 600', gasPerTransfer: perTransfer, calldataPerTransfer: bytesPerTransfer })}\n`);
+    assert.equal(bytesPerTransfer, 226);
+    assert.ok(perTransfer <= 44_464 * 1.01, `${perTransfer} gas per transfer`);
+    assert.equal(perTransfer, expectedWindowGas);
+    await client.request({ method: 'evm_revert' as never, params: [snapshot] as never });
+  });
+
+  test('the window word carries validAfter and a validBefore of 2^256 − 1; an item not valid yet is skipped, the others settle', async () => {
+    const now = (await client.getBlock()).timestamp;
+    const items = [
+      await signItem(holders[40]!, token, warmPayees[40]!, 'window now - 600', validBefore, now - 600n),
+      await signItem(holders[41]!, token, warmPayees[41]!, 'window never expires', 2n ** 256n - 1n, now - 600n),
+      await signItem(holders[42]!, token, warmPayees[42]!, 'window not yet', validBefore, now + 3600n),
+    ];
+    const [receipt] = await sendAll(relayer, [encodeSettlement(settlement, items)]);
+    assert.equal(receipt!.status, 'success');
+    assert.deepEqual(await Promise.all(items.map((item) => authorizationState(token, item.from, item.nonce))), [true, true, false]);
+    const skipped = parseEventLogs({ abi: vixpSettlementAbi, eventName: 'ItemSkipped', logs: receipt!.logs });
+    assert.deepEqual(skipped.map((log) => [log.args.index, log.args.nonce]), [[2n, items[2]!.nonce]]);
+    assert.throws(() => encodeSettlement(settlement, [items[0]!, { ...items[1]!, validBefore: 2n ** 200n }]), /cannot carry/);
+  });
+});
+
+/** Gas per transfer of 100 x402 items to one payee holding VIXP, validAfter now − 600 (measured here). */
+const expectedWindowGas = 43_697;
 
 describe('VixpSettlement: each item on its own', () => {
   test('a batch over two tokens executes every valid item and skips the others with ItemSkipped(index in calldata order, nonce)', async () => {
@@ -235,15 +275,15 @@ async function sendAll(from: Address, calls: readonly (Omit<SettlementCall, 'to'
 }
 
 /** `holder`'s EIP-3009 authorization of 1 token unit to `to`, as src/wallet/authorize-transfer.ts signs it. */
-async function signItem(holder: PrivateKeyAccount, tokenAddress: Address, to: Address, label: string, before = validBefore): Promise<SettlementItem> {
+async function signItem(holder: PrivateKeyAccount, tokenAddress: Address, to: Address, label: string, before = validBefore, after = 0n): Promise<SettlementItem> {
   const nonce = keccak256(toHex(`settlement-contract.test nonce ${label}`));
   const name = tokenAddress === token ? tokenName : 'Other';
   const signature = await holder.signTypedData({
     domain: { name, version: '1', chainId: foundry.id, verifyingContract: tokenAddress },
     types: transferAuthorizationTypes, primaryType: 'TransferWithAuthorization',
-    message: { from: holder.address, to, value, validAfter: 0n, validBefore: before, nonce },
+    message: { from: holder.address, to, value, validAfter: after, validBefore: before, nonce },
   });
-  return { token: tokenAddress, from: holder.address, to, value, validBefore: before, nonce, signature };
+  return { token: tokenAddress, from: holder.address, to, value, validAfter: after, validBefore: before, nonce, signature };
 }
 
 const balanceOf = (tokenAddress: Address, account: Address) =>

@@ -436,6 +436,8 @@ export interface X402SettlementsTable {
   asset: string;
   amount: string;
   /** Migration 0021: the canonical uint256 decimal as signed (was bigint, which cannot hold every uint256). */
+  /** The signed validAfter, canonical uint256 decimal (migration 0023; '0' on rows accepted before). */
+  valid_after: string;
   valid_before: string;
   signature: string;
   key_id: string;

@@ -25,6 +25,8 @@ export interface X402SettlementRecord {
    * 20 digits…), and the chain checks the signature against exactly that value.
    */
   validBefore: string;
+  /** Unix seconds as signed, the canonical uint256 decimal; the chain executes it only after this. */
+  validAfter: string;
   signature: string;
   keyId: string;
   status: X402SettlementStatus;
@@ -35,8 +37,8 @@ export interface X402SettlementRecord {
 }
 
 export interface X402SettlementRepository {
-  /** Inserts it `accepted`; false (nothing written) when its id was accepted before. */
-  accept(record: Omit<X402SettlementRecord, 'status' | 'txHash' | 'errorReason'>): Promise<boolean>;
+  /** Inserts it `accepted` (`validAfter` '0' when omitted); false (nothing written) when its id was accepted before. */
+  accept(record: Omit<X402SettlementRecord, 'status' | 'txHash' | 'errorReason' | 'validAfter'> & { validAfter?: string }): Promise<boolean>;
   find(id: string): Promise<X402SettlementRecord | undefined>;
   /** The settlements of `payer` (checksummed) with this nonce (lowercase), newest first: one per network and token at most. */
   findByPayerNonce(payer: string, nonce: string): Promise<X402SettlementRecord[]>;
@@ -54,7 +56,7 @@ export interface X402SettlementRepository {
 
 const toRecord = (row: X402SettlementsTable): X402SettlementRecord => ({
   id: row.id, nonce: row.nonce, network: row.network, payer: row.payer, payTo: row.pay_to, asset: row.asset, amount: row.amount,
-  validBefore: String(row.valid_before), signature: row.signature, keyId: row.key_id, status: row.status, txHash: row.tx_hash,
+  validBefore: String(row.valid_before), validAfter: String(row.valid_after), signature: row.signature, keyId: row.key_id, status: row.status, txHash: row.tx_hash,
   errorReason: row.error_reason, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at),
 });
 
@@ -62,7 +64,7 @@ export function createX402SettlementRepository(db: Db): X402SettlementRepository
   return {
     async accept(r) {
       const result = await db.insertInto('x402_settlements').values({
-        id: r.id, nonce: r.nonce, network: r.network, payer: r.payer, pay_to: r.payTo, asset: r.asset, amount: r.amount, valid_before: r.validBefore,
+        id: r.id, nonce: r.nonce, network: r.network, payer: r.payer, pay_to: r.payTo, asset: r.asset, amount: r.amount, valid_before: r.validBefore, valid_after: r.validAfter ?? '0',
         signature: r.signature, key_id: r.keyId, status: 'accepted', tx_hash: null, error_reason: null, created_at: r.createdAt, updated_at: r.updatedAt,
       }).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
       return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;

@@ -32,14 +32,16 @@ export async function carrySettlement(deps: X402Deps, record: X402SettlementReco
   const [payer, asset, payTo] = [record.payer as Address, record.asset as Address, record.payTo as Address];
   // The stored numbers as signed, exactly. A row that does not parse (written by hand, or by a
   // version that lost digits) is never sent: failed if nothing was reserved for it, else left to the log.
-  const [value, validBefore] = [parseUint256(record.amount), parseUint256(record.validBefore)];
+  const [value, validBefore, validAfter] = [parseUint256(record.amount), parseUint256(record.validBefore), parseUint256(record.validAfter)];
   const existing = await deps.authorizations.find(record.id);
-  if (!value.ok || !validBefore.ok || !isNetworkName(network) || !/^0x[0-9a-f]{64}$/.test(record.nonce)
+  if (!value.ok || !validBefore.ok || !validAfter.ok || !isNetworkName(network) || !/^0x[0-9a-f]{64}$/.test(record.nonce)
     || ![payer, asset, payTo].every((address) => parseAddress(address).ok) || !/^0x([0-9a-fA-F]{2})+$/.test(record.signature)) {
     if (!existing) await deps.settlements.finish(record.id, { status: 'failed', errorReason: 'invalid_transaction_state' }, deps.clock());
     throw new Error(`x402 settlement ${record.nonce}: its stored row is not a settlement that can be sent`);
   }
   const { client } = deps.chains[network];
+  // Held until it is due: the token executes it only in a block whose timestamp is after validAfter.
+  await untilDue(deps, validAfter.value, validBefore.value);
   if (!existing) {
     const fromBlock = deps.chains[network].blocks.recentHead(Date.now()) ?? await client.getBlockNumber();
     const now = deps.clock();
@@ -60,7 +62,7 @@ export async function carrySettlement(deps: X402Deps, record: X402SettlementReco
   let result;
   try {
     result = await deps.relayer.settle(network, deps.contracts[network].settlement, {
-      token: asset, from: payer, to: payTo, value: value.value, validBefore: validBefore.value, nonce: record.nonce as Hex, signature: record.signature as Hex, key: record.id,
+      token: asset, from: payer, to: payTo, value: value.value, validAfter: validAfter.value, validBefore: validBefore.value, nonce: record.nonce as Hex, signature: record.signature as Hex, key: record.id,
     });
   } catch (error) {
     // Not journaled by this call: nothing sent by it. Left accepted; the sweep sends it again while it is still reserved.
@@ -78,4 +80,15 @@ export async function carrySettlement(deps: X402Deps, record: X402SettlementReco
     const used = await client.readContract({ address: asset, abi: vixpTokenAbi, functionName: 'authorizationState', args: [payer, record.nonce as Hex] });
     if (!used) await finishSettlement(deps, record, { status: 'failed', errorReason: 'invalid_transaction_state', txHash: result.txHash });
   }
+}
+
+/**
+ * Waits until `validAfter` has passed on the platform's clock (one second more: a block's timestamp
+ * may trail it), or until `validBefore`, whichever comes first; at once for the `now − 600` most
+ * clients sign. A restart forgets the wait; the sweep carries the settlement again and it waits again.
+ */
+async function untilDue(deps: X402Deps, validAfter: bigint, validBefore: bigint): Promise<void> {
+  const dueMs = (validAfter < validBefore ? validAfter : validBefore) * 1000n + 1000n;
+  const waitMs = dueMs - BigInt(deps.clock());
+  if (waitMs > 0n) await new Promise<void>((resolve) => setTimeout(resolve, exactNumber(waitMs)));
 }

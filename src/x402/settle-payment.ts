@@ -60,7 +60,7 @@ export async function settlePayment(deps: X402Deps, carrier: Carrier, body: unkn
     const now = deps.clock();
     const accepted = await deps.settlements.accept({
       id, nonce: authorization.nonce, network: verified.network, payer: authorization.from, payTo: authorization.to, asset: verified.asset.address,
-      amount: formatUint256(authorization.value), validBefore: formatUint256(authorization.validBefore), signature, keyId: options.keyId, createdAt: now, updatedAt: now,
+      amount: formatUint256(authorization.value), validBefore: formatUint256(authorization.validBefore), validAfter: formatUint256(authorization.validAfter), signature, keyId: options.keyId, createdAt: now, updatedAt: now,
     });
     record = await deps.settlements.find(id);
     if (!record) throw new Error(`x402 settlement ${id} neither accepted nor found`);
@@ -83,9 +83,10 @@ function bindingRefusal(
   }
   const amount = parseUint256(record.amount);
   const validBefore = parseUint256(record.validBefore);
+  const validAfter = parseUint256(record.validAfter);
   // The same signature over other fields is not a signature of them.
   if (!isAddressEqual(authorization.to, record.payTo as Address) || !amount.ok || authorization.value !== amount.value
-    || !validBefore.ok || authorization.validBefore !== validBefore.value || authorization.validAfter !== 0n) {
+    || !validBefore.ok || authorization.validBefore !== validBefore.value || !validAfter.ok || authorization.validAfter !== validAfter.value) {
     return { reason: 'invalid_exact_evm_signature', message: 'the signature is not of this authorization' };
   }
   if (!isAddressEqual(bound.payTo, record.payTo as Address)) return { reason: 'invalid_exact_evm_recipient_mismatch', message: 'this authorization pays another payTo' };

@@ -9,6 +9,7 @@ import { acceptedAsset, type X402Asset } from './x402-assets.ts';
 import { parseRequest, type ExactAuthorization } from './parse-request.ts';
 import { verifyingSigner } from './exact-evm-signer.ts';
 import { authorizationKey } from '../chain/mined-receipt.ts';
+import { carriesWindow } from '../chain/settlement-calldata.ts';
 
 /** A payment verify accepted: what settle needs to carry it. */
 export interface VerifiedPayment {
@@ -34,8 +35,8 @@ const refused = (invalidReason: string, invalidMessage: string, payer?: string):
  * (`@x402/evm`: signature, `payTo`, the validity window, the amount, and a simulation of the transfer
  * that finds a used nonce or a short balance), after our own checks of the network (one of ours), the
  * amount (above 0: a zero transfer would only cost the platform gas), the asset (VIXP or
- * allow-listed) and its EIP-712 domain; then what a batch needs: `validAfter` 0 (the
- * settlement contract calls the token with 0), the nonce not held by an authorization of ours (in
+ * allow-listed) and its EIP-712 domain; then what a batch needs: a validity window the
+ * settlement contract carries (`carriesWindow`: any timestamps), the nonce not held by an authorization of ours (in
  * flight or ended), and the payer's balance less what their authorizations in flight hold.
  * Nothing is written: verify never holds funds (settle does, atomically).
  */
@@ -53,8 +54,13 @@ export async function verifyPayment(deps: VerifyDeps, body: unknown): Promise<Ve
   if (!asset) return refused('invalid_payment_requirements', `asset ${requirements.asset} is not a token settled on ${requirements.network} (GET /x402/supported)`, payer);
   if (requirements.extra?.name !== asset.name) return refused('invalid_exact_evm_token_name_mismatch', `extra.name must be "${asset.name}", the token's EIP-712 name`, payer);
   if (requirements.extra?.version !== asset.version) return refused('invalid_exact_evm_token_version_mismatch', `extra.version must be "${asset.version}"`, payer);
-  if (authorization.validAfter !== 0n) {
-    return refused('invalid_exact_evm_payload_authorization_valid_after', 'the platform settles authorizations valid from 0 (validAfter "0", as the x402 v2 client signs them)', payer);
+  // Any validAfter a batch can carry (any timestamp; contracts/VixpSettlement.sol); one still in the
+  // future is accepted and held until it is due (carry-settlement.ts), if it ever is before validBefore.
+  if (authorization.validAfter >= authorization.validBefore) {
+    return refused('invalid_exact_evm_payload_authorization_valid_after', 'validAfter must be before validBefore: this authorization is never valid', payer);
+  }
+  if (!carriesWindow(authorization.validAfter, authorization.validBefore)) {
+    return refused('invalid_exact_evm_payload_authorization_valid_before', 'validAfter must be below 2^128 − 1, validBefore below 2^128 − 1 or exactly 2^256 − 1', payer);
   }
 
   const chain = deps.chains[network];
