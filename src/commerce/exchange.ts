@@ -13,7 +13,8 @@ export function parseDecimal(value: string, field: string): ExactDecimal {
   if (typeof value !== 'string' || !decimalPattern.test(value)) {
     throw new DomainError('request.invalid', `${field} must be a positive decimal string such as "12500" or "1350.25"`, { details: field });
   }
-  const [whole = '0', fraction = ''] = value.split('.');
+  // The pattern took the value: a whole part always, a fraction perhaps.
+  const [whole, fraction = ''] = value.split('.') as [string, string?];
   const digits = BigInt(whole + fraction);
   if (digits === 0n) throw new DomainError('request.invalid', `${field} must be greater than zero`, { details: field });
   return { digits, scale: fraction.length };

@@ -122,3 +122,28 @@ test('a refused amount or rate names its field and says why (resultMessage and d
   assert.deepEqual(refusal(() => tokenUnitsFor('1', '0', 18)), { code: 'request.invalid', details: 'exchange_rate', message: 'exchange_rate must be greater than zero' });
   assert.deepEqual(refusal(() => tokenUnitsFor('1', '1000', 0)), { code: 'request.invalid', details: 'exchange_amount', message: 'exchange_amount is worth less than the smallest token unit' });
 });
+
+test('refusals of a token, a currency or a notice say what was refused and why', async () => {
+  const deps = tokenDeps();
+  const messageOf = async (promise: Promise<unknown>) => {
+    try {
+      await promise;
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return assert.fail('not refused');
+  };
+  assert.equal(await messageOf(resolveSettlementToken(deps, 'ethereum', { contractAddress: userMade.contractAddress })),
+    `token ${userMade.contractAddress} does not settle payments on ethereum: only VIXP or a token the operator allowed does`);
+  assert.equal(await messageOf(resolveSettlementToken(deps, 'ethereum', { tokenSymbol: 'A-VERY-LONG-SYMBOL-NAME' })),
+    'token_symbol "A-VERY-LONG-SYMB" without contract_address does not settle payments on ethereum: only VIXP or a token the operator allowed does');
+  assert.equal(await messageOf(resolveSettlementToken(deps, 'ethereum', { contractAddress: 'x' })), 'contract_address is not a valid address');
+  assert.equal(await messageOf(resolveSettlementToken(deps, 'ethereum', { contractAddress: usdx.contractAddress, tokenSymbol: 'VIXP' })), 'token_symbol does not match contract_address');
+  const quoteDeps = { ...deps, network: 'ethereum' as const, defaultCurrency: 'KRW', merchants: { latestRateNotice: async () => undefined as never } };
+  assert.equal(await messageOf(quoteTokens(quoteDeps, { exchangeAmount: '1', exchangeCurrency: 'usd' })), 'exchange_currency must be an ISO 4217 code');
+  assert.equal(await messageOf(quoteTokens(quoteDeps, { exchangeAmount: '1', exchangeCurrency: 'EUR' })), 'no exchange-rate notice has been published for EUR');
+  let index = 99_999;
+  const noticeDeps = { clock: () => 0, timeZone: 'UTC', merchants: { insertRateNotice: async (n: object) => ({ ...n, noticeIndex: ++index }) as never } };
+  assert.equal(await messageOf(publishRateNotice(noticeDeps, { currency: 'krw', rate: '1' })), 'currency must be an ISO 4217 code such as KRW');
+  assert.equal(await messageOf(publishRateNotice(noticeDeps, { currency: 'KRW', rate: '1' })), 'no more than 99999 notices a day per currency');
+});

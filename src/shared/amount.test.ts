@@ -52,3 +52,20 @@ function canonical(decimal: string): string {
   const trimmed = fraction.replace(/0+$/, '');
   return trimmed ? `${whole}.${trimmed}` : whole!;
 }
+
+test('a refused amount names its field (`amount` unless told) and says why, as the answer\'s message and details', () => {
+  const refusal = (input: unknown, d: number, field?: string) => {
+    try {
+      parseTokenAmount(input as string, d, field);
+    } catch (error) {
+      assert.ok(error instanceof DomainError);
+      return { code: error.code, message: error.message, details: error.details };
+    }
+    return assert.fail(`${String(input)} was not refused`);
+  };
+  assert.deepEqual(refusal('1e3', 18), { code: 'request.invalid', details: 'amount', message: 'amount must be a decimal string such as "12.5"' });
+  assert.deepEqual(refusal(5, 18, 'tokenAmount'), { code: 'request.invalid', details: 'tokenAmount', message: 'tokenAmount must be a decimal string such as "12.5"' });
+  assert.deepEqual(refusal('1.001', 2, 'initialSupply'), { code: 'request.invalid', details: 'initialSupply', message: 'initialSupply has more than 2 decimal places' });
+  assert.deepEqual(refusal('0.00', 2), { code: 'request.invalid', details: 'amount', message: 'amount must be greater than zero' });
+  assert.deepEqual(refusal(maxUint256.toString(), 1), { code: 'request.invalid', details: 'amount', message: 'amount is more than 2^256 − 1 base units' });
+});

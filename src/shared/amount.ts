@@ -14,11 +14,13 @@ export function parseTokenAmount(amount: string, decimals: number, field = 'amou
   if (typeof amount !== 'string' || !decimalPattern.test(amount)) {
     throw new DomainError('request.invalid', `${field} must be a decimal string such as "12.5"`, { details: field });
   }
-  const [whole = '0', fraction = ''] = amount.split('.');
+  // The pattern took the amount: a whole part always, a fraction perhaps.
+  const [whole, fraction = ''] = amount.split('.') as [string, string?];
   if (fraction.length > decimals) {
     throw new DomainError('request.invalid', `${field} has more than ${decimals} decimal places`, { details: field });
   }
-  const units = BigInt(whole) * 10n ** BigInt(decimals) + BigInt(fraction.padEnd(decimals, '0') || '0');
+  // BigInt('') is 0n: no fraction digits with a token of no decimals.
+  const units = BigInt(whole) * 10n ** BigInt(decimals) + BigInt(fraction.padEnd(decimals, '0'));
   if (units === 0n) throw new DomainError('request.invalid', `${field} must be greater than zero`, { details: field });
   if (units > maxUint256) throw new DomainError('request.invalid', `${field} is more than 2^256 − 1 base units`, { details: field });
   return units;
