@@ -15,7 +15,7 @@ import { forgetServerUrls, recordServerUrls } from '#shared/server-urls.ts';
 import { readyBanner, readyUrls } from './transports/ready-banner.ts';
 import { withOutcomeLog } from './compose/outcome-log.ts';
 import { composePlatform, type PaymentPart, type Platform } from './compose/platform.ts';
-import { rotateFleetSigningKeys, withAttachedPlatform, withStoreRecords } from './compose/operator-tools.ts';
+import { migrateWalletKeys, rotateFleetSigningKeys, withAttachedPlatform, withStoreRecords } from './compose/operator-tools.ts';
 import { runCli } from './cli/main.ts';
 import type { CliDeps } from './cli/cli-deps.ts';
 import { buildHttpApp } from './transports/http/app.ts';
@@ -127,7 +127,7 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
 }
 
 /** What the CLI's commands run on, from the composition root. */
-export const cliDeps: CliDeps = { withPlatform: withAttachedPlatform, withStoreRecords, rotateSigningKeys: rotateFleetSigningKeys, serve };
+export const cliDeps: CliDeps = { withPlatform: withAttachedPlatform, withStoreRecords, rotateSigningKeys: rotateFleetSigningKeys, migrateWalletKeys, serve };
 
 /** The CLI (`npx vixpay`, bin/vixpay.js). */
 export function runCommandLine(argv: string[]): Promise<void> {

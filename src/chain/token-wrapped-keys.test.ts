@@ -85,7 +85,10 @@ test('a wrapped key given with another address does not sign for it; a stored fo
   const sealed = await keys.wrap(hexToBytes(generatePrivateKey()));
   const other = privateKeyToAccount(generatePrivateKey()).address;
   await assert.rejects(keys.account(sealed, other).signMessage({ message: 'x' }), /does not recover to its key/);
-  assert.throws(() => keys.account(sealed.replace(walletWrappingKeyLabel, 'vixpay-wallet-wrap-9'), other), /unknown key "vixpay-wallet-wrap-9"/);
+  // Another wrapping key's label (a rotation made elsewhere, or another token): refused when it signs.
+  await assert.rejects(keys.account(sealed.replace(walletWrappingKeyLabel, 'vixpay-wallet-wrap-9'), other).signMessage({ message: 'x' }),
+    /the token holds no wallet wrapping key "vixpay-wallet-wrap-9"/);
+  assert.throws(() => keys.account('p11:v1:another-key:AAAA', other), /not a wallet key wrapped by a token/);
 });
 
 test('with the PIN file unreadable, wrapping and signing are custody.unavailable, and work again once it is back', { skip }, async () => {

@@ -14,8 +14,10 @@ const secp256k1Params = Buffer.from('06052b8104000a', 'hex');
 /** The stored form's prefix: `p11:v1:<wrapping key label>:<base64 of the wrapped PKCS#8 key>`. */
 const prefix = 'p11:v1:';
 
-/** The label of the AES key that wraps the wallets' keys (a new label per rotation). */
+/** The label of the first AES key that wraps the wallets' keys; each rotation adds one, numbered on (`vixpay-wallet-wrap-2`...). */
 export const walletWrappingKeyLabel = 'vixpay-wallet-wrap-1';
+const labelPattern = /^vixpay-wallet-wrap-([1-9][0-9]*)$/;
+const labelNumber = (label: string): number => Number(labelPattern.exec(label)?.[1] ?? 0);
 
 export interface TokenWrappedKeys {
   /**
@@ -23,7 +25,18 @@ export interface TokenWrappedKeys {
    * (CKM_AES_KEY_WRAP_PAD, RFC 5649) that never leaves it. The key passes through the token as a
    * session object, destroyed at once.
    */
-  wrap(privateKey: Uint8Array): Promise<string>;
+  wrap(privateKey: Uint8Array, label?: string): Promise<string>;
+  /**
+   * `sealed` wrapped again under the wrapping key `label`: unwrapped inside the token as a session
+   * object under its own wrapping key, wrapped under the other, destroyed: the key never leaves the token.
+   */
+  rewrap(sealed: string, label: string): Promise<string>;
+  /** The label of the wrapping key new keys are wrapped under: the newest in the token (the first is generated when there is none). */
+  currentWrappingKey(): Promise<string>;
+  /** A new wrapping key generated in the token, numbered after the newest: new keys are wrapped under it from now on. */
+  newWrappingKey(): Promise<string>;
+  /** The label of the wrapping key of a stored form. */
+  wrappedBy(sealed: string): string | undefined;
   /** Whether `sealed` is a key wrapped by a token (else another custody's form). */
   holds(sealed: string): boolean;
   /** An account signing with a wrapped key: each signature unwraps it inside the token as a session object, signs, destroys it. */
@@ -45,30 +58,50 @@ function findOne(session: TokenSession, template: Pkcs11js.Template): Buffer | u
 /** The wallets' keys wrapped by an AES-256 key of the token, generated there (not extractable) at first use. */
 export function tokenWrappedKeys(token: Pkcs11Token): TokenWrappedKeys {
   const p = lib();
-  let cached: { generation: number; handle: Buffer } | undefined;
-  const wrappingKey = (session: TokenSession): Buffer => {
-    if (cached?.generation === session.generation) return cached.handle;
-    const label = walletWrappingKeyLabel;
+  /** Wrapping keys' handles by label, valid for one connection (generation). */
+  let cached: { generation: number; handles: Map<string, Buffer> } = { generation: -1, handles: new Map() };
+  const generate = (session: TokenSession, label: string): Buffer => session.p11.C_GenerateKey(session.handle, { mechanism: p.CKM_AES_KEY_GEN }, [
+    { type: p.CKA_CLASS, value: p.CKO_SECRET_KEY }, { type: p.CKA_KEY_TYPE, value: p.CKK_AES }, { type: p.CKA_VALUE_LEN, value: 32 },
+    { type: p.CKA_TOKEN, value: true }, { type: p.CKA_PRIVATE, value: true }, { type: p.CKA_SENSITIVE, value: true },
+    { type: p.CKA_EXTRACTABLE, value: false }, { type: p.CKA_WRAP, value: true }, { type: p.CKA_UNWRAP, value: true },
+    { type: p.CKA_ENCRYPT, value: false }, { type: p.CKA_DECRYPT, value: false }, { type: p.CKA_LABEL, value: label },
+  ]);
+  /** The wrapping key `label`; the first one is generated at first use. */
+  const wrappingKey = (session: TokenSession, label: string): Buffer => {
+    if (cached.generation !== session.generation) cached = { generation: session.generation, handles: new Map() };
+    const known = cached.handles.get(label);
+    if (known) return known;
     const handle = findOne(session, [{ type: p.CKA_CLASS, value: p.CKO_SECRET_KEY }, { type: p.CKA_LABEL, value: label }])
-      ?? session.p11.C_GenerateKey(session.handle, { mechanism: p.CKM_AES_KEY_GEN }, [
-        { type: p.CKA_CLASS, value: p.CKO_SECRET_KEY }, { type: p.CKA_KEY_TYPE, value: p.CKK_AES }, { type: p.CKA_VALUE_LEN, value: 32 },
-        { type: p.CKA_TOKEN, value: true }, { type: p.CKA_PRIVATE, value: true }, { type: p.CKA_SENSITIVE, value: true },
-        { type: p.CKA_EXTRACTABLE, value: false }, { type: p.CKA_WRAP, value: true }, { type: p.CKA_UNWRAP, value: true },
-        { type: p.CKA_ENCRYPT, value: false }, { type: p.CKA_DECRYPT, value: false }, { type: p.CKA_LABEL, value: label },
-      ]);
-    cached = { generation: session.generation, handle };
+      ?? (label === walletWrappingKeyLabel ? generate(session, label) : undefined);
+    if (!handle) throw new Error(`the token holds no wallet wrapping key "${label}"`);
+    cached.handles.set(label, handle);
     return handle;
+  };
+  /** The newest wrapping key's label in the token (looked up each time: another process may have rotated). */
+  const newestLabel = (session: TokenSession): string | undefined => {
+    const { p11, handle } = session;
+    p11.C_FindObjectsInit(handle, [{ type: p.CKA_CLASS, value: p.CKO_SECRET_KEY }, { type: p.CKA_KEY_TYPE, value: p.CKK_AES }]);
+    let objects: Buffer[];
+    try { objects = p11.C_FindObjects(handle, 1000); } finally { p11.C_FindObjectsFinal(handle); }
+    const labels = objects.map((object) => p11.C_GetAttributeValue(handle, object, [{ type: p.CKA_LABEL }])[0]!.value!.toString('utf8'));
+    return labels.filter((label) => labelPattern.test(label)).sort((a, b) => labelNumber(b) - labelNumber(a))[0];
+  };
+  const unwrapTemplate = (extractable: boolean): Pkcs11js.Template => [
+    { type: p.CKA_CLASS, value: p.CKO_PRIVATE_KEY }, { type: p.CKA_KEY_TYPE, value: p.CKK_EC }, { type: p.CKA_TOKEN, value: false },
+    { type: p.CKA_PRIVATE, value: true }, { type: p.CKA_SENSITIVE, value: true }, { type: p.CKA_EXTRACTABLE, value: extractable },
+    { type: p.CKA_SIGN, value: true },
+  ];
+  const parse = (sealed: string): { label: string; wrapped: Buffer } => {
+    const [label, blob] = sealed.slice(prefix.length).split(':');
+    if (!sealed.startsWith(prefix) || !label || !labelPattern.test(label) || !blob) throw new Error('not a wallet key wrapped by a token');
+    return { label, wrapped: Buffer.from(blob, 'base64') };
   };
   const wrapMechanism = () => ({ mechanism: p.CKM_AES_KEY_WRAP_PAD });
 
   /** The signature of `hash` by the wrapped key, unwrapped as a session object for this one signature. */
-  const signHash = (wrapped: Buffer, address: Address, hash: Hex) => token.run(async (session) => {
+  const signHash = (label: string, wrapped: Buffer, address: Address, hash: Hex) => token.run(async (session) => {
     const { p11, handle } = session;
-    const key = await p11.C_UnwrapKeyAsync(handle, wrapMechanism(), wrappingKey(session), wrapped, [
-      { type: p.CKA_CLASS, value: p.CKO_PRIVATE_KEY }, { type: p.CKA_KEY_TYPE, value: p.CKK_EC }, { type: p.CKA_TOKEN, value: false },
-      { type: p.CKA_PRIVATE, value: true }, { type: p.CKA_SENSITIVE, value: true }, { type: p.CKA_EXTRACTABLE, value: false },
-      { type: p.CKA_SIGN, value: true },
-    ]);
+    const key = await p11.C_UnwrapKeyAsync(handle, wrapMechanism(), wrappingKey(session, label), wrapped, unwrapTemplate(false));
     try {
       const digest = Buffer.from(hash.slice(2), 'hex');
       p11.C_SignInit(handle, { mechanism: p.CKM_ECDSA }, key);
@@ -81,39 +114,63 @@ export function tokenWrappedKeys(token: Pkcs11Token): TokenWrappedKeys {
   });
 
   return {
-    async wrap(privateKey) {
+    async wrap(privateKey, chosen) {
       return token.run(async (session) => {
         const { p11, handle } = session;
+        const label = chosen ?? newestLabel(session) ?? walletWrappingKeyLabel;
         const key = p11.C_CreateObject(handle, [
           { type: p.CKA_CLASS, value: p.CKO_PRIVATE_KEY }, { type: p.CKA_KEY_TYPE, value: p.CKK_EC }, { type: p.CKA_TOKEN, value: false },
           { type: p.CKA_PRIVATE, value: true }, { type: p.CKA_SENSITIVE, value: true }, { type: p.CKA_EXTRACTABLE, value: true },
           { type: p.CKA_SIGN, value: true }, { type: p.CKA_EC_PARAMS, value: secp256k1Params }, { type: p.CKA_VALUE, value: Buffer.from(privateKey) },
         ]);
         try {
-          const wrapped = p11.C_WrapKey(handle, wrapMechanism(), wrappingKey(session), key, Buffer.alloc(512));
-          return `${prefix}${walletWrappingKeyLabel}:${wrapped.toString('base64')}`;
+          const wrapped = p11.C_WrapKey(handle, wrapMechanism(), wrappingKey(session, label), key, Buffer.alloc(512));
+          return `${prefix}${label}:${wrapped.toString('base64')}`;
         } finally {
           p11.C_DestroyObject(handle, key);
         }
       });
     },
+    async rewrap(sealed, label) {
+      const from = parse(sealed);
+      return token.run(async (session) => {
+        const { p11, handle } = session;
+        const key = await p11.C_UnwrapKeyAsync(handle, wrapMechanism(), wrappingKey(session, from.label), from.wrapped, unwrapTemplate(true));
+        try {
+          const wrapped = p11.C_WrapKey(handle, wrapMechanism(), wrappingKey(session, label), key, Buffer.alloc(512));
+          return `${prefix}${label}:${wrapped.toString('base64')}`;
+        } finally {
+          p11.C_DestroyObject(handle, key);
+        }
+      });
+    },
+    currentWrappingKey: () => token.run(async (session) => {
+      const label = newestLabel(session) ?? walletWrappingKeyLabel;
+      wrappingKey(session, label);
+      return label;
+    }),
+    newWrappingKey: () => token.run(async (session) => {
+      const label = `vixpay-wallet-wrap-${labelNumber(newestLabel(session) ?? 'none') + 1}`;
+      if (cached.generation !== session.generation) cached = { generation: session.generation, handles: new Map() };
+      cached.handles.set(label, generate(session, label));
+      return label;
+    }),
+    wrappedBy: (sealed) => (sealed.startsWith(prefix) ? sealed.slice(prefix.length).split(':')[0] : undefined),
     holds: (sealed) => sealed.startsWith(prefix),
     account(sealed, address) {
-      const [label, blob] = sealed.slice(prefix.length).split(':');
-      if (label !== walletWrappingKeyLabel || !blob) throw new Error(`a wallet key wrapped by an unknown key "${label}"`);
-      const wrapped = Buffer.from(blob, 'base64');
+      const { label, wrapped } = parse(sealed);
       const checked = getAddress(address);
       return toAccount({
         address: checked,
         async signMessage({ message }) {
-          return serializeSignature(await signHash(wrapped, checked, hashMessage(message)));
+          return serializeSignature(await signHash(label, wrapped, checked, hashMessage(message)));
         },
         async signTypedData(typedData) {
-          return serializeSignature(await signHash(wrapped, checked, hashTypedData(typedData)));
+          return serializeSignature(await signHash(label, wrapped, checked, hashTypedData(typedData)));
         },
         async signTransaction(transaction, options) {
           const serializer = options?.serializer ?? serializeTransaction;
-          return serializer(transaction, await signHash(wrapped, checked, keccak256(await serializer(transaction))));
+          return serializer(transaction, await signHash(label, wrapped, checked, keccak256(await serializer(transaction))));
         },
       });
     },

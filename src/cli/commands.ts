@@ -9,7 +9,7 @@ import { loginApproveCommand } from './login-commands.ts';
 import { ratePublishCommand, storeAddCommand } from './payment-commands.ts';
 import { appCommand, posCommand } from './simulator-commands.ts';
 import { demoPayCommand, demoRewardCommand } from './demo-commands.ts';
-import { keysRotateCommand } from './key-commands.ts';
+import { keysMigrateCommand, keysRotateCommand } from './key-commands.ts';
 import { listenCommand, webhookAddCommand, webhookListCommand, webhookRemoveCommand, webhookRotateSecretCommand } from './webhook-commands.ts';
 import { receiptVerifyCommand } from './receipt-commands.ts';
 import { operatorAddCommand } from './operator-commands.ts';
@@ -52,6 +52,7 @@ export const commands: Record<string, CliCommand> = {
   'demo reward': demoRewardCommand,
   'demo x402': demoX402Command,
   'keys rotate': keysRotateCommand,
+  'keys migrate': keysMigrateCommand,
   'webhook add': webhookAddCommand,
   'webhook list': webhookListCommand,
   'webhook remove': webhookRemoveCommand,

@@ -94,7 +94,7 @@ export async function composeChain(
 }
 
 /** The token's settings, which config.ts requires together with KEY_CUSTODY=pkcs11. */
-function tokenOptions(config: Config) {
+export function tokenOptions(config: Config) {
   const { pkcs11Module: module, pkcs11TokenLabel: tokenLabel, pkcs11PinFile: pinFile } = config;
   if (!module || !tokenLabel || !pinFile) throw new Error('KEY_CUSTODY=pkcs11 needs PKCS11_MODULE, PKCS11_TOKEN_LABEL and PKCS11_PIN_FILE');
   return { module, tokenLabel, pinFile };

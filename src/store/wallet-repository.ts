@@ -94,3 +94,34 @@ export function createWalletRepository(db: Db): WalletRepository {
     },
   };
 }
+
+/** The wallets' stored keys as a whole, for moving them from one custody (or wrapping key) to another. */
+export interface AccountKeyRepository {
+  /** Up to `limit` accounts, by address after `after`, whose stored key does not start with `settled`. */
+  listKeysNotIn(settled: string, after: string, limit: number): Promise<Array<{ address: string; privateKeyEnc: string }>>;
+  /** Replaces the stored key only if it still is `from` (compare and swap): false when another run or instance changed it first. */
+  replaceKey(address: string, from: string, to: string): Promise<boolean>;
+  /** How many accounts' stored keys do not start with `settled`. */
+  countKeysNotIn(settled: string): Promise<number>;
+}
+
+export function createAccountKeyRepository(db: Db): AccountKeyRepository {
+  // A prefix match without LIKE's wildcards (labels hold `-`, and `_` would be one): substr of its length.
+  const notIn = (settled: string) => sql<boolean>`substr(private_key_enc, 1, ${settled.length}) <> ${settled}`;
+  return {
+    async listKeysNotIn(settled, after, limit) {
+      const rows = await db.selectFrom('accounts').select(['address', 'private_key_enc'])
+        .where(notIn(settled)).where('address', '>', after).orderBy('address').limit(limit).execute();
+      return rows.map((row) => ({ address: row.address, privateKeyEnc: row.private_key_enc }));
+    },
+    async replaceKey(address, from, to) {
+      const result = await db.updateTable('accounts').set({ private_key_enc: to })
+        .where('address', '=', address).where('private_key_enc', '=', from).executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+    async countKeysNotIn(settled) {
+      const row = await db.selectFrom('accounts').select((eb) => eb.fn.countAll<string | number>().as('n')).where(notIn(settled)).executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+  };
+}
