@@ -1,13 +1,16 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { parseUnits, type Address, type LocalAccount } from 'viem';
+import { parseUnits, toHex, type Address, type Hex, type LocalAccount } from 'viem';
+import { randomBytes } from 'node:crypto';
 import { wrapFetchWithPaymentFromConfig as wrapFetch210 } from 'x402-fetch-2-10';
 import { ExactEvmScheme as ExactEvmClientScheme210 } from 'x402-evm-2-10/exact/client';
 import { startTestPlatform, type TestPlatform } from './support/platform.ts';
 import { payingFetch, startPaidResource, type PaidResource } from './support/x402-resource.ts';
 import { addFacilitatorKey } from '../src/x402/facilitator-keys.ts';
 import { createFacilitatorKeyRepository } from '../src/store/facilitator-key-repository.ts';
+import { transferAuthorizationTypes } from '../src/wallet/authorize-transfer.ts';
+import { waitFor } from './support/wait-for.ts';
 
 // Clients in the field (issue 30): `@x402/fetch` and `@x402/evm` 2.10.0, like the Go and Python SDKs,
 // sign `validAfter = now − 600`; 2.27.0 signs 0. Both pay a resource server built with
@@ -18,6 +21,8 @@ let t: TestPlatform;
 let resource: PaidResource;
 let network: `eip155:${number}`;
 let vixp: Address;
+let facilitatorUrl: string;
+let apiKey: string;
 const price = parseUnits('1', 18);
 const payee = privateKeyToAccount(generatePrivateKey()).address;
 
@@ -43,8 +48,8 @@ const signedAuthorization = (header: string) =>
 before(async () => {
   // Batches stay open 3 s after their first transfer, so two buyers paying at once share one.
   t = await startTestPlatform({ env: { SETTLEMENT_BATCH_WINDOW_MS: '3000' } });
-  const facilitatorUrl = `${await t.app.listen({ port: 0, host: '127.0.0.1' })}/x402`;
-  const { key: apiKey } = await addFacilitatorKey({ keys: createFacilitatorKeyRepository(t.platform.store.db), clock: Date.now }, { name: 'clients test', tid: 'T-X402-CLIENTS', ratePerSecond: 1000 });
+  facilitatorUrl = `${await t.app.listen({ port: 0, host: '127.0.0.1' })}/x402`;
+  ({ key: apiKey } = await addFacilitatorKey({ keys: createFacilitatorKeyRepository(t.platform.store.db), clock: Date.now }, { name: 'clients test', tid: 'T-X402-CLIENTS', ratePerSecond: 1000 }));
   network = `eip155:${t.platform.chains.ethereum.chainId}`;
   vixp = t.platform.contracts.ethereum.vixpToken;
   resource = await startPaidResource({ facilitatorUrl, apiKey, network, asset: vixp, amount: price.toString(), payTo: payee });
@@ -82,4 +87,31 @@ test('a 2.10.0 buyer (validAfter now − 600) and a 2.27.0 buyer pay at once: bo
 
   assert.equal(await vixpBalance(payee), 2n * price);
   for (const buyer of [old, current]) assert.equal(await vixpBalance(buyer.address), parseUnits('9', 18), 'charged once');
+});
+
+test('a validAfter a few seconds ahead (beyond the batch window) is accepted and held until it is due, then settled once (not refused)', async () => {
+  const buyer = privateKeyToAccount(generatePrivateKey());
+  await t.platform.wallet.mint('ethereum', { to: buyer.address, amount: '10' });
+  const { chainId } = t.platform.chains.ethereum;
+  const now = BigInt(Math.floor(Date.now() / 1000));
+  const message = { from: buyer.address, to: payee, value: price, validAfter: now + 6n, validBefore: now + 600n, nonce: toHex(randomBytes(32)) as Hex };
+  const signature = await buyer.signTypedData({
+    domain: { name: 'VIXP', version: '1', chainId, verifyingContract: vixp }, types: transferAuthorizationTypes, primaryType: 'TransferWithAuthorization', message,
+  });
+  const requirements = { scheme: 'exact', network, asset: vixp, amount: price.toString(), payTo: payee, maxTimeoutSeconds: 600, extra: { name: 'VIXP', version: '1' } };
+  const authorization = Object.fromEntries(Object.entries(message).map(([k, v]) => [k, String(v)]));
+  const body = { x402Version: 2, paymentPayload: { x402Version: 2, accepted: requirements, payload: { authorization, signature }, resource: { url: 'http://example.test/weather', description: '', mimeType: '' } }, paymentRequirements: requirements };
+  const post = async (path: string) => {
+    const response = await fetch(`${facilitatorUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, body: JSON.stringify(body) });
+    return await response.json() as { isValid?: boolean; invalidReason?: string; success?: boolean; errorReason?: string; transaction?: string };
+  };
+  const verified = await post('/verify');
+  assert.deepEqual([verified.isValid, verified.invalidReason], [true, undefined], JSON.stringify(verified));
+  const settled = await waitFor(async () => { const answer = await post('/settle'); return answer.success ? answer : undefined; }, { timeoutMs: 60_000, message: 'settled once due' });
+  const receipt = await t.platform.chains.ethereum.client.getTransactionReceipt({ hash: settled.transaction as Hex });
+  const block = await t.platform.chains.ethereum.client.getBlock({ blockNumber: receipt.blockNumber });
+  assert.ok(block.timestamp > message.validAfter, `mined at ${block.timestamp}, validAfter ${message.validAfter}`);
+  assert.equal(await vixpBalance(buyer.address), parseUnits('9', 18), 'charged once');
+  const reverted = await t.platform.store.db.selectFrom('chain_txs').select('status').where('status', '=', 'failed').execute();
+  assert.equal(reverted.length, 0, 'no transaction sent before it was due');
 });

@@ -1,4 +1,4 @@
-import type { Hex } from 'viem';
+import { isAddressEqual, type Hex } from 'viem';
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
 import type { VerifyResponse } from '@x402/core/types';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
@@ -6,7 +6,8 @@ import type { NetworkName } from '#shared/networks.ts';
 import type { X402Deps } from './x402-deps.ts';
 import { networkOfX402 } from './x402-networks.ts';
 import { acceptedAsset, type X402Asset } from './x402-assets.ts';
-import { parseRequest, type ExactAuthorization } from './parse-request.ts';
+import { parseRequest, type BoundRequirements, type ExactAuthorization } from './parse-request.ts';
+import { transferAuthorizationTypes } from '../wallet/authorize-transfer.ts';
 import { verifyingSigner } from './exact-evm-signer.ts';
 import { authorizationKey } from '../chain/mined-receipt.ts';
 import { carriesWindow } from '../chain/settlement-calldata.ts';
@@ -22,7 +23,7 @@ export interface VerifiedPayment {
 
 export type VerifyOutcome = { response: VerifyResponse; verified?: VerifiedPayment };
 
-type VerifyDeps = Pick<X402Deps, 'chains' | 'contracts' | 'relayer' | 'authorizations' | 'settlementTokens'>;
+type VerifyDeps = Pick<X402Deps, 'chains' | 'contracts' | 'relayer' | 'authorizations' | 'settlementTokens' | 'clock'>;
 
 /** One published `exact` EVM verifier per network (and per platform: keyed by its chain client). */
 const schemes = new WeakMap<object, ExactEvmScheme>();
@@ -66,7 +67,12 @@ export async function verifyPayment(deps: VerifyDeps, body: unknown): Promise<Ve
   const chain = deps.chains[network];
   let scheme = schemes.get(chain);
   if (!scheme) schemes.set(chain, scheme = new ExactEvmScheme(verifyingSigner(chain, deps.relayer.lanes)));
-  const checked = await scheme.verify(payload, requirements);
+  // The published verifier refuses a validAfter still ahead of the clock; the platform holds such a
+  // payment until it is due (carry-settlement.ts), so it checks the same fields itself (the
+  // simulation aside: the balance and the nonce are read below).
+  const checked = authorization.validAfter > BigInt(Math.floor(deps.clock() / 1000))
+    ? await verifyNotYetDue(chain, asset, bound, authorization, signature, deps.clock())
+    : await scheme.verify(payload, requirements);
   const [balance, held, used] = await Promise.all([
     chain.client.readContract({ address: asset.address, abi: vixpTokenAbi, functionName: 'balanceOf', args: [payer] }),
     deps.authorizations.held({ network, contractAddress: asset.address, fromAddress: payer }),
@@ -80,6 +86,7 @@ export async function verifyPayment(deps: VerifyDeps, body: unknown): Promise<Ve
     }
     return { response: { ...checked, payer } };
   }
+  if (used) return refused('invalid_exact_evm_nonce_already_used', 'this authorization was used or cancelled on chain', payer);
   if (await deps.authorizations.find(authorizationKey(network, asset.address, payer, authorization.nonce))) {
     return refused('invalid_exact_evm_nonce_already_used', 'this authorization was already submitted for settlement', payer);
   }
@@ -87,4 +94,28 @@ export async function verifyPayment(deps: VerifyDeps, body: unknown): Promise<Ve
     return refused('insufficient_funds', 'the balance, less what the payer\'s authorizations in flight hold, is below the amount', payer);
   }
   return { response: { isValid: true, payer }, verified: { network, x402Network: requirements.network, asset, authorization, signature } };
+}
+
+/**
+ * What `ExactEvmScheme.verify` checks of an EIP-3009 authorization, for one whose validAfter is still
+ * ahead: the payer's signature over it in the token's EIP-712 domain (viem's verifyTypedData: an
+ * ECDSA key, or a deployed wallet's ERC-1271 answer), `to` = `payTo`, the amount, and validBefore at
+ * least 6 seconds ahead, with the published verifier's reasons.
+ */
+async function verifyNotYetDue(
+  chain: VerifyDeps['chains'][NetworkName], asset: X402Asset, bound: BoundRequirements,
+  authorization: ExactAuthorization, signature: Hex, nowMs: number,
+): Promise<VerifyResponse> {
+  const payer = authorization.from;
+  const signed = await chain.client.verifyTypedData({
+    address: payer, signature,
+    domain: { name: asset.name, version: asset.version, chainId: chain.chainId, verifyingContract: asset.address },
+    types: transferAuthorizationTypes, primaryType: 'TransferWithAuthorization',
+    message: { ...authorization },
+  }).catch(() => false);
+  if (!signed) return { isValid: false, invalidReason: 'invalid_exact_evm_signature', payer };
+  if (!isAddressEqual(authorization.to, bound.payTo)) return { isValid: false, invalidReason: 'invalid_exact_evm_recipient_mismatch', payer };
+  if (authorization.validBefore < BigInt(Math.floor(nowMs / 1000) + 6)) return { isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_valid_before', payer };
+  if (authorization.value !== bound.amount) return { isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_value_mismatch', payer };
+  return { isValid: true, payer };
 }
