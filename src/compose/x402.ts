@@ -13,6 +13,8 @@ import { createAuthorizationRepository } from '../store/authorization-repository
 import { createSettlementTokenRepository } from '../store/settlement-token-repository.ts';
 import { createX402SettlementRepository } from '../store/x402-settlement-repository.ts';
 import { createFacilitatorKeyRepository } from '../store/facilitator-key-repository.ts';
+import { createIdempotencyRepository } from '../store/idempotency-repository.ts';
+import { createX402SettleAnswerRepository } from '../store/x402-settle-answer-repository.ts';
 import type { ChainClients } from '../chain/chain-clients.ts';
 import type { Relayer } from '../chain/relayer.ts';
 import type { PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
@@ -40,6 +42,7 @@ export async function composeX402(
     authorizations: createAuthorizationRepository(store.db, store.dialect === 'sqlite' ? 'process' : 'row'),
     settlements: createX402SettlementRepository(store.db), keys: createFacilitatorKeyRepository(store.db),
     settlementTokens: createSettlementTokenRepository(store.db),
+    paymentIds: createIdempotencyRepository(store.db), answers: createX402SettleAnswerRepository(store.db),
     onOutcome: (network, outcome) => core.metrics.x402Settlements.inc({ network, outcome }),
     receipts: {
       issue: (nonce) => core.receipts.issueX402Receipt(nonce),

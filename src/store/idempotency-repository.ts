@@ -32,6 +32,8 @@ export interface IdempotencyRepository {
   release(scope: string, key: string): Promise<void>;
   /** Deletes every key past its expiry; answers how many. */
   sweepExpired(now: number): Promise<number>;
+  /** The record holding the key, expired or not; undefined when none does. */
+  find(scope: string, key: string): Promise<IdempotencyKeyRecord | undefined>;
 }
 
 export function createIdempotencyRepository(db: Db): IdempotencyRepository {
@@ -74,5 +76,6 @@ export function createIdempotencyRepository(db: Db): IdempotencyRepository {
       const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<', now).executeTakeFirst();
       return Number(result.numDeletedRows);
     },
+    find,
   };
 }

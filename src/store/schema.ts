@@ -36,6 +36,7 @@ export interface Database {
   statement_days: StatementDaysTable;
   facilitator_keys: FacilitatorKeysTable;
   x402_settlements: X402SettlementsTable;
+  x402_settle_answers: X402SettleAnswersTable;
 }
 
 export interface AccountsTable {
@@ -446,4 +447,11 @@ export interface X402SettlementsTable {
   error_reason: string | null;
   created_at: number;
   updated_at: number;
+}
+
+/** Migration 0024: an x402 settlement a settle answered settled (src/x402/repeated-payment.ts). */
+export interface X402SettleAnswersTable {
+  settlement_id: string;
+  key_id: string;
+  answered_at: number;
 }

@@ -11,12 +11,29 @@ import { settlementReceipt, settlementStatus, type AskingKey, type X402Settlemen
 import { issueReceipt } from './finish-settlement.ts';
 import { supportedKinds } from './supported.ts';
 import { authenticateFacilitatorKey } from './facilitator-keys.ts';
+import { claimPaymentId, lookUpPaymentId, paymentIdentifierOf, type IdScope } from './payment-identifier.ts';
+import { repeatedPaymentVerdict, settlementIdOf } from './repeated-payment.ts';
+
+/**
+ * A verify's answer; `conflict`: its payment id names another request (the payment-identifier
+ * extension's 409).
+ */
+export interface VerifyAnswer { response: VerifyResponse; conflict?: boolean }
+
+/** A settle's answer; `conflict` as for verify. */
+export type FacilitatorSettleAnswer = SettleAnswer & { conflict?: boolean };
+
+/** The settle options, and the store of the key asking (its payment ids are the store's). */
+export type FacilitatorSettleOptions = SettleOptions & { tid?: string | null };
+
+const conflictMessage = 'this payment-identifier id was used with another payment or requirements: use a new id for a new payment';
 
 /** The x402 facilitator (docs/x402.md), as the HTTP transport uses it. */
 export interface X402Facilitator {
   supported(): Promise<SupportedResponse>;
-  verify(body: unknown): Promise<VerifyResponse>;
-  settle(body: unknown, options: SettleOptions): Promise<SettleAnswer>;
+  /** `key`: the facilitator key asking (its store's payment ids); without it the payment-identifier extension is not looked at. */
+  verify(body: unknown, key?: IdScope): Promise<VerifyAnswer>;
+  settle(body: unknown, options: FacilitatorSettleOptions): Promise<FacilitatorSettleAnswer>;
   /** Where a settlement stands, for the key that settled it or another key of its store; undefined otherwise. */
   status(payer: string, nonce: string, key: AskingKey): Promise<X402SettlementStatus | undefined>;
   /** The receipt of a settled settlement, for the same keys; undefined otherwise or before it is issued. */
@@ -31,6 +48,12 @@ export interface X402Facilitator {
    * accepted settlements it looked at.
    */
   sweep(minAgeMs?: number, receiptsSince?: number): Promise<number>;
+}
+
+/** A settle refused before anything is looked up (the payment-identifier extension's refusals). */
+function invalidSettle(body: unknown, errorMessage: string, errorReason = 'invalid_payload'): SettleAnswer {
+  const network = String((body as { paymentRequirements?: { network?: unknown } } | null)?.paymentRequirements?.network ?? '');
+  return { response: { success: false, errorReason, errorMessage, transaction: '', network: network as SettleAnswer['response']['network'] }, pending: false };
 }
 
 /** The periodic sweep looks this far back for settlements without their receipt; the sweep at start, at all of them. */
@@ -52,10 +75,41 @@ export function createX402Facilitator(deps: X402Deps): X402Facilitator {
   };
   return {
     supported: () => supportedKinds(deps),
-    async verify(body) {
-      return (await verifyPayment(deps, body)).response;
+    async verify(body, key) {
+      // The payment-identifier extension: an id bound to another request is a conflict (409); the same
+      // request again, once settled, is still valid (its stored result). Verify binds no id.
+      const paymentId = key && deps.paymentIds ? paymentIdentifierOf(body, key) : { kind: 'none' as const };
+      if (paymentId.kind === 'invalid') return { response: { isValid: false, invalidReason: 'invalid_payload', invalidMessage: paymentId.message } };
+      const state = paymentId.kind === 'id' && deps.paymentIds ? await lookUpPaymentId(deps.paymentIds, paymentId, deps.clock()) : undefined;
+      if (state?.kind === 'conflict') return { response: { isValid: false, invalidReason: 'payment_identifier_conflict', invalidMessage: conflictMessage }, conflict: true };
+      const repeated = await repeatedPaymentVerdict(deps, body, state?.kind === 'same');
+      if (repeated) return { response: repeated };
+      return { response: (await verifyPayment(deps, body)).response };
     },
-    settle: (body, options) => settlePayment(deps, carrier, body, options),
+    async settle(body, options) {
+      const paymentId = deps.paymentIds ? paymentIdentifierOf(body, { keyId: options.keyId, tid: options.tid }) : { kind: 'none' as const };
+      if (paymentId.kind === 'invalid') return invalidSettle(body, paymentId.message);
+      if (paymentId.kind === 'id' && deps.paymentIds) {
+        // Bound before anything is accepted: of two payments under one id, one is settled, the other 409.
+        const state = await claimPaymentId(deps.paymentIds, paymentId, deps.clock());
+        if (state.kind === 'conflict') return { ...invalidSettle(body, conflictMessage, 'payment_identifier_conflict'), conflict: true };
+        if (state.kind === 'same' && state.answer !== undefined) return { response: state.answer as SettleAnswer['response'], pending: false };
+      }
+      const answer = await settlePayment(deps, carrier, body, options);
+      const settlementId = settlementIdOf(deps, body);
+      if (answer.response.success && settlementId) await deps.answers?.markAnswered(settlementId, options.keyId, deps.clock());
+      if (paymentId.kind === 'id' && deps.paymentIds && !answer.pending) {
+        // Its final answer is kept once the payment was accepted (settled, or failed on chain); a refusal
+        // before that binds nothing: the id may carry a corrected payment.
+        const record = settlementId ? await deps.settlements.find(settlementId) : undefined;
+        if (answer.response.success || record?.status === 'failed') {
+          await deps.paymentIds.record(paymentId.scope, paymentId.id, 'done', JSON.stringify(answer.response), deps.clock());
+        } else {
+          await deps.paymentIds.release(paymentId.scope, paymentId.id);
+        }
+      }
+      return answer;
+    },
     status: (payer, nonce, key) => settlementStatus(deps, payer, nonce, key),
     receipt: (payer, nonce, key) => settlementReceipt(deps, payer, nonce, key),
     authenticate: (key) => authenticateFacilitatorKey(deps, key),

@@ -74,7 +74,7 @@ export async function settlePayment(deps: X402Deps, carrier: Carrier, body: unkn
 }
 
 /** Why a request is not the accepted settlement `record` (its network, payer, signed authorization, payTo, amount, asset); undefined when it is. */
-function bindingRefusal(
+export function bindingRefusal(
   record: X402SettlementRecord, network: NetworkName, bound: BoundRequirements, authorization: ExactAuthorization, signature: string,
 ): { reason: string; message: string } | undefined {
   if (record.network !== network) return { reason: 'invalid_network', message: 'this authorization was settled on another network' };

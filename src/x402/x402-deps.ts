@@ -8,6 +8,8 @@ import type { SettlementTokenRepository } from '../store/settlement-token-reposi
 import type { X402SettlementRepository } from '../store/x402-settlement-repository.ts';
 import type { FacilitatorKeyRepository } from '../store/facilitator-key-repository.ts';
 import type { NetworkName } from '#shared/networks.ts';
+import type { IdempotencyRepository } from '../store/idempotency-repository.ts';
+import type { X402SettleAnswerRepository } from '../store/x402-settle-answer-repository.ts';
 
 /** How a settlement ended, for the metrics: `pending` answers are counted when they end. */
 export type X402Outcome = 'settled' | 'failed';
@@ -41,4 +43,8 @@ export interface X402Deps {
   receipts?: X402Receipts;
   /** Told once per settlement that ends (the metrics). */
   onOutcome?: (network: NetworkName, outcome: X402Outcome) => void;
+  /** The payment-identifier extension's ids (payment-identifier.ts); without them the extension is not offered. */
+  paymentIds?: IdempotencyRepository;
+  /** The settlements answered settled (repeated-payment.ts); without them a payment answered pending cannot be presented again. */
+  answers?: X402SettleAnswerRepository;
 }

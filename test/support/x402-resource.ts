@@ -10,20 +10,25 @@ import type { LocalAccount } from 'viem';
 
 export interface PaidResource {
   url: string;
+  /** How often the handler ran (its answer is sent only once the payment is settled). */
+  served: number;
   close(): Promise<void>;
 }
 
 /**
  * A resource server built with the published packages (`@x402/express`): `GET /weather` costs
  * `amount` of `asset` paid to `payTo`, verified and settled by the facilitator at `facilitatorUrl`
- * with the facilitator key `apiKey`.
+ * with the facilitator key `apiKey`. `settleHeaders`: sent with each settle beside the key (`Prefer:
+ * wait=N`); `extensions`: the route's declared extensions (the payment-identifier's); `served` counts
+ * the handler's runs.
  */
 export async function startPaidResource(options: {
   facilitatorUrl: string; apiKey: string; network: `eip155:${number}`; asset: string; amount: string; payTo: string; maxTimeoutSeconds?: number;
+  settleHeaders?: Record<string, string>; extensions?: Record<string, unknown>;
 }): Promise<PaidResource> {
   const auth = { Authorization: `Bearer ${options.apiKey}` };
   const facilitator = new HTTPFacilitatorClient({
-    url: options.facilitatorUrl, createAuthHeaders: async () => ({ verify: auth, settle: auth, supported: auth }),
+    url: options.facilitatorUrl, createAuthHeaders: async () => ({ verify: auth, settle: { ...auth, ...options.settleHeaders }, supported: auth }),
   });
   const resourceServer = new x402ResourceServer(facilitator).register(options.network, new ExactEvmServerScheme());
   const app = express();
@@ -34,15 +39,16 @@ export async function startPaidResource(options: {
         price: { amount: options.amount, asset: options.asset, extra: { name: 'VIXP', version: '1' } },
       },
       description: 'Today\'s weather',
+      ...(options.extensions && { extensions: options.extensions }),
     },
   }, resourceServer));
-  app.get('/weather', (_request, response) => { response.json({ weather: 'sunny', temperature: 21 }); });
+  const resource: PaidResource = { url: '', served: 0, close: async () => {} };
+  app.get('/weather', (_request, response) => { resource.served++; response.json({ weather: 'sunny', temperature: 21 }); });
   const server: Server = await new Promise((resolve) => { const s = app.listen(0, '127.0.0.1', () => resolve(s)); });
   const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/weather`,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
-  };
+  resource.url = `http://127.0.0.1:${port}/weather`;
+  resource.close = () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
+  return resource;
 }
 
 /**

@@ -27,7 +27,8 @@ function waitMsOf(request: FastifyRequest, defaultMs: number): number {
  * facilitator key (`Authorization: Bearer vxf_…`, rate-limited per key) `POST /x402/verify`,
  * `POST /x402/settle`, `GET /x402/settlements/:payer/:nonce` and its `/receipt` (the settling key's store only). Verify and settle answer the x402 v2
  * response shapes with status 200 (a refusal is `isValid: false` / `success: false` with the reason),
- * a settle still unmined when the time budget ends 202 with `errorReason: settlement_pending`.
+ * a settle still unmined when the time budget ends 202 with `errorReason: settlement_pending`, and a
+ * payment-identifier id already bound to another request 409 (`payment_identifier_conflict`).
  */
 export async function x402Routes(app: FastifyInstance, deps: X402RoutesDeps): Promise<void> {
   const authorized = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -48,8 +49,10 @@ export async function x402Routes(app: FastifyInstance, deps: X402RoutesDeps): Pr
 
   app.post('/verify', zodRoute({ body: requestBody, tags: ['x402'], security: facilitatorKey, summary: 'Verify a payment against its requirements' }),
     async (request, reply) => {
-      if (!(await authorized(request, reply))) return reply;
-      return deps.facilitator.verify(request.body);
+      const key = await authorized(request, reply);
+      if (!key) return reply;
+      const answer = await deps.facilitator.verify(request.body, { keyId: key.id, tid: key.tid });
+      return reply.status(answer.conflict ? 409 : 200).send(answer.response);
     });
 
   app.post('/settle', zodRoute({
@@ -58,8 +61,8 @@ export async function x402Routes(app: FastifyInstance, deps: X402RoutesDeps): Pr
   }), async (request, reply) => {
     const key = await authorized(request, reply);
     if (!key) return reply;
-    const answer = await deps.facilitator.settle(request.body, { keyId: key.id, waitMs: waitMsOf(request, deps.settleWaitMs) });
-    return reply.status(answer.pending ? 202 : 200).send(answer.response);
+    const answer = await deps.facilitator.settle(request.body, { keyId: key.id, tid: key.tid, waitMs: waitMsOf(request, deps.settleWaitMs) });
+    return reply.status(answer.conflict ? 409 : answer.pending ? 202 : 200).send(answer.response);
   });
 
   app.get('/settlements/:payer/:nonce', zodRoute({
