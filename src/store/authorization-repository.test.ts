@@ -106,5 +106,13 @@ for (const factory of storeFactories) {
       // A spend well before the read shows in the balance: not counted again.
       assert.equal(await authorizations.reserve(authorization(from, 2n, 10_000), { balance: async () => 2n }), 'reserved');
     });
+    test('a spend used up just before the balance was read shows in it and is not counted twice: two refunds in a row from an account holding exactly both', async () => {
+      const from = await newAccount();
+      const first = authorization(from, 7n, 30_000);
+      assert.equal(await authorizations.reserve(first, { balance: async () => 12n }), 'reserved');
+      assert.equal(await authorizations.finish(first.nonce, 'used', { txHash: '0x7' }, 30_400), true);
+      // Read 100 ms after the first was marked used: the node's balance (5) already has it.
+      assert.equal(await authorizations.reserve(authorization(from, 5n, 30_500), { balance: async () => 5n }), 'reserved');
+    });
   });
 }

@@ -50,11 +50,12 @@ export interface ReserveHooks {
 }
 
 /**
- * How far back an authorization that ended `used` still counts as held on top of a balance read at
- * a given time: a spend marked after the read may not show in it yet (counting it twice only refuses
- * early, never overspends); this much covers the clocks of instances that disagree a little.
+ * How far back a reservation looks for authorizations that ended `used`: one marked used after the
+ * balance was read may not show in it yet and counts as held; one already used before the read
+ * (its receipt was seen, so the block is in the balance) does not count twice. A minute covers the
+ * clocks of instances that disagree a little and a node read that took its whole deadline.
  */
-const balanceReadSlackMs = 1_000;
+const recentlyUsedWindowMs = 60_000;
 
 /** EIP-3009 authorizations of custodial accounts: nonces, held funds, outcomes. */
 export interface AuthorizationRepository {
@@ -109,16 +110,25 @@ export function createAuthorizationRepository(db: Db, locking: AccountLocking = 
     void tail.then(() => { if (accountLocks.get(account) === tail) accountLocks.delete(account); });
     return run;
   };
-  /** What open authorizations hold; with `usedSince`, also those used up since then (a balance read then may not show them). */
-  const heldBy = async (executor: Db | Transaction<Database>, record: { network: string; contractAddress: string; fromAddress: string }, usedSince?: number) => {
-    const open = await executor.selectFrom('authorizations').select('value')
+  type Account = { network: string; contractAddress: string; fromAddress: string };
+  /**
+   * What open authorizations hold; with `recent`, also those used up since `recent.since` that were
+   * not used yet when the balance was read (`recent.usedBefore`): that balance may not show them.
+   */
+  const heldBy = async (executor: Db | Transaction<Database>, record: Account, recent?: { since: number; usedBefore: ReadonlySet<string> }) => {
+    const rows = await executor.selectFrom('authorizations').select(['nonce', 'value', 'status'])
       .where('network', '=', record.network).where('contract_address', '=', record.contractAddress)
       .where('from_address', '=', record.fromAddress)
-      .where((eb) => usedSince === undefined ? eb('status', 'in', openAuthorizationStatuses)
-        : eb.or([eb('status', 'in', openAuthorizationStatuses), eb.and([eb('status', '=', 'used'), eb('updated_at', '>=', usedSince)])]))
+      .where((eb) => recent === undefined ? eb('status', 'in', openAuthorizationStatuses)
+        : eb.or([eb('status', 'in', openAuthorizationStatuses), eb.and([eb('status', '=', 'used'), eb('updated_at', '>=', recent.since)])]))
       .execute();
-    return open.reduce((sum, row) => sum + BigInt(row.value), 0n);
+    return rows.filter((row) => row.status !== 'used' || !recent?.usedBefore.has(row.nonce)).reduce((sum, row) => sum + BigInt(row.value), 0n);
   };
+  /** The account's authorizations used up since `since`, as they stand now. */
+  const usedSince = async (record: Account, since: number) => new Set((await db.selectFrom('authorizations').select('nonce')
+    .where('network', '=', record.network).where('contract_address', '=', record.contractAddress)
+    .where('from_address', '=', record.fromAddress).where('status', '=', 'used').where('updated_at', '>=', since)
+    .execute()).map((row) => row.nonce));
 
   return {
     async reserve(record, hooks) {
@@ -129,8 +139,10 @@ export function createAuthorizationRepository(db: Db, locking: AccountLocking = 
       }
       const value = BigInt(record.value);
       // The node first, outside any lock or transaction: a node that answers in seconds holds
-      // nothing. What was spent since (used up after this moment) is counted as held below.
-      const readAt = record.createdAt - balanceReadSlackMs;
+      // nothing. What is used up from here on may not show in the balance and is counted as held
+      // below; what was used up before shows in it and is not counted twice.
+      const since = record.createdAt - recentlyUsedWindowMs;
+      const usedBefore = await usedSince(record, since);
       const balance = await hooks.balance();
       const reserveIn = () => db.transaction().execute(async (trx) => {
         if (hooks.consumeTempKey !== undefined) {
@@ -149,7 +161,7 @@ export function createAuthorizationRepository(db: Db, locking: AccountLocking = 
           .where((eb) => eb.or([eb('nonce', '=', record.nonce), eb.and([eb('network', '=', record.network), eb('reference', '=', record.reference)])]))
           .executeTakeFirst();
         if (taken) throw new Refused('duplicate');
-        if (balance - (await heldBy(trx, record, readAt)) < value) throw new Refused('insufficient');
+        if (balance - (await heldBy(trx, record, { since, usedBefore })) < value) throw new Refused('insufficient');
         await trx.insertInto('authorizations').values({
           nonce: record.nonce, network: record.network, reference: record.reference, contract_address: record.contractAddress,
           from_address: record.fromAddress, to_address: record.toAddress, value: record.value, valid_before: record.validBefore,
