@@ -1,15 +1,26 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { sql } from 'kysely';
+import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { getAddress, recoverMessageAddress, type Hex } from 'viem';
+import { PassThrough } from 'node:stream';
+import { writeHeapSnapshot } from 'node:v8';
+import { bytesToHex, getAddress, recoverMessageAddress, type Hex } from 'viem';
+import { mnemonicToAccount, privateKeyToAddress } from 'viem/accounts';
 import type * as Pkcs11js from 'pkcs11js';
 import { call, startTestPlatform, type TestPlatform } from './support/platform.ts';
 import { prepareTransfer, type Wallet } from './support/transfer-scheme.ts';
 import { makeSoftToken, softhsmMissing, type SoftToken } from './support/softhsm.ts';
 import { skipWithout } from './support/parts.ts';
+import { heapSnapshotStrings } from './support/heap-snapshot.ts';
 import { DomainError } from '../src/shared/errors.ts';
+import { createLogger } from '../src/shared/logger.ts';
+import { createAccountKeyRepository, createWalletRepository } from '../src/store/wallet-repository.ts';
+import { tokenWrappedKeys } from '../src/chain/token-wrapped-keys.ts';
+import { rewrapWalletKeys } from '../src/wallet/rewrap-wallet-keys.ts';
 
 // A platform whose relayer lanes sign in a SoftHSM2 token (KEY_CUSTODY=pkcs11): what an operator
 // checks: transfers settle, the token's removal answers 503 and turns /readyz's `custody` down, and
@@ -20,11 +31,16 @@ let soft: SoftToken;
 let t: TestPlatform;
 let alice: Wallet;
 let bob: Wallet;
+/** Everything the platform logged, at debug level (searched for keys). */
+const logs: Buffer[] = [];
 before(async () => {
   if (skip) return;
   soft = makeSoftToken();
+  const logStream = new PassThrough();
+  logStream.on('data', (chunk: Buffer) => logs.push(chunk));
   t = await startTestPlatform({
     env: { KEY_CUSTODY: 'pkcs11', PKCS11_MODULE: soft.module, PKCS11_TOKEN_LABEL: soft.tokenLabel, PKCS11_PIN_FILE: soft.pinFile, RELAYER_LANES: '2' },
+    logger: createLogger('debug', logStream),
   });
   alice = (await call(t.app, '/token', 'createAddress', {})).resultData;
   bob = (await call(t.app, '/token', 'createAddress', {})).resultData;
@@ -97,9 +113,10 @@ test('with the token removed a transfer is 503 and moves nothing, /readyz says c
 });
 
 test('a wallet\'s key is stored wrapped by the token: neither its bytes nor its hex are in the database; it signs there', { skip }, async () => {
-  // Anvil's first dev account: a key whose bytes we know, imported by its mnemonic.
-  const key = 'ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
-  const imported = (await call(t.app, '/token', 'importAddress', { mnemonic: 'test test test test test test test test test test test junk' })).resultData;
+  // Anvil's first dev account: a key whose bytes we know, imported by its mnemonic (derived here, not
+  // written in this file: the heap snapshot below would find this file's source text).
+  const imported = (await call(t.app, '/token', 'importAddress', { mnemonic: anvilMnemonic })).resultData;
+  const key = keyOf(anvilMnemonic).toString('hex');
   const rows = await t.platform.store.db.selectFrom('accounts').select(['address', 'private_key_enc']).execute();
   assert.ok(rows.length >= 3);
   for (const row of rows) assert.match(row.private_key_enc, /^p11:v1:vixpay-wallet-wrap-1:/, `${row.address} is wrapped by the token`);
@@ -118,3 +135,81 @@ test('a wallet\'s key is stored wrapped by the token: neither its bytes nor its 
   await assert.rejects(t.platform.did.service.createDid({ alias: 'hsm-wallet', address: imported.address, secretKey: imported.secretKey }),
     (error: unknown) => error instanceof DomainError && error.code === 'did.key_not_held');
 });
+
+const anvilMnemonic = 'test test test test test test test test test test test junk';
+/** The key at m/44'/60'/0'/0/0 of a mnemonic, as bytes (what createAddress and importAddress derive). */
+const keyOf = (mnemonic: string) => Buffer.from(mnemonicToAccount(mnemonic).getHdKey().privateKey!);
+
+/** The forms a key's bytes take in text: hex (either case), base64, and the bytes themselves as a one-byte string. */
+const textForms = (key: Buffer): string[] => [key.toString('hex'), key.toString('hex').toUpperCase(), key.toString('base64'), key.toString('latin1')];
+
+test('no wallet key in the heap of the running platform, its logs or its database: created, imported, and moved from file custody, each having signed', { skip }, async () => {
+  // Two wallets of file custody (sealed with the master key, as before the switch), moved into the
+  // token as `keys migrate --to pkcs11` does; the key bytes are kept as buffers, never as strings (a heap
+  // snapshot holds strings' text, not buffers' contents). The other wallets' keys are derived from their mnemonics.
+  const repo = createWalletRepository(t.platform.store.db);
+  const moved: Array<{ wallet: Wallet; key: Buffer }> = [];
+  for (let i = 0; i < 2; i++) {
+    const key = randomBytes(32);
+    const wallet = { address: privateKeyToAddress(bytesToHex(key)), secretKey: randomBytes(32).toString('hex') };
+    assert.ok(await repo.insertAccount({ address: wallet.address, privateKeyEnc: t.platform.vault.encrypt(bytesToHex(key)), secretKeyEnc: t.platform.vault.encrypt(wallet.secretKey) }, Date.now()));
+    moved.push({ wallet, key });
+  }
+  const migration = await rewrapWalletKeys({ accounts: createAccountKeyRepository(t.platform.store.db), vault: t.platform.vault, token: tokenWrappedKeys(t.platform.custody!) });
+  assert.equal(migration.rewrapped, 2);
+  assert.equal(migration.remaining, 0);
+  // Each wallet signs (in the token) before the snapshot; alice also sent a transfer, settled by the relayer's lanes.
+  for (const { wallet } of moved) {
+    const { data, signature } = await prepareTransfer(t.app, wallet, bob.address, '1');
+    assert.equal(await recoverMessageAddress({ message: data, signature: signature as Hex }), wallet.address);
+  }
+  const imported = { address: privateKeyToAddress(bytesToHex(keyOf(anvilMnemonic))) };
+  const keys: Array<{ name: string; key: Buffer }> = [
+    { name: 'alice (created)', key: keyOf(alice.mnemonic!) }, { name: 'bob (created)', key: keyOf(bob.mnemonic!) },
+    { name: `${imported.address} (imported)`, key: keyOf(anvilMnemonic) },
+    ...moved.map(({ wallet, key }) => ({ name: `${wallet.address} (moved from file custody)`, key })),
+  ];
+
+  const dir = mkdtempSync(path.join(tmpdir(), 'vixpay-heap-'));
+  try {
+    // A full collection comes first: what the snapshot holds is what the process still keeps.
+    const snapshot = heapSnapshotStrings(writeHeapSnapshot(path.join(dir, 'platform.heapsnapshot'))).join('\n');
+    // The search sees strings a process keeps: the moved wallets' secret keys, held by this test as hex strings, are found.
+    assert.ok(moved.every(({ wallet }) => snapshot.includes(wallet.secretKey)), 'the snapshot holds the strings the process keeps');
+    const logText = Buffer.concat(logs).toString('latin1');
+    assert.ok(logText.includes('platform ready'), 'the logs were captured');
+    const database = await databaseText();
+    assert.ok(moved.every(({ wallet }) => database.includes(wallet.address)), 'the database text holds the accounts');
+    for (const { name, key } of keys) {
+      for (const form of textForms(key)) {
+        assert.equal(snapshot.includes(form), false, `${name}'s key (as ${JSON.stringify(form.slice(0, 12))}...) is in the platform's heap`);
+        assert.equal(logText.includes(form), false, `${name}'s key is in the logs`);
+        assert.equal(database.includes(form), false, `${name}'s key is in the database`);
+      }
+      assert.equal(Buffer.concat(logs).includes(key), false, `${name}'s key bytes are in the logs`);
+      assert.equal(database.includes(key.toString('latin1')), false, `${name}'s key bytes are in the database`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  // Every wallet's stored key is wrapped by the token (none sealed with the master key, none in the clear).
+  for (const row of await t.platform.store.db.selectFrom('accounts').select(['address', 'private_key_enc']).execute()) {
+    assert.match(row.private_key_enc, /^p11:v1:vixpay-wallet-wrap-1:/, row.address);
+  }
+});
+
+/** The whole database as text: SQLite's files (raw bytes as latin1), or every PostgreSQL row as JSON. */
+async function databaseText(): Promise<string> {
+  const { store } = t.platform;
+  if (store.dialect === 'sqlite') {
+    return readdirSync(t.dataDir).filter((name) => /\.(db|sqlite)(-wal|-shm)?$/.test(name))
+      .map((file) => readFileSync(path.join(t.dataDir, file)).toString('latin1')).join('\n');
+  }
+  const tables = await sql<{ table_name: string }>`select table_name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(store.db);
+  const texts: string[] = [];
+  for (const { table_name: table } of tables.rows) {
+    const rows = await sql<{ row: string }>`select row_to_json(t)::text as row from ${sql.table(table)} t`.execute(store.db);
+    texts.push(...rows.rows.map((row) => row.row));
+  }
+  return texts.join('\n');
+}

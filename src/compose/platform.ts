@@ -17,6 +17,7 @@ import type { Config } from '../config/config.ts';
 import type { Logger } from '#shared/logger.ts';
 import { systemClock, type Clock } from '#shared/clock.ts';
 import type { KeyVault } from '#shared/key-vault.ts';
+import type { Pkcs11Token } from '../chain/pkcs11-token.ts';
 import { createFaults } from '#shared/failpoints.ts';
 import { createMetrics, type Metrics } from '#shared/metrics.ts';
 import type { Readiness } from '#shared/readiness.ts';
@@ -66,6 +67,8 @@ export interface Platform extends PaymentPart, WebServices {
   did: DidModule;
   /** Kubo when IPFS_API_URL is set; otherwise the embedded blockstore in DATA_DIR/ipfs. */
   ipfs: IpfsBackend;
+  /** The HSM token holding the relayer's lanes and wrapping the wallets' keys (KEY_CUSTODY=pkcs11), else undefined. */
+  custody: Pkcs11Token | undefined;
   /** Receipts (verifiable credentials) of approvals, refunds and reward claims, issued on first read. */
   receipts: ReceiptService;
   /** What the operator's store and token commands work with. */
@@ -164,6 +167,7 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     logger.info({ relayer: relayer.address, lanes: relayer.lanes, contracts }, 'platform ready');
     return {
       config, logger, clock, store, vault, chains, blocks: createBlockReader(chains, { confirmations: config.confirmations }), relayer, contracts, wallet, identity, did, ipfs, receipts, metrics, readiness,
+      custody: chain.custody,
       payments: paymentPart.payments, rewards: paymentPart.rewards, desk: paymentPart.desk,
       admin: composeStoreAdmin(config, { store, wallet, clock }),
       statements,
