@@ -238,6 +238,22 @@ const checks: Check[] = [
   await sql\`insert into x402_settlements_0022`,
     tests: ['test/x402-hostile.test.ts'], pattern: 'validBefore above 2\\^53',
   },
+  {
+    name: 'wallet-key-kept-as-hex', set: 'full',
+    breaks: 'with KEY_CUSTODY=pkcs11 no wallet key is kept in the process (a heap snapshot of the running platform holds none)',
+    file: 'src/chain/token-wrapped-keys.ts',
+    find: '        const label = chosen ?? newestLabel(session) ?? walletWrappingKeyLabel;',
+    replace: '        const label = chosen ?? newestLabel(session) ?? walletWrappingKeyLabel; ((globalThis as { kept?: string[] }).kept ??= []).push(bytesToHex(privateKey));',
+    tests: ['test/key-custody.test.ts'], pattern: 'no wallet key in the heap',
+  },
+  {
+    name: 'rewrap-without-compare-and-swap', set: 'full',
+    breaks: 'keys migrate replaces a wallet\'s stored key only where it is still the form it read (exactly once beside another run)',
+    file: 'src/store/wallet-repository.ts',
+    find: ".where('address', '=', address).where('private_key_enc', '=', from).executeTakeFirst();",
+    replace: ".where('address', '=', address).executeTakeFirst();",
+    tests: ['src/wallet/rewrap-wallet-keys.test.ts'], pattern: 'another run moved',
+  },
 ];
 
 function usage(message: string): never {

@@ -120,6 +120,26 @@ for (const factory of storeFactories) {
       await assertAllSign();
     });
 
+    test('a wallet another run moved while this one checked it is left with the other run\'s form, counted, not replaced again', async () => {
+      const repo = createWalletRepository(store.db);
+      const key = randomBytes(32);
+      const address = privateKeyToAddress(bytesToHex(key));
+      const sealed = vault.encrypt(bytesToHex(key));
+      await repo.insertAccount({ address, privateKeyEnc: sealed, secretKeyEnc: 's' }, 1);
+      let theirs = '';
+      const result = await rewrapWalletKeys({
+        ...deps(),
+        failpoint: async (step, at) => {
+          if (step !== 'verified' || at !== address || theirs) return;
+          theirs = await wrapped.wrap(key);
+          assert.ok(await createAccountKeyRepository(store.db).replaceKey(address, sealed, theirs), 'the other run replaces it first');
+        },
+      });
+      assert.deepEqual({ rewrapped: result.rewrapped, movedByOthers: result.movedByOthers, remaining: result.remaining }, { rewrapped: 0, movedByOthers: 1, remaining: 0 });
+      assert.equal((await rows()).get(address), theirs);
+      await store.db.deleteFrom('accounts').where('address', '=', address).execute();
+    });
+
     test('a wallet whose stored key does not open or signs as another address is left as it was and reported; the others move', async () => {
       const repo = createWalletRepository(store.db);
       const other = randomBytes(32);

@@ -13,7 +13,7 @@ export interface RewrapDeps {
   vault: KeyVault;
   token: TokenWrappedKeys;
   /** Test switch: called after each step of each wallet; a throw stops the run there, as a crash would. */
-  failpoint?: ((step: RewrapStep, address: string) => void) | undefined;
+  failpoint?: ((step: RewrapStep, address: string) => void | Promise<void>) | undefined;
 }
 
 export interface RewrapResult {
@@ -75,7 +75,7 @@ export async function rewrapWalletKeys(deps: RewrapDeps, options: { rotate?: boo
           refuse(`its stored key does not open (${describe(error)})`);
           continue;
         }
-        failpoint?.('wrapped', address);
+        await failpoint?.('wrapped', address);
         const message = `vixpay keys migrate: ${address} under ${wrappingKey}`;
         let signer: string;
         try {
@@ -88,14 +88,14 @@ export async function rewrapWalletKeys(deps: RewrapDeps, options: { rotate?: boo
           refuse(`its key wrapped again signs as ${signer}`);
           continue;
         }
-        failpoint?.('verified', address);
+        await failpoint?.('verified', address);
         if (await accounts.replaceKey(address, row.privateKeyEnc, next)) {
           result.rewrapped += 1;
           moved += 1;
         } else {
           result.movedByOthers += 1;
         }
-        failpoint?.('replaced', address);
+        await failpoint?.('replaced', address);
       }
     }
     if (moved === 0) break;
