@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { wrapFetchWithPaymentFromConfig as wrapFetch210 } from 'x402-fetch-2-10';
 import { ExactEvmScheme as ExactEvmClientScheme210 } from 'x402-evm-2-10/exact/client';
 import { startTestPlatform, type TestPlatform } from './support/platform.ts';
-import { payingFetch, startPaidResource, type PaidResource } from './support/x402-resource.ts';
+import { payingFetch, startPaidResource, vixpBalanceOf, type PaidResource } from './support/x402-resource.ts';
 import { addFacilitatorKey } from '../src/x402/facilitator-keys.ts';
 import { createFacilitatorKeyRepository } from '../src/store/facilitator-key-repository.ts';
 import { transferAuthorizationTypes } from '../src/wallet/authorize-transfer.ts';
@@ -26,10 +26,7 @@ let apiKey: string;
 const price = parseUnits('1', 18);
 const payee = privateKeyToAccount(generatePrivateKey()).address;
 
-const vixpBalance = async (address: Address) => t.platform.chains.ethereum.client.readContract({
-  address: vixp, abi: [{ type: 'function', name: 'balanceOf', stateMutability: 'view', inputs: [{ name: 'a', type: 'address' }], outputs: [{ type: 'uint256' }] }],
-  functionName: 'balanceOf', args: [address],
-});
+const vixpBalance = (address: Address) => vixpBalanceOf(t.platform, address);
 
 /** `fetch` that pays with the published 2.10.0 client (`x402-fetch-2-10`, `x402-evm-2-10`: npm aliases of `@x402/fetch`, `@x402/evm` 2.10.0). */
 function payingFetch210(account: LocalAccount, sent: string[]): typeof fetch {

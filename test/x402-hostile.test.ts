@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { Writable } from 'node:stream';
 import { startTestPlatform, type TestPlatform } from './support/platform.ts';
+import { fundedPayer, vixpBalanceOf } from './support/x402-resource.ts';
 import { addFacilitatorKey } from '../src/x402/facilitator-keys.ts';
 import { createFacilitatorKeyRepository } from '../src/store/facilitator-key-repository.ts';
 import { createX402Facilitator } from '../src/x402/facilitator.ts';
@@ -31,19 +32,13 @@ const payee = privateKeyToAccount(generatePrivateKey()).address;
 
 const x402Network = (network: NetworkName) => `eip155:${t.platform.chains[network].chainId}`;
 const vixpOf = (network: NetworkName) => t.platform.contracts[network].vixpToken;
-const erc20 = [{ type: 'function', name: 'balanceOf', stateMutability: 'view', inputs: [{ name: 'a', type: 'address' }], outputs: [{ type: 'uint256' }] }] as const;
-const balance = (address: Address, network: NetworkName = 'ethereum') =>
-  t.platform.chains[network].client.readContract({ address: vixpOf(network), abi: erc20, functionName: 'balanceOf', args: [address] });
+const balance = (address: Address, network: NetworkName = 'ethereum') => vixpBalanceOf(t.platform, address, network);
 const chainTxCount = async () => Number((await t.platform.store.db.selectFrom('chain_txs').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
 const settlementRows = (nonce: string) => t.platform.store.db.selectFrom('x402_settlements').selectAll().where('nonce', '=', nonce).execute();
 const newNonce = (): Hex => toHex(randomBytes(32));
 const inAnHour = () => String(Math.floor(Date.now() / 1000) + 3600);
 
-async function funded(amount = '10', network: NetworkName = 'ethereum') {
-  const account = privateKeyToAccount(generatePrivateKey());
-  await t.platform.wallet.mint(network, { to: account.address, amount });
-  return account;
-}
+const funded = (amount = '10', network: NetworkName = 'ethereum') => fundedPayer(t.platform, amount, network);
 
 interface Signed {
   network?: NetworkName;

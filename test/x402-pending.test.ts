@@ -9,7 +9,7 @@ import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import type { AnvilProcess } from '../src/chain/anvil-process.ts';
 import { startExternalNode } from './support/external-node.ts';
 import { startTestPlatform, type TestPlatform } from './support/platform.ts';
-import { payingFetch, startPaidResource, type PaidResource } from './support/x402-resource.ts';
+import { fundedPayer, payingFetch, startPaidResource, vixpBalanceOf, type PaidResource } from './support/x402-resource.ts';
 import { addFacilitatorKey } from '../src/x402/facilitator-keys.ts';
 import { createFacilitatorKeyRepository } from '../src/store/facilitator-key-repository.ts';
 import { waitFor } from './support/wait-for.ts';
@@ -35,17 +35,10 @@ let withIds: PaidResource;
 const price = parseUnits('1', 18);
 const payee = privateKeyToAccount(generatePrivateKey()).address;
 
-const balanceOf = async (address: Address) => t.platform.chains.ethereum.client.readContract({
-  address: vixp, abi: [{ type: 'function', name: 'balanceOf', stateMutability: 'view', inputs: [{ name: 'a', type: 'address' }], outputs: [{ type: 'uint256' }] }],
-  functionName: 'balanceOf', args: [address],
-});
+const balanceOf = (address: Address) => vixpBalanceOf(t.platform, address);
 const settlementsOf = (payer: Address) => t.platform.store.db.selectFrom('x402_settlements').selectAll().where('payer', '=', payer).execute();
 
-async function fundedAccount(amount = '5') {
-  const account = privateKeyToAccount(generatePrivateKey());
-  await t.platform.wallet.mint('ethereum', { to: account.address, amount });
-  return account;
-}
+const fundedAccount = (amount = '5') => fundedPayer(t.platform, amount);
 
 async function facilitator(path: string, body?: unknown) {
   const response = await fetch(`${facilitatorUrl}${path}`, {

@@ -5,7 +5,7 @@ import { parseUnits, type Address } from 'viem';
 import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { startTestPlatform, type TestPlatform } from './support/platform.ts';
-import { payingFetch, startPaidResource, type PaidResource } from './support/x402-resource.ts';
+import { fundedPayer, payingFetch, startPaidResource, vixpBalanceOf, type PaidResource } from './support/x402-resource.ts';
 import { addFacilitatorKey, revokeFacilitatorKey } from '../src/x402/facilitator-keys.ts';
 import { createFacilitatorKeyRepository } from '../src/store/facilitator-key-repository.ts';
 import { Resolver } from 'did-resolver';
@@ -25,17 +25,10 @@ let vixp: Address;
 const price = parseUnits('1', 18);
 const payee = privateKeyToAccount(generatePrivateKey()).address;
 
-const vixpBalance = async (address: Address) => t.platform.chains.ethereum.client.readContract({
-  address: vixp, abi: [{ type: 'function', name: 'balanceOf', stateMutability: 'view', inputs: [{ name: 'a', type: 'address' }], outputs: [{ type: 'uint256' }] }],
-  functionName: 'balanceOf', args: [address],
-});
+const vixpBalance = (address: Address) => vixpBalanceOf(t.platform, address);
 const chainTxCount = async () => Number((await t.platform.store.db.selectFrom('chain_txs').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
 
-async function fundedAccount(amount = '10') {
-  const account = privateKeyToAccount(generatePrivateKey());
-  await t.platform.wallet.mint('ethereum', { to: account.address, amount });
-  return account;
-}
+const fundedAccount = (amount = '10') => fundedPayer(t.platform, amount);
 
 async function facilitator(path: string, body?: unknown, key: string | null = apiKey) {
   const response = await fetch(`${facilitatorUrl}${path}`, {

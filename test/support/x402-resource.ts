@@ -6,7 +6,11 @@ import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
 import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { wrapFetchWithPaymentFromConfig } from '@x402/fetch';
-import type { LocalAccount } from 'viem';
+import type { Address, LocalAccount } from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { vixpTokenAbi } from '../../src/gen/contracts/vixp-token.ts';
+import type { Platform } from '../../src/compose/platform.ts';
+import type { NetworkName } from '../../src/shared/networks.ts';
 
 export interface PaidResource {
   url: string;
@@ -67,4 +71,15 @@ export function payingFetch(account: LocalAccount, allowed: { network: `eip155:$
     schemes: [{ network: 'eip155:*', client: new ExactEvmClientScheme(account) }],
     spendControls: { allowedAssets: [{ network: allowed.network, asset: allowed.asset }] },
   });
+}
+
+/** `address`'s VIXP on the platform's `network`, in base units. */
+export const vixpBalanceOf = (platform: Platform, address: Address, network: NetworkName = 'ethereum') =>
+  platform.chains[network].client.readContract({ address: platform.contracts[network].vixpToken, abi: vixpTokenAbi, functionName: 'balanceOf', args: [address] });
+
+/** A new payer holding `amount` whole VIXP, minted by the platform on `network`. */
+export async function fundedPayer(platform: Platform, amount: string, network: NetworkName = 'ethereum'): Promise<PrivateKeyAccount> {
+  const account = privateKeyToAccount(generatePrivateKey());
+  await platform.wallet.mint(network, { to: account.address, amount });
+  return account;
 }
