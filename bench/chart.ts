@@ -73,6 +73,9 @@ function linePanel(title: string, yLabel: string, xLabel: string, lines: Line[])
 /** A flat line at `value` across `[0, xMax]`: a reference drawn beside a curve. */
 const level = (value: number, xMax: number): Array<[number, number]> => [[0, value], [xMax, value]];
 
+/** One measurement drawn as a bar without whiskers. */
+const once = (value: number): Spread => ({ median: value, min: value, max: value, runs: [value] });
+
 /** The panels of every figure the result holds (a partial run, `--only`, holds some). */
 export function renderChart(results: any): string {
   const anvil = results.baseline?.anvilErc20.transfersPerSecond as Spread | undefined;
@@ -110,7 +113,6 @@ export function renderChart(results: any): string {
       { label: 'bare HTTP/2 RSS growth', colour: '#888', points: [[0, 0], ...idle.bareHttp2.steps.map((p: any) => [p.streams, p.growthMiB])] },
     ]),
     ...(results.realChain ?? []).flatMap((chain: any) => {
-      const once = (value: number) => ({ median: value, min: value, max: value, runs: [value] });
       return [
         barPanel(`Gas per transfer, ${chain.blockTimeSeconds} s blocks, Poisson (grey: one per transaction)`, 'gas', chain.levels.flatMap((l: any) => [
           { label: `${l.ratePerSecond}/s`, value: l.batched.gasPerTransfer },
@@ -122,9 +124,13 @@ export function renderChart(results: any): string {
         ]), { label: 'block interval', value: once(chain.blockTimeSeconds * 1000) }),
       ];
     }),
+    results.x402 && barPanel(`x402 gas per payment, Poisson ${results.x402.ratePerSecond}/s, ${results.x402.blockTimeSeconds} s blocks (${results.x402.gasRatio}x)`, 'gas', [
+      { label: 'platform facilitator', value: once(results.x402.platform.gasPerPayment), note: `settle p50 ${results.x402.platform.settleP50Ms} ms` },
+      { label: 'one transferWithAuthorization each', value: once(results.x402.published.gasPerPayment), baseline: true, note: `settle p50 ${results.x402.published.settleP50Ms} ms` },
+    ]),
   ].filter((panel): panel is string => typeof panel === 'string');
   const hw = results.hardware;
-  const runs = history?.probes ?? settlement?.fresh.runs.length ?? results.realChain?.[0]?.levels[0]?.batched.completed.length ?? 3;
+  const runs = history?.probes ?? settlement?.fresh.runs.length ?? results.realChain?.[0]?.levels[0]?.batched.completed.length ?? (results.x402 ? 1 : 3);
   const caption = `${results.date} (${results.mode}${results.only ? `, only ${results.only.join(', ')}` : ''}): ${hw.nproc} × ${hw.cpuModel}, ${hw.memoryGiB} GiB, ${hw.node}, ${hw.anvil}; medians of ${runs} runs, whiskers min–max`;
   const rows = Math.ceil(panels.length / 2);
   const body = panels.map((panel, i) => `<g transform="translate(${(i % 2) * W},${Math.floor(i / 2) * H + 24})">\n${panel}\n</g>`).join('\n');

@@ -1,6 +1,7 @@
 // Signatures per second: in-process (libsecp256k1, file custody) beside a SoftHSM2 token through
 // PKCS#11 (KEY_CUSTODY=pkcs11): the relayer's lanes (keys in the token) and wallet keys wrapped by it
-// (unwrapped for each signature), one after the other in the same run, one signer at a time and four at once.
+// (unwrapped for each signature, or kept unwrapped in the token after the first: PKCS11_UNWRAPPED_KEYS), one after
+// the other in the same run, one signer at a time and four at once.
 // `npx node bench/custody-signing.ts` (needs Debian's softhsm2; prints one JSON line per case).
 import { generatePrivateKey } from 'viem/accounts';
 import type { LocalAccount } from 'viem';
@@ -29,7 +30,8 @@ async function rate(accounts: LocalAccount[], parallel: number): Promise<number>
 const soft = makeSoftToken('vixpay-bench');
 const token = openPkcs11Token(soft);
 try {
-  const wrapped = tokenWrappedKeys(token);
+  const wrapped = tokenWrappedKeys(token, { unwrappedKeys: 0 });
+  const kept = tokenWrappedKeys(token);
   const walletKeys = Array.from({ length: 4 }, () => generatePrivateKey());
   const custodies = {
     file: walletKeys.map((key) => localAccount(key)),
@@ -37,6 +39,8 @@ try {
     pkcs11: await loadTokenLanes(token, 4),
     // Wallet keys wrapped by the token: each signature unwraps one as a session object.
     'pkcs11-wrapped': await Promise.all(walletKeys.map(async (key) => wrapped.account(await wrapped.wrap(hexToBytes(key)), privateKeyToAddress(key)))),
+    // The same, kept unwrapped in the token after their first signature (the platform's default).
+    'pkcs11-wrapped-kept': await Promise.all(walletKeys.map(async (key) => kept.account(await kept.wrap(hexToBytes(key)), privateKeyToAddress(key)))),
   };
   for (const parallel of [1, 4]) {
     for (const [custody, accounts] of Object.entries(custodies)) {

@@ -5,6 +5,8 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { rpcCall, signTransfer, specTransfer, type Sender } from './spec-transfer.ts';
 import { paymentBurst, type PaymentBurst, type PaymentPair, type PaymentTarget } from './payments.ts';
+import { poissonX402, type PoissonX402Job, type PoissonX402Result } from './x402-load.ts';
+import { seeded, wallClock } from './arrivals.ts';
 
 export interface TransfersJob {
   kind: 'transfers';
@@ -68,21 +70,7 @@ export interface PoissonResult {
   elapsedMs: number;
 }
 
-type Job = TransfersJob | RequestsJob | PaymentsJob | PoissonTransfersJob;
-
-/** A small seeded generator (mulberry32): uniform in [0, 1). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const wallClock = () => performance.timeOrigin + performance.now();
+type Job = TransfersJob | RequestsJob | PaymentsJob | PoissonTransfersJob | PoissonX402Job;
 
 /** Open loop: each arrival starts its scheme at its time, whatever the earlier ones are doing; ends once every one is answered. */
 async function poissonTransfers(job: PoissonTransfersJob): Promise<PoissonResult> {
@@ -154,8 +142,10 @@ async function closedLoop(concurrency: number, maxTotal: number, windowMs: numbe
 export async function runJob(job: TransfersJob | RequestsJob): Promise<LoadResult>;
 export async function runJob(job: PaymentsJob): Promise<PaymentBurst>;
 export async function runJob(job: PoissonTransfersJob): Promise<PoissonResult>;
-export async function runJob(job: Job): Promise<LoadResult | PaymentBurst | PoissonResult> {
+export async function runJob(job: PoissonX402Job): Promise<PoissonX402Result>;
+export async function runJob(job: Job): Promise<LoadResult | PaymentBurst | PoissonResult | PoissonX402Result> {
   if (job.kind === 'payments') return paymentBurst(job.target, job.pairs, job);
+  if (job.kind === 'poisson-x402') return poissonX402(job);
   if (job.kind === 'poisson-transfers') return poissonTransfers(job);
   if (job.kind === 'transfers') {
     const transferLatenciesMs: number[] = [];
@@ -178,6 +168,7 @@ export interface LoadClient {
   run(job: TransfersJob | RequestsJob): Promise<LoadResult>;
   run(job: PaymentsJob): Promise<PaymentBurst>;
   run(job: PoissonTransfersJob): Promise<PoissonResult>;
+  run(job: PoissonX402Job): Promise<PoissonX402Result>;
   stop(): Promise<void>;
 }
 

@@ -100,7 +100,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const round = (value: number, digits = 1) => Number(value.toFixed(digits));
 
 /** An anvil of our own, mining every `blockTime` seconds, on loopback; its output is drained and dropped. */
-async function startIntervalAnvil(blockTime: number): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startIntervalAnvil(blockTime: number): Promise<{ url: string; stop(): Promise<void> }> {
   const child: ChildProcess = spawn(anvilBinaryPath(), [
     '--host', '127.0.0.1', '--port', '0', '--chain-id', String(foundry.id), '--block-time', String(blockTime), '--prune-history', '64',
   ], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -167,7 +167,7 @@ async function ethereumRpcCalls(bench: BenchPlatform): Promise<Record<string, nu
 }
 
 /** Receipts and inputs of transactions, from a client of the bench's own (not counted as the platform's calls). */
-async function transactionsOf(client: PublicClient, hashes: readonly Hex[]) {
+export async function transactionsOf(client: PublicClient, hashes: readonly Hex[]) {
   const out: Array<{ hash: Hex; gasUsed: bigint; blockNumber: bigint; calldataBytes: number }> = [];
   for (let i = 0; i < hashes.length; i += 200) {
     const slice = hashes.slice(i, i + 200);
@@ -280,7 +280,7 @@ async function batchFloor(bench: BenchPlatform, client: PublicClient, senders: A
 }
 
 /** A platform with its ethereum network on `url`: its relayer lanes funded there first, as an operator funds them. */
-async function platformOn(url: string, env: Record<string, string>): Promise<BenchPlatform> {
+export async function platformOn(url: string, env: Record<string, string>): Promise<BenchPlatform> {
   const relayerKey = generatePrivateKey();
   const controls = createTestClient({ mode: 'anvil', chain: foundry, transport: http(url) });
   const lanes = loadRelayerLanes({ privateKey: relayerKey, dataDir: url, vault: undefined as never, count: loadConfig({}).relayerLanes });

@@ -24,6 +24,7 @@ import { measureStorageGrowth } from './storage-growth.ts';
 import { measureIdleStreams } from './idle-streams.ts';
 import { measureRealChain } from './real-chain.ts';
 import { measureStatements } from './statements.ts';
+import { measureX402Settles } from './x402-settles.ts';
 
 const quick = process.argv.includes('--quick');
 const plan = quick
@@ -31,13 +32,15 @@ const plan = quick
     runs: 3, levels: [1, 10, 100, 200], windowMs: 2_000, maxTotal: 1_000, requestWindowMs: 1_000, burst: 100, historyTarget: 50_000, historyBudgetMs: 20_000, chunk: 250,
     settlement: { burstBatches: 10, chunkBatches: 20, holders: 200 }, idleSteps: [500, 1_000, 2_000],
     realChain: { blockTimes: [2], rates: [1, 10, 100], durationMs: 10_000, runs: 1, accounts: 100 },
+    x402: { payments: 100, ratePerSecond: 10, blockTime: 2, publishedSigners: 40 },
   }
   : {
     runs: 3, levels: [1, 10, 100, 200], windowMs: 6_000, maxTotal: 3_000, requestWindowMs: 3_000, burst: 200, historyTarget: 50_000, historyBudgetMs: 120_000, chunk: 500,
     settlement: { burstBatches: 20, chunkBatches: 25, holders: 500 }, idleSteps: [1_000, 5_000, 10_000],
     realChain: { blockTimes: [2, 12], rates: [1, 10, 100], durationMs: 30_000, runs: 2, accounts: 100 },
+    x402: { payments: 200, ratePerSecond: 10, blockTime: 2, publishedSigners: 40 },
   };
-const sections = ['token-api', 'requests', 'payments', 'chain-history', 'settlement-history', 'storage-growth', 'idle-streams', 'real-chain', 'statements'] as const;
+const sections = ['token-api', 'requests', 'payments', 'chain-history', 'settlement-history', 'storage-growth', 'idle-streams', 'real-chain', 'statements', 'x402'] as const;
 type Section = typeof sections[number];
 const onlyArgument = process.argv.find((arg) => arg.startsWith('--only='));
 const only = onlyArgument?.slice('--only='.length).split(',').filter(Boolean);
@@ -215,6 +218,18 @@ if (runs('statements')) {
   log(`  statement ${format(statements.statementMs, ' ms')} vs plain query ${format(statements.plainQueryMs, ' ms')}`);
 }
 
+// 9. x402 settles at Poisson 10/s on 2 s blocks through the platform's facilitator, beside the published
+// exact facilitator (one transferWithAuthorization per payment) on the same chain in the same run.
+let x402;
+if (runs('x402')) {
+  const load = await startLoadClient();
+  try {
+    x402 = await measureX402Settles({ ...plan.x402, log }, load);
+  } finally {
+    await load.stop();
+  }
+}
+
 const ipfsUpload = process.argv.includes('--ipfs') ? await benchIpfsUpload() : undefined;
 
 const date = new Date().toISOString().slice(0, 10);
@@ -235,6 +250,7 @@ const results = {
   ...(idleStreams && { idleStreams }),
   ...(realChain && { realChain }),
   ...(statements && { statements }),
+  ...(x402 && { x402 }),
   ...(ipfsUpload && { ipfsUpload }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
@@ -278,6 +294,10 @@ for (const chain of realChain ?? []) {
 if (statements) {
   row(`statement, ${statements.payments} payments in a day`, `${format(statements.statementMs, ' ms')}, RSS +${statements.statementRssGrowthMiB.median} MiB`,
     `plain query ${format(statements.plainQueryMs, ' ms')}, RSS +${statements.plainQueryRssGrowthMiB.median} MiB`, `${statements.statementVsPlainQuery}x`);
+}
+if (x402) {
+  const settles = (f: typeof x402.platform) => `${f.gasPerPayment} gas, ${f.paymentsPerTransaction}/tx, settle p50 ${f.settleP50Ms} p99 ${f.settleP99Ms} ms`;
+  row(`x402, Poisson ${x402.ratePerSecond}/s, ${x402.blockTimeSeconds} s blocks`, settles(x402.platform), `1 tx each: ${settles(x402.published)}`, `${x402.gasRatio}x gas`);
 }
 const rss = tokenTransfers?.at(-1);
 if (rss) row(`server RSS growth, ${rss.senders}-sender burst`, format(rss.serverRssGrowthMiB, ' MiB'), '', '');

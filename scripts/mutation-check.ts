@@ -107,14 +107,6 @@ const checks: Check[] = [
     tests: ['test/receipts.test.ts'], pattern: 'reward claim receipt is its store',
   },
   {
-    name: 'temp-key-expiry-unchecked', set: 'ci',
-    breaks: 'a temp key past TEMP_KEY_TTL_SECONDS is refused as expired',
-    file: 'src/wallet/temp-key.ts',
-    find: '  if (record.expiresAt <= deps.clock()) throw new DomainError(\'wallet.temp_key_invalid\', \'tempKey has expired\');',
-    replace: '',
-    tests: ['test/temp-key-expiry.test.ts'], pattern: 'TEMP_KEY_TTL_SECONDS',
-  },
-  {
     name: 'reserve-expired-temp-key', set: 'ci',
     breaks: 'a temp key past its expiry is never spent (the reservation\'s own check, behind the wallet\'s)',
     file: 'src/store/authorization-repository.ts',

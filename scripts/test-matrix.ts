@@ -54,6 +54,8 @@ for (const c of chosen) {
 // The whole suite: the globs `npm run test:unit` passes to node --test.
 const unitScript: string = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')).scripts['test:unit'];
 const globs = [...unitScript.matchAll(/"([^"]+\.test\.ts)"/g)].map((m) => m[1]!);
+// And its --test-concurrency: the matrix runs its files as `npm test` runs them.
+const concurrency = /--test-concurrency=(\d+)/.exec(unitScript)?.[1] ?? '1';
 const wholeSuite = globs.flatMap((glob) => expandTestGlob(projectRoot, glob));
 if (wholeSuite.length === 0) {
   console.error('test:matrix: no test files match the globs of the test:unit script of package.json');
@@ -91,7 +93,7 @@ for (const combination of chosen) {
   const files = filesOf(combination);
   console.log(`\n== ${combination}: ${files.length} of ${wholeSuite.length} test files on the ${pairing} pairing desk and ${store}: ${files.join(' ')}\n`);
   const started = Date.now();
-  const run = spawnSync(process.execPath, ['--test', '--test-concurrency=1', '--test-force-exit', '--test-timeout=300000', ...files], {
+  const run = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-force-exit', '--test-timeout=300000', ...files], {
     cwd: projectRoot,
     stdio: 'inherit',
     env: { ...process.env, VIXPAY_TEST_PAIRING: pairing, VIXPAY_TEST_STORE: store },

@@ -59,7 +59,9 @@ function changedSince(commit: string, among: string[]): string[] {
   const changed = new Set(diff.out.split('\n').filter(Boolean));
   return among.filter((area) => {
     const config = configOf(area);
-    return [...config.mutate, ...config.tap.testFiles, `stryker/${area}.conf.json`].some((file) => changed.has(file));
+    // A mutated file may name a line range (`file.ts:28-37`): the file is what changes.
+    const mutated = config.mutate.map((file) => file.replace(/:\d+-\d+$/, ''));
+    return [...mutated, ...config.tap.testFiles, `stryker/${area}.conf.json`].some((file) => changed.has(file));
   });
 }
 

@@ -131,9 +131,30 @@ test('a wallet\'s key is stored wrapped by the token: neither its bytes nor its 
   // It signs (inside the token) what the token API asks of it.
   const { data, ...params } = await prepareTransfer(t.app, imported, bob.address, '1');
   assert.equal(await recoverMessageAddress({ message: data, signature: params.signature as Hex }), imported.address);
-  // A DID would need the key in the DID key store, outside the token: refused, not half-done.
-  await assert.rejects(t.platform.did.service.createDid({ alias: 'hsm-wallet', address: imported.address, secretKey: imported.secretKey }),
-    (error: unknown) => error instanceof DomainError && error.code === 'did.key_not_held');
+  // A DID over it: Veramo keeps its public key only, under the pkcs11 KMS, and what it signs is signed in the token.
+  const { service, systemDids } = t.platform.did;
+  const record = await service.createDid({ alias: 'hsm-wallet', address: imported.address, secretKey: imported.secretKey });
+  assert.equal(record.did, `did:ethr:${getAddress(imported.address)}`);
+  assert.deepEqual(record.keys.map((key) => [key.kms, key.publicKeyHex]), [['pkcs11', mnemonicToAccount(anvilMnemonic).publicKey.slice(2)]]);
+  const vc = await service.createCredential({ holder: record.did, issuer: systemDids.issuer[0]!.did, userInfo: { name: 'Hsm' }, callerWalletAddress: imported.address });
+  const vp = await service.createPresentation({ holder: record.did, verifier: systemDids.verifier[0]!.did, credentials: [vc] });
+  const checked = await service.verifyPresentation(vp);
+  assert.equal(checked.verified, true, JSON.stringify(checked));
+  assert.equal((vp as { holder?: string }).holder, record.did);
+  // A presentation changed after it was signed does not verify: the signature is the token's, over what was signed.
+  const jwt = (vp as { proof: { jwt: string } }).proof.jwt;
+  const [header, payload, signature] = jwt.split('.');
+  const forged = `${header}.${Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), nbf: 1 })).toString('base64url')}.${signature}`;
+  assert.equal((await service.verifyPresentation({ ...vp, proof: { type: 'JwtProof2020', jwt: forged } })).verified, false);
+  // With the token removed, the holder's presentation is custody.unavailable; it signs again once back.
+  const restore = removeToken();
+  try {
+    await assert.rejects(service.createPresentation({ holder: record.did, verifier: systemDids.verifier[0]!.did, credentials: [vc] }),
+      (error: unknown) => error instanceof DomainError && error.code === 'custody.unavailable');
+  } finally {
+    restore();
+  }
+  assert.equal((await service.verifyPresentation(await service.createPresentation({ holder: record.did, verifier: systemDids.verifier[0]!.did, credentials: [vc] }))).verified, true);
 });
 
 const anvilMnemonic = 'test test test test test test test test test test test junk';

@@ -39,14 +39,20 @@ test('on a chain mining every 2 s, transfers spread over several blocks share on
   const { client } = platform.chains.ethereum;
   const count = 36;
   const senders: Account[] = [];
-  for (let i = 0; i < count + 4; i++) senders.push((await call(t.app, '/token', 'createAddress', {})).resultData as Account);
+  const warmUp = 8;
+  for (let i = 0; i < count + warmUp; i++) senders.push((await call(t.app, '/token', 'createAddress', {})).resultData as Account);
   const receiver = (await call(t.app, '/token', 'createAddress', {})).resultData as Account;
   await Promise.all(senders.map((sender) => platform.wallet.mint('ethereum', { to: sender.address, amount: '5' })));
 
-  // A few transfers first: the platform learns the chain's interval from the heads it reads meanwhile.
-  for (const sender of senders.slice(count)) await transferOnce(sender, receiver.address);
-  assert.ok(Math.abs((platform.chains.ethereum.blocks.intervalMs() ?? 0) - blockSeconds * 1000) < 200,
-    `the interval learnt: ${platform.chains.ethereum.blocks.intervalMs()} ms`);
+  // A few transfers first: the platform learns the chain's interval from the heads it reads meanwhile
+  // (four in a row on an idle machine; on a busy one, late sightings take a few more).
+  const learnt = () => Math.abs((platform.chains.ethereum.blocks.intervalMs() ?? 0) - blockSeconds * 1000) < 200;
+  let warmed = 0;
+  for (const sender of senders.slice(count)) {
+    await transferOnce(sender, receiver.address);
+    if (++warmed >= 4 && learnt()) break;
+  }
+  assert.ok(learnt(), `the interval learnt: ${platform.chains.ethereum.blocks.intervalMs()} ms`);
 
   // 36 transfers, one every 150 ms: about 5 s, three blocks or so.
   const sent = await Promise.all(senders.slice(0, count).map(async (sender, i) => {
@@ -67,7 +73,7 @@ test('on a chain mining every 2 s, transfers spread over several blocks share on
   const late = sent.filter(({ head, hash }) => blockOf.get(hash)! > head + 2n);
   for (const { head, hash } of sent) assert.ok(blockOf.get(hash)! <= head + 3n, `a transfer asked after block ${head} landed in block ${blockOf.get(hash)}`);
   assert.ok(late.length <= count / 4, `${late.length} transfers landed later than the block after the next`);
-  assert.equal((await call(t.app, '/token', 'getBalance', { address: receiver.address })).resultData.balance, String(count + 4));
+  assert.equal((await call(t.app, '/token', 'getBalance', { address: receiver.address })).resultData.balance, String(count + warmed));
 
   // What each settlement transaction cost is recorded from its receipt, and the metrics add it up.
   const recorded = await platform.store.db.selectFrom('chain_txs').select(['tx_hash', 'gas_used', 'fee_wei'])

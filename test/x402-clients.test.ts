@@ -6,9 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { wrapFetchWithPaymentFromConfig as wrapFetch210 } from 'x402-fetch-2-10';
 import { ExactEvmScheme as ExactEvmClientScheme210 } from 'x402-evm-2-10/exact/client';
 import { startTestPlatform, type TestPlatform } from './support/platform.ts';
-import { payingFetch, startPaidResource, vixpBalanceOf, type PaidResource } from './support/x402-resource.ts';
-import { addFacilitatorKey } from '../src/x402/facilitator-keys.ts';
-import { createFacilitatorKeyRepository } from '../src/store/facilitator-key-repository.ts';
+import { listeningFacilitator, type PaidResource, payingFetch, startPaidResource, vixpBalanceOf } from './support/x402-resource.ts';
 import { transferAuthorizationTypes } from '../src/wallet/authorize-transfer.ts';
 import { waitFor } from './support/wait-for.ts';
 
@@ -45,10 +43,7 @@ const signedAuthorization = (header: string) =>
 before(async () => {
   // Batches stay open 3 s after their first transfer, so two buyers paying at once share one.
   t = await startTestPlatform({ env: { SETTLEMENT_BATCH_WINDOW_MS: '3000' } });
-  facilitatorUrl = `${await t.app.listen({ port: 0, host: '127.0.0.1' })}/x402`;
-  ({ key: apiKey } = await addFacilitatorKey({ keys: createFacilitatorKeyRepository(t.platform.store.db), clock: Date.now }, { name: 'clients test', tid: 'T-X402-CLIENTS', ratePerSecond: 1000 }));
-  network = `eip155:${t.platform.chains.ethereum.chainId}`;
-  vixp = t.platform.contracts.ethereum.vixpToken;
+  ({ facilitatorUrl, apiKey, network, vixp } = await listeningFacilitator(t, { name: 'clients test', tid: 'T-X402-CLIENTS' }));
   resource = await startPaidResource({ facilitatorUrl, apiKey, network, asset: vixp, amount: price.toString(), payTo: payee });
 });
 after(async () => {

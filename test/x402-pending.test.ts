@@ -9,9 +9,7 @@ import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import type { AnvilProcess } from '../src/chain/anvil-process.ts';
 import { startExternalNode } from './support/external-node.ts';
 import { startTestPlatform, type TestPlatform } from './support/platform.ts';
-import { fundedPayer, payingFetch, startPaidResource, vixpBalanceOf, type PaidResource } from './support/x402-resource.ts';
-import { addFacilitatorKey } from '../src/x402/facilitator-keys.ts';
-import { createFacilitatorKeyRepository } from '../src/store/facilitator-key-repository.ts';
+import { fundedPayer, listeningFacilitator, type PaidResource, payingFetch, startPaidResource, vixpBalanceOf } from './support/x402-resource.ts';
 import { waitFor } from './support/wait-for.ts';
 
 // Issue 30: a resource server built with `@x402/express` 2.27.0 on a chain that mines a block every
@@ -67,10 +65,7 @@ before(async () => {
   let relayerKey: Hex;
   ({ node, relayerKey } = await startExternalNode({ blockSeconds: 2 }));
   t = await startTestPlatform({ env: { RPC_URL_ETHEREUM: node.url, RELAYER_PRIVATE_KEY: relayerKey, SETTLEMENT_BLOCK_MARGIN_MS: '300' } });
-  facilitatorUrl = `${await t.app.listen({ port: 0, host: '127.0.0.1' })}/x402`;
-  ({ key: apiKey } = await addFacilitatorKey({ keys: createFacilitatorKeyRepository(t.platform.store.db), clock: Date.now }, { name: 'pending test', tid: 'T-X402-PENDING', ratePerSecond: 1000 }));
-  network = `eip155:${t.platform.chains.ethereum.chainId}`;
-  vixp = t.platform.contracts.ethereum.vixpToken;
+  ({ facilitatorUrl, apiKey, network, vixp } = await listeningFacilitator(t, { name: 'pending test', tid: 'T-X402-PENDING' }));
   const common = { facilitatorUrl, apiKey, network, asset: vixp, amount: price.toString(), payTo: payee };
   patient = await startPaidResource(common);
   impatient = await startPaidResource({ ...common, settleHeaders: { Prefer: 'wait=0' } });

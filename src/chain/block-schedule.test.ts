@@ -122,3 +122,130 @@ test('a node that mined on demand and now mines every 2 s: the schedule is learn
   }
   assert.ok(learntAt !== undefined && learntAt <= 4, `learnt ${learntAt} blocks after the change`);
 });
+
+// Heads seen exactly when mined: what the schedule holds at its bounds.
+function exact(intervalMs: number, blocks: number, options?: Parameters<typeof createBlockSchedule>[0]) {
+  const schedule = createBlockSchedule(options);
+  for (let n = 1; n <= blocks; n++) schedule.observe(BigInt(n), n * intervalMs);
+  return schedule;
+}
+
+test('learnt from the fourth head; 500 ms apart is a schedule, 499 ms is mining on demand', () => {
+  assert.deepEqual(exact(2_000, 3).decision(), { mining: 'unknown' }, 'three heads teach nothing yet');
+  assert.equal(exact(2_000, 3).intervalMs(), undefined);
+  assert.deepEqual(exact(2_000, 4).decision(), { mining: 'interval', intervalMs: 2_000 });
+  assert.deepEqual(exact(500, 8).decision(), { mining: 'interval', intervalMs: 500 });
+  assert.equal(exact(500, 8).nextBlockAt(4_100), 4_500);
+  assert.deepEqual(exact(499, 8).decision(), { mining: 'unknown' });
+  assert.equal(exact(499, 8).nextBlockAt(4_000), undefined);
+  assert.deepEqual(exact(300, 8, { minIntervalMs: 250 }).decision(), { mining: 'interval', intervalMs: 300 }, 'a chain\'s own bound');
+});
+
+test('the next block: due one interval after the latest until two intervals have passed unseen, then carried to the next slot after now', () => {
+  const schedule = exact(2_000, 8); // block 8 at 16 s
+  assert.equal(schedule.nextBlockAt(16_000), 18_000);
+  assert.equal(schedule.nextBlockAt(19_999), 18_000, 'late: due in the past');
+  assert.equal(schedule.nextBlockAt(20_000), 20_000, 'two intervals unseen: the slot at now');
+  assert.equal(schedule.nextBlockAt(20_001), 22_000);
+  assert.equal(schedule.nextBlockAt(25_000), 26_000);
+  assert.equal(schedule.recentHead(26_000), 8n, 'seen 10 s ago: still recent');
+  assert.equal(schedule.recentHead(26_001), undefined);
+  assert.equal(schedule.recentHead(17_000, 1_000), 8n);
+  assert.equal(schedule.recentHead(17_001, 1_000), undefined);
+  assert.equal(createBlockSchedule().recentHead(0), undefined, 'no head seen');
+});
+
+test('a node that changes its rhythm is learnt again from the eight latest heads: 2 s, then 3 s within five blocks', () => {
+  const schedule = exact(2_000, 8);
+  const seen: Array<number | undefined> = [];
+  for (let n = 9; n <= 16; n++) {
+    schedule.observe(BigInt(n), 16_000 + (n - 8) * 3_000);
+    seen.push(schedule.intervalMs());
+  }
+  // In between, the heads fit neither rhythm: no schedule rather than a wrong one.
+  assert.deepEqual(seen, [2_000, 2_000, undefined, undefined, 3_000, 3_000, 3_000, 3_000]);
+  const wide = exact(2_000, 8, { window: 12 });
+  for (let n = 9; n <= 13; n++) wide.observe(BigInt(n), 16_000 + (n - 8) * 3_000);
+  assert.equal(wide.intervalMs(), undefined, 'a wider window holds more of the old rhythm');
+});
+
+test('a head mined within a quarter interval of its slot fits; three quarters of the heads must fit to learn, fewer than half to unlearn', () => {
+  // Heads 1–8 of a 2 s chain: `late` ms after their slot.
+  const seenLate = (late: number[]) => {
+    const schedule = createBlockSchedule();
+    late.forEach((ms, i) => schedule.observe(BigInt(i + 1), (i + 1) * 2_000 + ms));
+    return schedule;
+  };
+  // Four heads, the first 501 ms late: three of four fit, enough to learn; two of four are not.
+  assert.equal(seenLate([501, 0, 0, 0]).intervalMs(), 2_000, 'three of four fit');
+  assert.equal(seenLate([0, 0, 0]).intervalMs(), undefined);
+  // Learnt, then every other head seen half an interval late: half still fit, the schedule stays.
+  const half = exact(2_000, 8);
+  const kept: Array<number | undefined> = [];
+  for (let n = 9; n <= 16; n++) {
+    half.observe(BigInt(n), n * 2_000 + (n % 2 === 1 ? 1_000 : 0));
+    kept.push(half.intervalMs());
+  }
+  assert.deepEqual(kept, kept.map(() => 2_000));
+  // Every head 1.2 s late from block 9: dropped once three of them make the fitting fewer than half.
+  const late = exact(2_000, 8);
+  const dropped: Array<number | undefined> = [];
+  for (let n = 9; n <= 12; n++) {
+    late.observe(BigInt(n), n * 2_000 + 1_200);
+    dropped.push(late.intervalMs());
+  }
+  assert.deepEqual(dropped, [2_000, 2_000, undefined, undefined]);
+});
+
+test('sends: a head within 150 ms of a send not held for a block counts as quick; three in a row and the node mines on demand', () => {
+  const run = (waitedMs: number[], options?: Parameters<typeof createBlockSchedule>[0]) => {
+    const schedule = createBlockSchedule(options);
+    schedule.observe(1n, 0);
+    let at = 0;
+    // Sends at irregular moments: the heads they make show no interval.
+    const gaps = [10_000, 3_300, 17_700, 6_100];
+    waitedMs.forEach((waited, i) => {
+      at += gaps[i]!;
+      schedule.sent(at);
+      schedule.observe(BigInt(i + 2), at + waited);
+    });
+    return schedule.decision().mining;
+  };
+  assert.equal(run([150, 150, 150]), 'on-demand');
+  assert.equal(run([150, 150]), 'unknown', 'two are not enough');
+  assert.equal(run([150, 151, 150, 150]), 'unknown', 'a send that waited starts the count again');
+  assert.equal(run([151, 151, 151]), 'unknown');
+  assert.equal(run([300, 300, 300], { quickMs: 300 }), 'on-demand');
+  // A send made before any head was seen has nothing to be judged against.
+  const early = createBlockSchedule();
+  early.sent(0);
+  early.observe(1n, 5);
+  for (const n of [2, 3]) {
+    early.sent(n * 10_000);
+    early.observe(BigInt(n), n * 10_000 + 5);
+  }
+  assert.equal(early.decision().mining, 'unknown');
+});
+
+test('a send held for a predicted block: quick only if its block came in the first half of the wait; a block due before the send tells nothing', () => {
+  // Held for a block predicted 1 s after the send: seen 499 ms after it is quick, 500 ms is not.
+  const held = (waited: number) => {
+    const schedule = exact(2_000, 8); // block 8 at 16 s, block 9 due at 18 s
+    for (let i = 0; i < 3; i++) {
+      const n = 9 + i;
+      const sendAt = n * 2_000 - 1_000;
+      schedule.sent(sendAt, sendAt + 1_000);
+      schedule.observe(BigInt(n), sendAt + waited);
+    }
+    return schedule.decision().mining;
+  };
+  assert.equal(held(499), 'on-demand');
+  assert.equal(held(500), 'interval');
+  // Sent at or after the time the block was due (mined, not yet seen): seen at once, it proves nothing.
+  const due = exact(2_000, 8);
+  for (const n of [9, 10, 11]) {
+    due.sent(n * 2_000);
+    due.observe(BigInt(n), n * 2_000 + 5);
+  }
+  assert.equal(due.decision().mining, 'interval');
+});

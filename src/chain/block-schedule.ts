@@ -73,6 +73,7 @@ export function createBlockSchedule(options: BlockScheduleOptions = {}): BlockSc
   function learn(): void {
     if (sightings.length < 4) return;
     const slopes: number[] = [];
+    // Stryker disable next-line EqualityOperator: at i = sightings.length there is no j after it (equivalent)
     for (let i = 0; i < sightings.length; i++) {
       for (let j = i + 1; j < sightings.length; j++) {
         const a = sightings[i]!;
@@ -101,7 +102,8 @@ export function createBlockSchedule(options: BlockScheduleOptions = {}): BlockSc
   /** The first new head after a send: was it there at once (a node mining on demand), or did it wait? */
   function judgeSend(number: bigint, at: number): void {
     const send = pendingSend;
-    if (!send || send.head === undefined || number <= send.head) return;
+    // `number` is above the latest head seen (observe passes no other), which is at or above the send's.
+    if (!send || send.head === undefined) return;
     pendingSend = undefined;
     // A block due before the send (mined, just not seen yet) tells nothing about the send.
     if (learnt && !onDemand) {

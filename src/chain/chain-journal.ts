@@ -121,6 +121,8 @@ export interface ChainJournal {
    * that lost recent blocks would no longer count.
    */
   lastMinedNonce(network: string, relayer: string, since: number): Promise<number | undefined>;
+  /** The latest transaction of this `kind` journaled under `reference`, whatever its status (signed, confirmed, failed). */
+  findLatest(network: string, kind: string, reference: string): Promise<{ txHash: string; status: ChainTxStatus } | undefined>;
   /** The latest confirmed deployment transaction journaled under `reference`. */
   findConfirmedDeployment(network: string, reference: string): Promise<string | undefined>;
   findDeployment(network: string, name: string): Promise<{ chainId: number; address: string } | undefined>;

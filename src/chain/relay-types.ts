@@ -31,8 +31,16 @@ export interface SettlementItem {
   validAfter?: bigint;
   validBefore: bigint;
   nonce: Hex;
-  /** The holder's packed (r || s || v) signature of TransferWithAuthorization. */
+  /**
+   * The holder's signature of TransferWithAuthorization: a plain account's packed `r || s || v`, or
+   * (with `alone`) whatever its contract account's ERC-1271 `isValidSignature` takes.
+   */
   signature: Hex;
+  /**
+   * A contract account's signature (src/x402/contract-signature.ts): sent alone, as the token's
+   * `transferWithAuthorization(…, bytes signature)`, never in a batch (docs/decisions/x402.md#smart-wallet-payers-issue-30).
+   */
+  alone?: boolean;
   /** Its `authorizations` row when that is not `nonce` (an outside payer's: `authorizationKey`, mined-receipt.ts). */
   key?: string;
 }

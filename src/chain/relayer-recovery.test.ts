@@ -1,6 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LocalAccount } from 'viem';
+import type { Hex, LocalAccount } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createRelayerRecovery, type RelayerRecoveryDeps } from './relayer-recovery.ts';
 import { createTransactionSender } from './transaction-sender.ts';
 import { createReceiptWaiter } from './receipt-waiter.ts';
@@ -15,9 +16,16 @@ after(async () => { await parts?.close(); });
 
 const logger = createLogger('silent');
 
-function partsFor(account: LocalAccount, clock: () => number = Date.now, deps: Partial<RelayerRecoveryDeps> = {}) {
+/** The log lines recovery writes, as an operator reads them (pino's JSON, one object a line). */
+function capturingLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const destination = { write: (chunk: string) => { lines.push(JSON.parse(chunk) as Record<string, unknown>); return true; } } as unknown as NodeJS.WritableStream;
+  return { lines, logger: createLogger('info', destination) };
+}
+
+function partsFor(account: LocalAccount, clock: () => number = Date.now, deps: Partial<RelayerRecoveryDeps> & { receiptTimeoutMs?: number } = {}) {
   const sender = createTransactionSender({ journal: parts.journal, chains: parts.chains, platform: account, clock, logger });
-  const waiter = createReceiptWaiter({ journal: parts.journal, chains: parts.chains, clock, logger, receiptTimeoutMs: 10_000 });
+  const waiter = createReceiptWaiter({ journal: parts.journal, chains: parts.chains, clock, logger, receiptTimeoutMs: deps.receiptTimeoutMs ?? 10_000 });
   const recovery = createRelayerRecovery({
     journal: parts.journal, chains: parts.chains, lanes: [account], clock, logger, sender, waiter,
     repricing: { afterMs: 30_000, maxFeePerGas: 500n * 10n ** 9n }, ...deps,
@@ -29,7 +37,7 @@ function partsFor(account: LocalAccount, clock: () => number = Date.now, deps: P
     if (journaled === 'released') throw new Error('not released: no authorizations');
     return journaled;
   };
-  return { sender, recovery, journaledOnly };
+  return { sender, waiter, recovery, journaledOnly };
 }
 
 test('a journaled transaction never broadcast is sent by `recover` with its journaled bytes, mined once and recorded; nothing is sent twice', async () => {
@@ -55,8 +63,8 @@ test('`rebroadcastStale` sends the journaled transactions older than the age giv
   let now = Date.now();
   const { recovery, journaledOnly } = partsFor(account, () => now);
   const journaled = await journaledOnly();
-  now += 1_000;
-  assert.equal(await recovery.rebroadcastStale('ethereum', 5_000), 0);
+  now += 5_000;
+  assert.equal(await recovery.rebroadcastStale('ethereum', 5_000), 0, 'exactly 5 s old: not older than 5 s');
   await assert.rejects(client.getTransaction({ hash: journaled.txHash }), /could not be found/, 'too young: left to its sender');
   now += 10_000;
   assert.equal(await recovery.rebroadcastStale('ethereum', 5_000), 1);
@@ -80,7 +88,8 @@ test('a stale transaction whose fee cap is below the base fee is re-priced (same
   const { client } = parts.chains.ethereum;
   let now = Date.now();
   let repriced = 0;
-  const { sender, recovery } = partsFor(account, () => now, { onReprice: () => { repriced++; } });
+  // Two lanes: the stale transaction is re-signed by its own lane's account.
+  const { sender, waiter, recovery } = partsFor(account, () => now, { onReprice: () => { repriced++; }, lanes: [devAccount(8), account] });
   await sender.fees('ethereum', account.address);
   // Signed with a fee cap of 2 wei: no node takes it while the base fee is above that.
   const journaled = await sender.journal('ethereum', account, { intent: { kind: 'test' } }, { maxFeePerGas: 1n, maxPriorityFeePerGas: 1n },
@@ -88,14 +97,122 @@ test('a stale transaction whose fee cap is below the base fee is re-priced (same
   if (journaled === 'released') throw new Error('not released: no authorizations');
   await sender.broadcast('ethereum', journaled.rawTx);
   await assert.rejects(client.getTransaction({ hash: journaled.txHash }), /could not be found/, 'refused by the node');
+  // Its sender still waits for it, by the hash it signed: told of the re-priced version, it sees that one mined.
+  const waiting = waiter.finish('ethereum', journaled.id, [journaled.txHash], 4_000);
   now += 60_000;
   assert.equal(await recovery.rebroadcastStale('ethereum', 5_000), 1);
   assert.equal(repriced, 1);
+  assert.equal((await waiting).status, 'confirmed');
   const hashes = await parts.journal.hashesOf(journaled.id);
   assert.equal(hashes.length, 2, 'the re-priced version, then the one it superseded');
   assert.equal(hashes[1], journaled.txHash);
   const mined = await client.getTransaction({ hash: hashes[0] as `0x${string}` });
   assert.equal(mined.nonce, 0, 'the same nonce');
+  assert.equal(mined.from.toLowerCase(), account.address.toLowerCase(), 'signed by its lane');
   assert.ok(mined.blockNumber !== null);
   assert.deepEqual(await parts.journal.listUnmined('ethereum', account.address), []);
+});
+
+test('`recover` and `rebroadcastStale` log what they sent again, per lane, and nothing when there was nothing', async () => {
+  const account = devAccount(6);
+  let now = Date.now();
+  const { lines, logger: capturing } = capturingLogger();
+  const { recovery, journaledOnly } = partsFor(account, () => now, { logger: capturing });
+  assert.equal(await recovery.recover('ethereum'), 0);
+  assert.equal(await recovery.rebroadcastStale('ethereum', 5_000), 0);
+  assert.equal(lines.length, 0);
+  await journaledOnly();
+  assert.equal(await recovery.recover('ethereum'), 1);
+  assert.deepEqual(lines.map(({ msg, network, lane, pending, finished }) => ({ msg, network, lane, pending, finished })),
+    [{ msg: 'recovered journaled transactions', network: 'ethereum', lane: account.address, pending: 1, finished: 1 }]);
+  lines.length = 0;
+  await journaledOnly();
+  now += 10_000;
+  assert.equal(await recovery.rebroadcastStale('ethereum', 5_000), 1);
+  assert.deepEqual(lines.map(({ msg, network, lane, pending, finished }) => ({ msg, network, lane, pending, finished })),
+    [{ msg: 'rebroadcast journaled transactions left without a receipt', network: 'ethereum', lane: account.address, pending: 1, finished: 1 }]);
+});
+
+test('a node we do not run that lost the block of a transaction recorded mined a minute ago: the stale sweep sends the journaled bytes again, at once; so does `recover`', async () => {
+  const account = devAccount(7);
+  const { client } = parts.chains.ethereum;
+  let now = Date.now();
+  const { lines, logger: capturing } = capturingLogger();
+  const { recovery, journaledOnly } = partsFor(account, () => now, { logger: capturing });
+  const lose = async (run: () => Promise<void>) => {
+    const snapshot = await client.request({ method: 'evm_snapshot' as never }) as unknown as Hex;
+    await run();
+    await client.request({ method: 'evm_revert' as never, params: [snapshot] as never });
+  };
+  let journaled!: Awaited<ReturnType<typeof journaledOnly>>;
+  await lose(async () => {
+    journaled = await journaledOnly();
+    assert.equal(await recovery.recover('ethereum'), 1);
+    assert.equal((await client.getTransactionReceipt({ hash: journaled.txHash })).status, 'success');
+  });
+  // The node lost the block (reverted to before it): the lane's nonce on chain is 0 again.
+  assert.equal(await client.getTransactionCount({ address: account.address }), 0);
+  lines.length = 0;
+  now += 60_000;
+  await lose(async () => {
+    // Younger than the age asked: sent again anyway, it holds the lane's next nonce.
+    assert.equal(await recovery.rebroadcastStale('ethereum', 10 * 60_000), 1);
+    assert.equal((await client.getTransactionReceipt({ hash: journaled.txHash })).status, 'success', 'the journaled bytes, the same hash');
+    assert.equal(await client.getTransactionCount({ address: account.address }), 1);
+    assert.deepEqual(lines.map(({ level, msg, lost, chainNonce, pending, finished }) => ({ level, msg, lost, chainNonce, pending, finished })), [
+      { level: 50, msg: 'the chain lost transactions recorded as mined; sending them again', lost: 1, chainNonce: 0, pending: undefined, finished: undefined },
+      { level: 30, msg: 'sent again the transactions the chain lost', lost: undefined, chainNonce: undefined, pending: 1, finished: 1 },
+    ]);
+    assert.deepEqual(await parts.journal.listUnmined('ethereum', account.address), []);
+  });
+  // Lost again, found by `recover` (a restart): the same bytes, once.
+  assert.equal(await recovery.recover('ethereum'), 1);
+  assert.equal((await client.getTransactionReceipt({ hash: journaled.txHash })).status, 'success');
+  assert.equal(await client.getTransactionCount({ address: account.address }), 1);
+  // Nothing lost now: the sweep reads the nonce and sends nothing.
+  lines.length = 0;
+  assert.equal(await recovery.rebroadcastStale('ethereum', 5_000), 0);
+  assert.equal(lines.length, 0);
+});
+
+test('the stale sweep asks the node for a lane\'s nonce only on a node we do not run, and only for a lane with a transaction mined within the last 10 minutes', async () => {
+  const busy = devAccount(5);
+  const idle = privateKeyToAccount(generatePrivateKey());
+  const { recovery, journaledOnly } = partsFor(busy);
+  await journaledOnly();
+  assert.equal(await recovery.recover('ethereum'), 1, 'a transaction of the busy lane mined and recorded now');
+  const asked: string[] = [];
+  const counted = (managed: boolean) => ({
+    ...parts.chains,
+    ethereum: {
+      ...parts.chains.ethereum, managed,
+      client: new Proxy(parts.chains.ethereum.client, {
+        get(target, key, receiver) {
+          if (key !== 'getTransactionCount') return Reflect.get(target, key, receiver) as unknown;
+          return (args: Parameters<typeof target.getTransactionCount>[0]) => { asked.push(args.address); return target.getTransactionCount(args); };
+        },
+      }),
+    },
+  });
+  assert.equal(await partsFor(busy, Date.now, { chains: counted(false), lanes: [busy, idle] }).recovery.rebroadcastStale('ethereum', 5_000), 0);
+  assert.deepEqual(asked, [busy.address], 'a node we do not run: the busy lane\'s nonce read, the idle lane\'s not');
+  asked.length = 0;
+  assert.equal(await partsFor(busy, Date.now, { chains: counted(true), lanes: [busy, idle] }).recovery.rebroadcastStale('ethereum', 5_000), 0);
+  assert.deepEqual(asked, [], 'a chain we run is rebuilt by its supervisor: no nonce read');
+});
+
+test('a journaled transaction no node takes is sent again by `recover` and left journaled: counted pending, not finished', async () => {
+  const account = devAccount(0);
+  const { client } = parts.chains.ethereum;
+  const { lines, logger: capturing } = capturingLogger();
+  // The receipt wait is short here (500 ms) so the test stays fast: the transaction cannot be mined.
+  const { sender, recovery } = partsFor(account, Date.now, { logger: capturing, receiptTimeoutMs: 500 });
+  await sender.fees('ethereum', account.address);
+  const journaled = await sender.journal('ethereum', account, { intent: { kind: 'test' } }, { maxFeePerGas: 1n, maxPriorityFeePerGas: 1n },
+    () => ({ to: devAccount(9).address, data: '0x', gas: 21_000n }));
+  if (journaled === 'released') throw new Error('not released: no authorizations');
+  assert.equal(await recovery.recover('ethereum'), 0);
+  await assert.rejects(client.getTransaction({ hash: journaled.txHash }), /could not be found/, 'refused by the node');
+  assert.deepEqual((await parts.journal.listUnmined('ethereum', account.address)).map((tx) => tx.txHash), [journaled.txHash], 'still journaled, for the next sweep');
+  assert.deepEqual(lines.filter((line) => line.msg === 'recovered journaled transactions').map(({ pending, finished }) => ({ pending, finished })), [{ pending: 1, finished: 0 }]);
 });

@@ -1,6 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeEventTopics, type Address, type Hex, type LocalAccount, type Log, type TransactionReceipt } from 'viem';
+import { decodeFunctionData, encodeEventTopics, type Address, type Hex, type LocalAccount, type Log, type TransactionReceipt } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createSettlementBatcher, type SettlementBatcherDeps } from './settlement-batcher.ts';
 import { createLanes } from './relayer-lanes.ts';
@@ -112,6 +112,25 @@ test('a full batch closes at once, whatever its window; the next transfer opens 
   const single = recorded();
   await batcherWith(single, { batch: { windowMs: 5, maxItems: 100 } }).batcher.settle('ethereum', settlement, item());
   assert.equal(single.journaled[0]?.call.to, token, 'a batch of one is sent to its token directly');
+});
+
+test('a contract account\'s signature goes alone, at once, in the token\'s bytes form; the transfers around it share their batch', async () => {
+  const fakes = recorded({ receiptOf: async (tx) => receiptUsing(tx.nonces.map((nonce) => ({ ...item(), nonce: nonce as Hex }))) });
+  const { batcher, sizes } = batcherWith(fakes, { batch: { windowMs: 200, maxItems: 100 } });
+  // 130 bytes (two owners of a Safe): only `transferWithAuthorization(…, bytes signature)` takes it.
+  const wallet: SettlementItem = { ...item(), signature: `0x${'33'.repeat(130)}`, alone: true };
+  const [a, b] = [item(), item()];
+  const results = await Promise.all([a, wallet, b].map((it) => batcher.settle('ethereum', settlement, it)));
+  assert.deepEqual(fakes.journaled.map((j) => j.nonces), [[wallet.nonce], [a.nonce, b.nonce]], 'sent before the window closes, never in the batch');
+  assert.deepEqual(sizes, [1, 2]);
+  const [alone, batch] = fakes.journaled;
+  assert.equal(alone?.call.to, token);
+  const call = decodeFunctionData({ abi: vixpTokenAbi, data: alone.call.data });
+  assert.equal(call.functionName, 'transferWithAuthorization');
+  assert.deepEqual(call.args, [wallet.from, wallet.to, wallet.value, 0n, wallet.validBefore, wallet.nonce, wallet.signature]);
+  assert.equal(alone.call.gas, 180_000n + 200_000n + 16n * 130n);
+  assert.equal(batch?.call.to, settlement);
+  assert.deepEqual(results.map((r) => r.status), ['confirmed', 'confirmed', 'confirmed']);
 });
 
 test('each transfer is answered from its batch\'s receipt: confirmed when executed, failed when not, refused when released before journaling', async () => {

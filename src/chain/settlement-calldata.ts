@@ -1,4 +1,4 @@
-import { encodeFunctionData, parseSignature, signatureToCompactSignature, toHex, type Address, type Hex } from 'viem';
+import { encodeFunctionData, parseSignature, signatureToCompactSignature, size, toHex, type Address, type Hex } from 'viem';
 import { vixpSettlementAbi } from '../gen/contracts/vixp-settlement.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import type { SettlementItem } from './relay-types.ts';
@@ -21,6 +21,12 @@ export const batchItemGas = 175_000n;
  * bytes and the allowance an item gets in a batch (150,000). Only the gas used is paid.
  */
 export const directTransferGas = 180_000n;
+/**
+ * Gas limit of a transfer sent alone with a contract account's signature: `directTransferGas`, its
+ * signature's calldata (16 a byte) and 200,000 for the wallet's `isValidSignature` (a Safe of one to
+ * a few owners uses 10,000 to 30,000). Only the gas used is paid.
+ */
+export const contractSignatureGas = (signature: Hex): bigint => directTransferGas + 200_000n + 16n * BigInt(size(signature));
 
 /**
  * The transaction that settles `items` (in this order, at least one):
@@ -31,7 +37,8 @@ export const directTransferGas = 180_000n;
  * - more: `VixpSettlement.settle(groups)` at `settlement`, one group per token (in the order tokens
  *   first appear), each item 7 words, both validity bounds in one (`window`), with its EIP-2098 compact
  *   signature (contracts/VixpSettlement.sol documents the layout): 226 bytes per item in a batch of 100 of one token.
- * Every signature is the holder's 65-byte `r || s || v` with a low `s` (as viem signs).
+ * Every signature is the holder's 65-byte `r || s || v` with a low `s` (as viem signs), except an
+ * item sent `alone` (a contract account's: the token's `bytes signature` form, `encodeDirectTransfer`).
  */
 /** The largest bound a settlement item's `window` word holds as it is: 2^128 − 1, which stands for 2^256 − 1 in `validBefore`. */
 const windowHalf = (1n << 128n) - 1n;
@@ -58,8 +65,21 @@ export function encodeSettlement(settlement: Address, items: readonly Settlement
   return others.length === 0 ? encodeDirectTransfer(only) : encodeSettlementBatch(settlement, items);
 }
 
-/** One item as the token's own `transferWithAuthorization` (the `(v, r, s)` form, 292 bytes), sent to the token. */
+/**
+ * One item as the token's own `transferWithAuthorization`, sent to the token: the `(v, r, s)` form
+ * (292 bytes), or for an item sent `alone` (a contract account's signature) the `bytes signature` form.
+ */
 export function encodeDirectTransfer(item: SettlementItem): SettlementCall {
+  if (item.alone) {
+    return {
+      to: item.token,
+      data: encodeFunctionData({
+        abi: vixpTokenAbi, functionName: 'transferWithAuthorization',
+        args: [item.from, item.to, item.value, item.validAfter ?? 0n, item.validBefore, item.nonce, item.signature],
+      }),
+      gas: contractSignatureGas(item.signature),
+    };
+  }
   const { r, s, yParity } = parseSignature(item.signature);
   return {
     to: item.token,
@@ -75,6 +95,7 @@ export function encodeDirectTransfer(item: SettlementItem): SettlementCall {
 export function encodeSettlementBatch(settlement: Address, items: readonly SettlementItem[]): SettlementCall {
   const groups = new Map<string, { token: Address; items: SettlementCallItem[] }>();
   for (const item of items) {
+    if (item.alone) throw new Error(`the authorization ${item.nonce} of ${item.from} is a contract account's: it is sent alone, never in a batch`);
     const key = item.token.toLowerCase();
     const group = groups.get(key) ?? { token: item.token, items: [] };
     groups.set(key, group);

@@ -39,8 +39,38 @@ export interface TokenWrappedKeys {
   wrappedBy(sealed: string): string | undefined;
   /** Whether `sealed` is a key wrapped by a token (else another custody's form). */
   holds(sealed: string): boolean;
-  /** An account signing with a wrapped key: each signature unwraps it inside the token as a session object, signs, destroys it. */
+  /**
+   * An account signing with a wrapped key: unwrapped inside the token as a session object (sensitive,
+   * not extractable) for its first signature and kept there for the next ones, among the `unwrappedKeys`
+   * used last (TokenWrappedKeysOptions); the platform holds the object's handle, never the key.
+   */
   account(sealed: string, address: Address): LocalAccount;
+}
+
+export interface TokenWrappedKeysOptions {
+  /**
+   * Keys kept unwrapped in the token after their signature (PKCS11_UNWRAPPED_KEYS): beyond it the least
+   * recently used is destroyed (once no signature uses it); 0 destroys each after its signature.
+   * Every one goes with the connection (the token closes a session's objects with it).
+   */
+  unwrappedKeys?: number;
+}
+
+/** Default of PKCS11_UNWRAPPED_KEYS (src/config/schema.ts). */
+const defaultUnwrappedKeys = 256;
+
+/** A wallet key unwrapped in the token: the session object's handle (never the key), for one connection. */
+interface Unwrapped {
+  generation: number;
+  /** The unwrapping in flight, then its handle: signatures of the same key meanwhile wait for it instead of unwrapping again. */
+  handle: Promise<Buffer>;
+  /** Set once unwrapped: what eviction destroys. */
+  object?: Buffer | undefined;
+  /** Signatures using it now: an evicted key is destroyed when the last of them ends. */
+  users: number;
+  evicted: boolean;
+  /** The address a signature of it recovered to, and its public key: the next ones are compared to the key, unhashed. */
+  signer?: { address: Address; publicKey: Uint8Array } | undefined;
 }
 
 function findOne(session: TokenSession, template: Pkcs11js.Template): Buffer | undefined {
@@ -56,8 +86,9 @@ function findOne(session: TokenSession, template: Pkcs11js.Template): Buffer | u
 }
 
 /** The wallets' keys wrapped by an AES-256 key of the token, generated there (not extractable) at first use. */
-export function tokenWrappedKeys(token: Pkcs11Token): TokenWrappedKeys {
+export function tokenWrappedKeys(token: Pkcs11Token, options: TokenWrappedKeysOptions = {}): TokenWrappedKeys {
   const p = lib();
+  const keep = options.unwrappedKeys ?? defaultUnwrappedKeys;
   /** Wrapping keys' handles by label, valid for one connection (generation). */
   let cached: { generation: number; handles: Map<string, Buffer> } = { generation: -1, handles: new Map() };
   const generate = (session: TokenSession, label: string): Buffer => session.p11.C_GenerateKey(session.handle, { mechanism: p.CKM_AES_KEY_GEN }, [
@@ -98,18 +129,77 @@ export function tokenWrappedKeys(token: Pkcs11Token): TokenWrappedKeys {
   };
   const wrapMechanism = () => ({ mechanism: p.CKM_AES_KEY_WRAP_PAD });
 
-  /** The signature of `hash` by the wrapped key, unwrapped as a session object for this one signature. */
-  const signHash = (label: string, wrapped: Buffer, address: Address, hash: Hex) => token.run(async (session) => {
-    const { p11, handle } = session;
-    const key = await p11.C_UnwrapKeyAsync(handle, wrapMechanism(), wrappingKey(session, label), wrapped, unwrapTemplate(false));
+  /**
+   * Unwrapped keys by stored form, least recently used first, for the connection `keptGeneration`
+   * (a new connection starts empty: the token destroyed the old one's session objects with its sessions).
+   */
+  let kept = new Map<string, Unwrapped>();
+  let keptGeneration = -1;
+  /** Destroys an evicted key no signature uses any more, on a session of its connection (a lost one took it already). */
+  const destroy = (session: TokenSession, entry: Unwrapped) => {
+    if (!entry.object || entry.generation !== session.generation) return;
     try {
+      session.p11.C_DestroyObject(session.handle, entry.object);
+    } catch { /* the connection is going: its session objects go with it */ }
+    entry.object = undefined;
+  };
+  /** The key of `sealed` unwrapped in the token, counted as used until `release`: kept, or unwrapped now and kept. */
+  const acquire = (session: TokenSession, sealed: string, label: string, wrapped: Buffer): Unwrapped => {
+    if (keptGeneration !== session.generation) {
+      kept = new Map();
+      keptGeneration = session.generation;
+    }
+    let entry = kept.get(sealed);
+    if (entry) {
+      kept.delete(sealed); // moved to the most recently used end
+    } else {
+      const made: Unwrapped = { generation: session.generation, handle: Promise.resolve(Buffer.alloc(0)), users: 0, evicted: false };
+      made.handle = session.p11.C_UnwrapKeyAsync(session.handle, wrapMechanism(), wrappingKey(session, label), wrapped, unwrapTemplate(false))
+        .then((object) => (made.object = object));
+      // A failed unwrapping is not kept (its signatures get the error, and the next one tries again).
+      made.handle.catch(() => {
+        if (kept.get(sealed) === made) kept.delete(sealed);
+      });
+      entry = made;
+    }
+    kept.set(sealed, entry);
+    entry.users += 1;
+    for (const [oldest, evicted] of kept) {
+      if (kept.size <= keep) break;
+      kept.delete(oldest);
+      evicted.evicted = true;
+      if (evicted.users === 0) destroy(session, evicted);
+    }
+    return entry;
+  };
+  const release = (session: TokenSession, entry: Unwrapped) => {
+    entry.users -= 1;
+    if (entry.evicted && entry.users === 0) destroy(session, entry);
+  };
+
+  /** The signature of `hash` by the wrapped key, unwrapped in the token (or kept there from an earlier signature). */
+  const signHash = (sealed: string, label: string, wrapped: Buffer, address: Address, hash: Hex) => token.run(async (session) => {
+    const { p11, handle } = session;
+    const entry = acquire(session, sealed, label, wrapped);
+    try {
+      const key = await entry.handle;
       const digest = Buffer.from(hash.slice(2), 'hex');
       p11.C_SignInit(handle, { mechanism: p.CKM_ECDSA }, key);
       const raw = await p11.C_SignAsync(handle, digest, Buffer.alloc(64));
-      const signature = lowSignature(raw, digest, (publicKey) => getAddress(publicKeyToAddress(bytesToHex(publicKey))) === address);
+      const known = entry.signer?.address === address ? entry.signer.publicKey : undefined;
+      const signature = lowSignature(raw, digest, (publicKey) => {
+        if (known) return Buffer.compare(publicKey, known) === 0;
+        if (getAddress(publicKeyToAddress(bytesToHex(publicKey))) !== address) return false;
+        entry.signer = { address, publicKey };
+        return true;
+      });
       return { ...signature, v: 27n + BigInt(signature.yParity) };
+    } catch (error) {
+      // A handle the token does not know any more (an HSM that lost its session objects): unwrapped anew next time.
+      if (error instanceof Error && /^CKR_(KEY|OBJECT)_HANDLE_INVALID/.test(error.message) && kept.get(sealed) === entry) kept.delete(sealed);
+      throw error;
     } finally {
-      p11.C_DestroyObject(handle, key);
+      release(session, entry);
     }
   });
 
@@ -162,15 +252,19 @@ export function tokenWrappedKeys(token: Pkcs11Token): TokenWrappedKeys {
       const checked = getAddress(address);
       return toAccount({
         address: checked,
+        /** A raw digest (a JWT's ES256K over sha256, for a DID over the wallet). */
+        async sign({ hash }) {
+          return serializeSignature(await signHash(sealed, label, wrapped, checked, hash));
+        },
         async signMessage({ message }) {
-          return serializeSignature(await signHash(label, wrapped, checked, hashMessage(message)));
+          return serializeSignature(await signHash(sealed, label, wrapped, checked, hashMessage(message)));
         },
         async signTypedData(typedData) {
-          return serializeSignature(await signHash(label, wrapped, checked, hashTypedData(typedData)));
+          return serializeSignature(await signHash(sealed, label, wrapped, checked, hashTypedData(typedData)));
         },
         async signTransaction(transaction, options) {
           const serializer = options?.serializer ?? serializeTransaction;
-          return serializer(transaction, await signHash(label, wrapped, checked, keccak256(await serializer(transaction))));
+          return serializer(transaction, await signHash(sealed, label, wrapped, checked, keccak256(await serializer(transaction))));
         },
       });
     },

@@ -80,7 +80,7 @@ test('a transaction the node says would revert is refused before anything is jou
   const sender = createTransactionSender({ journal: parts.journal, chains: parts.chains, platform: account, clock: Date.now, logger });
   // A deployment whose constructor reverts (PUSH1 0, PUSH1 0, REVERT).
   await assert.rejects(sender.send('ethereum', { data: '0x60006000fd', intent: { kind: 'deploy' } }),
-    (error: unknown) => error instanceof DomainError && error.code === 'chain.transaction_failed');
+    (error: unknown) => error instanceof DomainError && error.code === 'chain.transaction_failed' && /^the transaction would revert \(.+\)$/.test(error.message));
   assert.deepEqual(await parts.journal.listUnmined('ethereum', account.address), []);
   const next = await sender.send('ethereum', { to: devAccount(9).address, data: '0x', intent: { kind: 'test' } });
   assert.equal((await parts.chains.ethereum.client.getTransaction({ hash: next.txHash })).nonce, 0);
@@ -91,10 +91,94 @@ test('a network that does not answer is `chain.unavailable`, and nothing is jour
   const unreachable = { ...parts.chains, optimism: { ...parts.chains.optimism, client: createUnreachableClient() } };
   const sender = createTransactionSender({ journal: parts.journal, chains: unreachable, platform: account, clock: Date.now, logger });
   await assert.rejects(sender.send('optimism', { to: devAccount(9).address, data: '0x', intent: { kind: 'test' } }),
-    (error: unknown) => error instanceof DomainError && error.code === 'chain.unavailable');
+    (error: unknown) => error instanceof DomainError && error.code === 'chain.unavailable' && /^network optimism does not answer \(.*ECONNREFUSED.*\)$/.test(error.message));
   assert.deepEqual(await parts.journal.listUnmined('optimism', account.address), []);
 });
 
 function createUnreachableClient() {
   return { ...parts.chains.optimism.client, getTransactionCount: () => Promise.reject(new Error('connect ECONNREFUSED')) } as typeof parts.chains.optimism.client;
 }
+
+/** The log lines of a sender, as an operator reads them (pino's JSON, one object a line). */
+function capturingLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const destination = { write: (chunk: string) => { lines.push(JSON.parse(chunk) as Record<string, unknown>); return true; } } as unknown as NodeJS.WritableStream;
+  return { lines, logger: createLogger('info', destination) };
+}
+
+test('`send` signs what it journals as documented: to the recipient, no value, gas 1.2× the estimate, fee cap twice the estimate, the estimated tip; the block schedule is told of the send', async () => {
+  const account = devAccount(6);
+  const recipient = devAccount(9).address;
+  const { client, blocks } = parts.chains.ethereum;
+  // The block schedule records each send (a spy over the real one): how it tells a node mining on demand.
+  const sends: number[] = [];
+  const chains = { ...parts.chains, ethereum: { ...parts.chains.ethereum, blocks: { ...blocks, sent: (at: number, expectedAt?: number) => { sends.push(at); blocks.sent(at, expectedAt); } } } };
+  const sender = createTransactionSender({ journal: parts.journal, chains, platform: account, clock: Date.now, logger });
+  const estimate = await client.estimateFeesPerGas();
+  const gas = await client.estimateGas({ account: account.address, to: recipient, data: '0x01' });
+  const before = Date.now();
+  const sent = await sender.send('ethereum', { to: recipient, data: '0x01', intent: { kind: 'test' } });
+  const tx = await client.getTransaction({ hash: sent.txHash });
+  assert.equal(tx.to?.toLowerCase(), recipient.toLowerCase());
+  assert.equal(tx.value, 0n);
+  assert.equal(tx.type, 'eip1559');
+  assert.equal(tx.gas, (gas * 12n) / 10n);
+  assert.equal(tx.maxFeePerGas, estimate.maxFeePerGas * 2n);
+  assert.equal(tx.maxPriorityFeePerGas, estimate.maxPriorityFeePerGas);
+  assert.equal(sends.length, 1);
+  assert.ok(sends[0]! >= before && sends[0]! <= Date.now());
+});
+
+test('an entry whose authorizations are none of them reserved is released: nothing journaled, no nonce taken', async () => {
+  const account = devAccount(7);
+  const sender = createTransactionSender({ journal: parts.journal, chains: parts.chains, platform: account, clock: Date.now, logger });
+  const fees = await sender.fees('ethereum', account.address);
+  const call = () => ({ to: devAccount(9).address, data: '0x' as Hex, gas: 21_000n });
+  assert.equal(await sender.journal('ethereum', account, { intent: { kind: 'test' }, authorizationNonces: [] }, fees, call), 'released');
+  assert.deepEqual(await parts.journal.listUnmined('ethereum', account.address), []);
+  const next = await sender.journal('ethereum', account, { intent: { kind: 'test' } }, fees, call);
+  assert.notEqual(next, 'released');
+  assert.equal((await parts.journal.listUnmined('ethereum', account.address))[0]?.nonce, 0, 'the nonce the released entry did not take');
+});
+
+test('one sender, two lanes: each lane\'s nonce is read from the chain once per process, and again after `resyncNonce`', async () => {
+  const [first, second] = [devAccount(0), devAccount(9)];
+  const { client } = parts.chains.ethereum;
+  const other = createWalletClient({ account: first, chain: foundry, transport: http(parts.anvil.url) });
+  await client.waitForTransactionReceipt({ hash: await other.sendTransaction({ to: first.address, value: 1n }) });
+  const reads: string[] = [];
+  const counting = { ...client, getTransactionCount: (args: Parameters<typeof client.getTransactionCount>[0]) => { reads.push(args.address); return client.getTransactionCount(args); } } as typeof client;
+  const chains = { ...parts.chains, ethereum: { ...parts.chains.ethereum, client: counting } };
+  const sender = createTransactionSender({ journal: parts.journal, chains, platform: first, clock: Date.now, logger });
+  const call = () => ({ to: devAccount(9).address, data: '0x' as Hex, gas: 21_000n });
+  const journalFor = async (account: typeof first) => {
+    const journaled = await sender.journal('ethereum', account, { intent: { kind: 'test' } }, await sender.fees('ethereum', account.address), call);
+    if (journaled === 'released') throw new Error('not released: no authorizations');
+    await sender.broadcast('ethereum', journaled.rawTx);
+    return (await client.getTransaction({ hash: (await client.waitForTransactionReceipt({ hash: journaled.txHash })).transactionHash })).nonce;
+  };
+  assert.equal(await journalFor(first), 1, 'after the nonce another sender used');
+  assert.equal(await journalFor(second), 0);
+  assert.equal(await journalFor(first), 2);
+  assert.deepEqual(reads, [first.address, second.address], 'one read per lane');
+  // Another sender uses the lane's next nonce: read again when told to, the next one follows it.
+  await client.waitForTransactionReceipt({ hash: await other.sendTransaction({ to: first.address, value: 1n }) });
+  await sender.resyncNonce('ethereum', first.address);
+  assert.equal(await journalFor(first), 4);
+  assert.deepEqual(reads, [first.address, second.address, first.address]);
+});
+
+test('a broadcast the node refuses is logged as a warning without the signed bytes, and not thrown: the receipt wait decides', async () => {
+  const account = devAccount(8);
+  const { lines, logger: capturing } = capturingLogger();
+  const sender = createTransactionSender({ journal: parts.journal, chains: parts.chains, platform: account, clock: Date.now, logger: capturing });
+  const sent = await sender.send('ethereum', { to: devAccount(9).address, data: '0x', intent: { kind: 'test' } });
+  await parts.chains.ethereum.client.waitForTransactionReceipt({ hash: sent.txHash });
+  assert.equal(lines.length, 0);
+  await sender.broadcast('ethereum', sent.rawTx);
+  assert.equal(lines.length, 1);
+  assert.equal(lines[0]?.msg, 'broadcast failed; waiting for a receipt anyway');
+  assert.equal(lines[0]?.network, 'ethereum');
+  assert.match(String(lines[0]?.reason), /\w/, 'the node\'s reason, summarized');
+  assert.ok(!JSON.stringify(lines).includes(sent.rawTx.slice(2, 40)), 'no signed bytes in the log');
+});

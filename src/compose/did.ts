@@ -12,7 +12,11 @@ import { createVeramoStores } from '../store/veramo-stores.ts';
 import { createHolderLookup } from '../store/holder-lookup.ts';
 import type { ChainClients } from '../chain/chain-clients.ts';
 import type { WalletService } from '../wallet/wallet-service.ts';
+import { keccak256, recoverPublicKey, stringToBytes, type Address } from 'viem';
 import { createDidAgent, type DidAgent } from '../did/did-agent.ts';
+import { TokenKeyManagementSystem } from '../did/token-kms.ts';
+import type { Pkcs11Token } from '../chain/pkcs11-token.ts';
+import { tokenWrappedKeys } from '../chain/token-wrapped-keys.ts';
 import { createDidRepository, type DidListEntry, type SystemDidRole } from '../store/did-repository.ts';
 import { didForAddress, ensureSystemDids } from '../did/did-identifiers.ts';
 import { createDidService, type DidService } from '../did/did-service.ts';
@@ -39,11 +43,24 @@ export interface DidModule {
 export async function composeDid(
   store: Store, vault: KeyVault, wallets: WalletRepository, clock: Clock,
   chain: { rpcUrl: string; chainId: number; registry: `0x${string}` },
+  custody?: Pkcs11Token,
 ): Promise<DidModule> {
-  const agent = createDidAgent({ stores: createVeramoStores(store.db, vault, clock), chain });
+  // KEY_CUSTODY=pkcs11: DIDs over wallets whose keys the token wraps sign there (their signatures are
+  // rare: none is kept unwrapped for the next).
+  const tokenKeys = custody && tokenWrappedKeys(custody, { unwrappedKeys: 0 });
+  const tokenKms = tokenKeys && new TokenKeyManagementSystem(async (address) => {
+    const account = await wallets.findAccount(address);
+    return account && tokenKeys.holds(account.privateKeyEnc) ? tokenKeys.account(account.privateKeyEnc, address) : undefined;
+  });
+  const tokenPublicKey = tokenKeys && (async (sealed: string, address: Address) => {
+    const hash = keccak256(stringToBytes(`vixpay: the public key of ${address}`));
+    const account = tokenKeys.account(sealed, address);
+    return recoverPublicKey({ hash, signature: await account.sign!({ hash }) });
+  });
+  const agent = createDidAgent({ stores: createVeramoStores(store.db, vault, clock), chain, tokenKms });
   const repository = createDidRepository(store.db);
   const systemDids = await ensureSystemDids({ agent, repository });
-  const service = createDidService({ agent, repository, wallets, vault, clock });
+  const service = createDidService({ agent, repository, wallets, vault, clock, tokenPublicKey });
   return {
     agent, service, systemDids,
     verifyLoginPresentation: createVpLogin({ agent, repository, clock }),

@@ -109,7 +109,9 @@ export async function migrateWalletKeys(
     }
     const token = openPkcs11Token(tokenOptions(config));
     try {
-      return await rewrapWalletKeys({ accounts: createAccountKeyRepository(store.db), vault, token: tokenWrappedKeys(token), failpoint: options.failpoint }, options);
+      // Each wallet signs once (its check): none is kept unwrapped for a next signature.
+      const wrapped = tokenWrappedKeys(token, { unwrappedKeys: 0 });
+      return await rewrapWalletKeys({ accounts: createAccountKeyRepository(store.db), vault, token: wrapped, failpoint: options.failpoint }, options);
     } finally {
       token.close();
     }

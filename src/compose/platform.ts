@@ -144,7 +144,7 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     cleanups.push(startRecordSweeps(config, { store, clock, logger, tempKeys: repo, websiteLogins: identity.websiteLogins }).stop);
     const did = await composeDid(store, vault, repo, clock, {
       rpcUrl: chains.ethereum.url, chainId: chains.ethereum.chainId, registry: contracts.ethereum.didRegistry,
-    });
+    }, chain.custody);
     const receipts = composeReceipts(config, { store, clock, did, wallet, chains });
     await startup.release();
     const ipfs = config.ipfsApiUrl ? createKuboBackend({ apiUrl: config.ipfsApiUrl }) : await createEmbeddedBackend({ dataDir: config.dataDir });
@@ -154,7 +154,9 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     cleanups.push(paymentPart.close);
     // The server sends store webhooks from the events outbox; a CLI command beside it does not.
     if (server) cleanups.push(startWebhooks(config, { store, vault, clock, metrics, logger }).stop);
-    const x402 = await composeX402({ store, clock, logger, metrics, chains, relayer, contracts, receipts }, { server }, cleanups);
+    const x402 = await composeX402({
+      store, clock, logger, metrics, chains, relayer, contracts, receipts, eip6492Factories: config.x402Eip6492Factories, faults,
+    }, { server }, cleanups);
     const { readiness, close: closeProbes } = composeObservability({
       store, chains, ipfs, relayer, metrics, logger, redisUrl: redis ? config.redisUrl : undefined,
       // Twice the receipt wait: by then every instance's recovery has had its turns at it.

@@ -37,7 +37,7 @@ export async function composeWallet(
     });
   }
   const wallet = withTransferMetrics(createWalletService({
-    repo, vault: deps.vault, keys: walletKeys(deps.vault, chain.custody && tokenWrappedKeys(chain.custody)), clock, chains: chain.chains, relayer: chain.relayer, contracts: chain.contracts,
+    repo, vault: deps.vault, keys: walletKeys(deps.vault, chain.custody && tokenWrappedKeys(chain.custody, { unwrappedKeys: config.pkcs11UnwrappedKeys })), clock, chains: chain.chains, relayer: chain.relayer, contracts: chain.contracts,
     tempKeyTtlMs: config.tempKeyTtlMs, faults: deps.faults,
     authorizations: createAuthorizationRepository(store.db, store.dialect === 'sqlite' ? 'process' : 'row'),
     authorizationTtlSeconds: config.authorizationTtlSeconds,

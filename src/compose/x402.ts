@@ -4,7 +4,10 @@
  * accepted at start and then every 2 s, and issues the receipts settled ones lack (all at start, the
  * last hour's then).
  */
+import { randomUUID } from 'node:crypto';
+import type { Address } from 'viem';
 import type { Clock } from '#shared/clock.ts';
+import type { Faults } from '#shared/failpoints.ts';
 import type { Logger } from '#shared/logger.ts';
 import type { Metrics } from '#shared/metrics.ts';
 import { runPeriodically } from '#shared/periodic.ts';
@@ -15,6 +18,7 @@ import { createX402SettlementRepository } from '../store/x402-settlement-reposit
 import { createFacilitatorKeyRepository } from '../store/facilitator-key-repository.ts';
 import { createIdempotencyRepository } from '../store/idempotency-repository.ts';
 import { createX402SettleAnswerRepository } from '../store/x402-settle-answer-repository.ts';
+import { createChainJournal } from '../store/chain-journal-repository.ts';
 import type { ChainClients } from '../chain/chain-clients.ts';
 import type { Relayer } from '../chain/relayer.ts';
 import type { PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
@@ -31,6 +35,9 @@ export async function composeX402(
   core: {
     store: Store; clock: Clock; logger: Logger; metrics: Metrics; chains: ChainClients; relayer: Relayer; contracts: PlatformContractsByNetwork;
     receipts: Pick<ReceiptService, 'x402Receipt' | 'issueX402Receipt' | 'x402SettledWithoutReceipt'>;
+    /** `X402_EIP6492_FACTORIES`: the factories whose ERC-6492 wallets the facilitator deploys. */
+    eip6492Factories: readonly Address[];
+    faults: Faults;
   },
   options: { server: boolean },
   cleanups: Array<() => Promise<void>>,
@@ -43,6 +50,7 @@ export async function composeX402(
     settlements: createX402SettlementRepository(store.db), keys: createFacilitatorKeyRepository(store.db),
     settlementTokens: createSettlementTokenRepository(store.db),
     paymentIds: createIdempotencyRepository(store.db), answers: createX402SettleAnswerRepository(store.db),
+    walletDeployments: { factories: core.eip6492Factories, journal: createChainJournal(store.db, randomUUID) }, faults: core.faults,
     onOutcome: (network, outcome) => core.metrics.x402Settlements.inc({ network, outcome }),
     receipts: {
       issue: (nonce) => core.receipts.issueX402Receipt(nonce),

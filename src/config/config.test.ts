@@ -19,6 +19,29 @@ test('TRUST_PROXY takes a hop count or proxy addresses/CIDRs, never "every hop"'
   assert.equal(loadConfig({ TRUST_PROXY: '1' }).trustProxy, 1);
 });
 
+test('X402_EIP6492_FACTORIES is a list of addresses, each once, checked exactly: none by default', () => {
+  assert.deepEqual(loadConfig({}).x402Eip6492Factories, []);
+  assert.deepEqual(loadConfig({ X402_EIP6492_FACTORIES: '' }).x402Eip6492Factories, []);
+  const safeFactory = '0x4e1DCf7AD4e460CfD30791CCC4F9c8a4f820ec67';
+  const other = '0x000000000000000000000000000000000000dead';
+  assert.deepEqual(loadConfig({ X402_EIP6492_FACTORIES: `${safeFactory.toLowerCase()}, ${other}` }).x402Eip6492Factories,
+    [safeFactory, '0x000000000000000000000000000000000000dEaD']);
+  for (const [text, problem] of [
+    ['0x4e1DCf7AD4e460CfD30791CCC4F9c8a4f820EC67', /"0x4e1DCf7AD4e460CfD30791CCC4F9c8a4f820EC67" is not a 0x address/], // mixed case, its checksum wrong
+    ['0x1234', /"0x1234" is not a 0x address/],
+    [`${safeFactory},`, /"" is not a 0x address/],
+    [`${safeFactory},${safeFactory.toLowerCase()}`, /listed twice/],
+  ] as const) {
+    assert.throws(() => loadConfig({ X402_EIP6492_FACTORIES: text }), (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.equal(error.problems.length, 1);
+      assert.match(error.problems[0]!, /^X402_EIP6492_FACTORIES: /);
+      assert.match(error.problems[0]!, problem);
+      return true;
+    }, text);
+  }
+});
+
 test('a bad configuration names every bad setting, one line each', () => {
   assert.throws(
     () => loadConfig({ HTTP_PORT: 'eighty', TRUST_PROXY: 'true', MASTER_KEY: 'short', HOST_LABELS: 'api=mars' }),

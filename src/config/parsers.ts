@@ -1,8 +1,10 @@
 /**
- * The settings whose text is more than one value (TRUST_PROXY, HOST_LABELS, CONTRACTS_<NETWORK>):
+ * The settings whose text is more than one value (TRUST_PROXY, HOST_LABELS, CONTRACTS_<NETWORK>,
+ * X402_EIP6492_FACTORIES):
  * their parsers, run by the schema (schema.ts). Each throws a message naming the bad entry.
  */
 import { isIP } from 'node:net';
+import { getAddress, isAddress } from 'viem';
 import { networkNames, type NetworkName } from '#shared/networks.ts';
 
 /** Default Host-label map of the chain API (docs/interfaces.md#json-rpc-apis); overridable by HOST_LABELS. */
@@ -87,4 +89,21 @@ export function parseContractAddresses(text: string | undefined): ContractAddres
     addresses[name as (typeof contractNames)[number]] = address as `0x${string}`;
   }
   return addresses;
+}
+
+/**
+ * `X402_EIP6492_FACTORIES`: `0x…,0x…`, the smart-wallet factories whose ERC-6492 deployments the
+ * x402 facilitator sends (docs/x402.md#smart-wallet-payers). Each entry an address (checksummed when
+ * it mixes cases), each once; unset or empty: none.
+ */
+export function parseAddressList(text: string | undefined): readonly `0x${string}`[] {
+  if (text === undefined || text.trim() === '') return Object.freeze([]);
+  const addresses: `0x${string}`[] = [];
+  for (const entry of text.split(',').map((e) => e.trim())) {
+    if (!isAddress(entry, { strict: true })) throw new Error(`entry "${entry}" is not a 0x address (40 hex digits, its checksum right when it mixes cases)`);
+    const address = getAddress(entry);
+    if (addresses.includes(address)) throw new Error(`${address} is listed twice`);
+    addresses.push(address);
+  }
+  return Object.freeze(addresses);
 }

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { networkNames, type NetworkName } from '#shared/networks.ts';
 import { parseFailpoints } from '#shared/failpoints.ts';
-import { parseContractAddresses, parseHostLabels, parseTrustProxy } from './parsers.ts';
+import { parseAddressList, parseContractAddresses, parseHostLabels, parseTrustProxy } from './parsers.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const optionalUrl = z.string().url().optional();
@@ -49,6 +49,7 @@ export const envSchema = z.object({
   PKCS11_MODULE: z.string().optional().transform((file) => file && path.resolve(file)).describe('with `KEY_CUSTODY=pkcs11`: the HSM\'s PKCS#11 library, e.g. `/usr/lib/softhsm/libsofthsm2.so`, `/opt/cloudhsm/lib/libcloudhsm_pkcs11.so`'),
   PKCS11_TOKEN_LABEL: z.string().min(1).max(32).optional().describe('with `KEY_CUSTODY=pkcs11`: the label of the token (slot) holding the keys'),
   PKCS11_PIN_FILE: z.string().optional().transform((file) => file && path.resolve(file)).describe('with `KEY_CUSTODY=pkcs11`: a file (0600) holding the token\'s user PIN (CloudHSM: `user:password`), read at each login, so a changed PIN needs no restart'),
+  PKCS11_UNWRAPPED_KEYS: z.coerce.number().int().min(0).max(100_000).default(256).describe('with `KEY_CUSTODY=pkcs11`: how many wallets\' keys stay unwrapped inside the token after a signature, for the next ones (session objects, sensitive and not extractable: the platform keeps their handles, never their bytes); beyond it the least recently used is destroyed, and all go with the token\'s session; `0` unwraps a key for each signature'),
   TEMP_KEY_TTL_SECONDS: z.coerce.number().int().min(5).max(3600).default(300).describe('lifetime of a `net_getTempKey` key'),
   AUTHORIZATION_TTL_SECONDS: z.coerce.number().int().min(10).max(3600).default(120).describe('validity of each signed EIP-3009 transfer authorization (`validBefore`)'),
   RECEIPT_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(60).describe('how long a relayed transaction is waited for before its authorization is cancelled or left to the sweep'),
@@ -101,6 +102,8 @@ export const envSchema = z.object({
   WEBHOOK_RETRY_INITIAL_SECONDS: z.coerce.number().positive().max(86400).default(10).describe('wait after a webhook delivery\'s first failed attempt; it doubles after each failure, for 24 hours from the event'),
   WEBHOOK_RETRY_MAX_SECONDS: z.coerce.number().positive().max(86400).default(3600).describe('longest wait between two attempts of a webhook delivery'),
   WEBHOOK_TIMEOUT_SECONDS: z.coerce.number().positive().max(300).default(10).describe('a webhook receiver that has not answered by then fails this attempt'),
+  // The x402 facilitator (docs/x402.md).
+  X402_EIP6492_FACTORIES: z.string().optional().transform(parsedBy(parseAddressList)).describe('`0x…,0x…`: smart-wallet factories whose ERC-6492 signatures the x402 facilitator settles for a wallet not deployed yet, sending (and paying the gas of) the factory\'s deployment before the transfer (docs/x402.md#smart-wallet-payers); each a 0x address (checksummed when it mixes cases), once; unset or empty: none, such a payment is refused `eip6492_factory_not_allowed`'),
   // Test-only fault injection (docs/reliability.md "Failpoints"): refused unless a test turns it on, never in production.
   FAILPOINTS: z.string().optional().transform(parsedBy(parseFailpoints)).describe('test only, with `VIXPAY_TEST_FAULTS=1`: `name=crash|crash-chain|error,…` failpoints at the step boundaries of the money paths (docs/reliability.md); `crash` is a SIGKILL of the process there. Set without `VIXPAY_TEST_FAULTS=1`, the server refuses to start'),
   VIXPAY_TEST_FAULTS: z.enum(['0', '1']).default('0').transform((flag) => flag === '1').describe('test only: `1` lets `FAILPOINTS` arm failpoints; refused with `NODE_ENV=production`'),

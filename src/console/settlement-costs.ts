@@ -23,7 +23,7 @@ export interface SettlementCosts {
   settlementFeesPaidWei: string;
   /** Settlement transactions by what they carried: POS transfers only, x402 payments only, both in one batch. */
   settlementsByKind: { pos: number; x402: number; mixed: number };
-  /** The other transactions by kind (`deploy`, `mint`, `cancel-authorization`): not settlements. */
+  /** The other transactions by kind (`deploy`, `mint`, `cancel-authorization`, `wallet-deploy`): not settlements. */
   otherTransactions: Record<string, number>;
   /** Transfers executed (authorizations used): POS payments, refunds and rewards, and x402 payments. */
   transfers: number;
@@ -52,21 +52,8 @@ export function roundedForPerson(amount: string, symbol: string): string {
   return `${new Intl.NumberFormat('en-US', digits).format(value)} ${symbol}`;
 }
 
-/** Epoch ms of the start of the day `epochMs` falls in, in `timeZone` (IANA). */
-export function startOfDay(epochMs: number, timeZone: string): number {
-  const formatter = new Intl.DateTimeFormat('en-US', {
-    timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
-  });
-  const wall = (at: number) => {
-    const p = Object.fromEntries(formatter.formatToParts(new Date(at)).map((part) => [part.type, Number(part.value)]));
-    return { utc: Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!), midnight: Date.UTC(p.year!, p.month! - 1, p.day!) };
-  };
-  const now = wall(epochMs);
-  const offset = now.utc - Math.floor(epochMs / 1000) * 1000;
-  const guess = now.midnight - offset;
-  // The offset at midnight itself (a daylight-saving change during the day moves it).
-  return now.midnight - (wall(guess).utc - guess);
-}
+// The start of a day in a zone: src/shared/day-start.ts (a statement's day reads it without viem).
+export { startOfDay } from '#shared/day-start.ts';
 
 /** Per network (every one named, zeros when idle), the costs of the transactions mined since the day began. */
 export function settlementCosts(networks: readonly string[], rows: readonly MinedCostRow[]): SettlementCosts[] {

@@ -6,7 +6,8 @@ import { EthrDIDProvider } from '@veramo/did-provider-ethr';
 import { DIDResolverPlugin } from '@veramo/did-resolver';
 import { Resolver, type Resolvable } from 'did-resolver';
 import { getResolver as getEthrResolver } from 'ethr-did-resolver';
-import type { AbstractKeyStore, AbstractPrivateKeyStore } from '@veramo/key-manager';
+import { tokenKms as tokenKmsName } from './token-kms.ts';
+import type { AbstractKeyManagementSystem, AbstractKeyStore, AbstractPrivateKeyStore } from '@veramo/key-manager';
 import type { AbstractDIDStore } from '@veramo/did-manager';
 
 /** The Veramo agent of the platform: keys, DIDs and DID resolution. */
@@ -29,6 +30,8 @@ export interface DidAgentStores {
 export interface DidAgentDeps {
   stores: DidAgentStores;
   chain: DidChain;
+  /** With KEY_CUSTODY=pkcs11: the KMS over the wallets' keys in the HSM token (token-kms.ts), beside the local one. */
+  tokenKms?: AbstractKeyManagementSystem | undefined;
 }
 
 /** Name of the local KMS and of our DID provider in the agent. */
@@ -50,11 +53,12 @@ export function createEthrResolver(chain: DidChain): Resolvable {
 /** Veramo over our tables (keys sealed by the vault) and our chain. */
 export function createDidAgent(deps: DidAgentDeps): DidAgent {
   const { stores, chain } = deps;
+  const tokenKms: Record<string, AbstractKeyManagementSystem> = deps.tokenKms ? { [tokenKmsName]: deps.tokenKms } : {};
   return createAgent<IKeyManager & IDIDManager & IResolver>({
     plugins: [
       new KeyManager({
         store: stores.keys,
-        kms: { [localKms]: new KeyManagementSystem(stores.privateKeys) },
+        kms: { [localKms]: new KeyManagementSystem(stores.privateKeys), ...tokenKms },
       }),
       new DIDManager({
         store: stores.dids,

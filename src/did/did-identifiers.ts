@@ -1,8 +1,9 @@
 import { getAddress, isAddress, type Hex } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import type { IIdentifier } from '@veramo/core';
+import { generatePrivateKey, privateKeyToAccount, publicKeyToAddress } from 'viem/accounts';
+import type { IIdentifier, MinimalImportableKey } from '@veramo/core';
 import type { DidAgent } from './did-agent.ts';
 import { ethrProvider, localKms } from './did-agent.ts';
+import { tokenKms } from './token-kms.ts';
 import type { DidListEntry, DidRepository, SystemDidRole } from '../store/did-repository.ts';
 
 const ethrAddressDid = /^did:ethr:(0x[0-9a-fA-F]{40})$/;
@@ -73,6 +74,23 @@ export async function importEthrDid(agent: DidAgent, privateKey: Hex, alias: str
   await agent.didManagerImport({
     did, provider: ethrProvider, alias, controllerKeyId: kid, services: [],
     keys: [{ kid, kms: localKms, type: 'Secp256k1', privateKeyHex: privateKey.slice(2) }],
+  });
+  return agent.didManagerGet({ did });
+}
+
+/**
+ * `did:ethr:<address>` over a wallet whose key is in the HSM token: Veramo keeps its public key only,
+ * under the pkcs11 KMS (token-kms.ts), which signs in the token. Importing it again keeps the first alias.
+ */
+export async function importTokenEthrDid(agent: DidAgent, publicKey: Hex, alias: string): Promise<IIdentifier> {
+  const did = didForAddress(publicKeyToAddress(publicKey));
+  const existing = await agent.didManagerGet({ did }).catch(() => undefined);
+  if (existing) return existing;
+  const kid = publicKey.slice(2);
+  await agent.didManagerImport({
+    did, provider: ethrProvider, alias, controllerKeyId: kid, services: [],
+    // Veramo's type asks every imported key for its private key; the pkcs11 KMS takes the public key only.
+    keys: [{ kid, kms: tokenKms, type: 'Secp256k1', publicKeyHex: kid } as MinimalImportableKey],
   });
   return agent.didManagerGet({ did });
 }

@@ -1,4 +1,4 @@
-import { getAddress, isAddress, type Hex } from 'viem';
+import { getAddress, isAddress, type Address, type Hex } from 'viem';
 import type { IIdentifier } from '@veramo/core';
 import { DomainError } from '#shared/errors.ts';
 import { safeEqual } from '#shared/hash.ts';
@@ -7,7 +7,7 @@ import type { KeyVault } from '#shared/key-vault.ts';
 import type { WalletRepository } from '../store/wallet-repository.ts';
 import type { DidAgent } from './did-agent.ts';
 import type { DidListEntry, DidRepository } from '../store/did-repository.ts';
-import { addressOfDid, didForAddress, importEthrDid, normalizeDid, toDidRecord, type DidRecord } from './did-identifiers.ts';
+import { addressOfDid, didForAddress, importEthrDid, importTokenEthrDid, normalizeDid, toDidRecord, type DidRecord } from './did-identifiers.ts';
 import {
   agentResolver, audienceOf, issueCredential, issuePresentation, jwtOf, verifyCredentialDocument, verifyPresentationDocument,
   type JsonObject, type VerificationResult,
@@ -32,6 +32,8 @@ export interface DidServiceDeps {
   vault: KeyVault;
   clock?: Clock;
   presentationTtlSeconds?: number;
+  /** With KEY_CUSTODY=pkcs11: the public key of a wallet whose key is wrapped by the token (one signature there, recovered). */
+  tokenPublicKey?: ((privateKeyEnc: string, address: Address) => Promise<Hex>) | undefined;
 }
 
 export interface CreateDidParameters {
@@ -108,9 +110,12 @@ export function createDidService(deps: DidServiceDeps): DidService {
       // One answer for an unknown address and a wrong secretKey, compared in constant time.
       const stored = account ? vault.decrypt(account.secretKeyEnc) : '';
       if (!safeEqual(stored, secretKey) || !account) throw new DomainError('did.secret_key_invalid', secretMismatch);
-      // A key wrapped by the HSM (KEY_CUSTODY=pkcs11) never leaves it, so it cannot enter the DID key store.
+      // A key wrapped by the HSM (KEY_CUSTODY=pkcs11) never leaves it: the DID's key is its public key,
+      // under the pkcs11 KMS, which signs in the token.
       if (account.privateKeyEnc.startsWith('p11:')) {
-        throw new DomainError('did.key_not_held', 'this wallet\'s key is held in the HSM (KEY_CUSTODY=pkcs11): a DID over it is not supported yet');
+        if (!deps.tokenPublicKey) throw new DomainError('did.key_not_held', 'this wallet\'s key is held in an HSM this platform does not use (KEY_CUSTODY=pkcs11)');
+        const publicKey = await deps.tokenPublicKey(account.privateKeyEnc, getAddress(account.address));
+        return toDidRecord(await importTokenEthrDid(agent, publicKey, alias));
       }
       const identifier = await importEthrDid(agent, vault.decrypt(account.privateKeyEnc) as Hex, alias);
       return toDidRecord(identifier);

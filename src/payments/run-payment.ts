@@ -86,7 +86,7 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
   }, deps.clock());
   if (!claim.claimed) {
     let { existing } = claim;
-    const endedHere = existing.status === 'pending' && endedUnsettledOf(deps).has(existing.id);
+    const endedHere = endedUnsettledOf(deps).has(existing.id);
     if (existing.status === 'pending' && (endedHere || deps.clock() - existing.updatedAt > staleAfterMs(deps) || await runnerDied(deps, existing))) {
       const settled = await settleStalePayment(deps, existing);
       if (settled !== 'pending') endedUnsettledOf(deps).delete(existing.id);

@@ -33,6 +33,8 @@ export const failpointNames = [
   'transfer.before-authorize', 'transfer.after-settle',
   // The relayer's settlement batch (chain/settlement-batcher.ts).
   'relay.before-journal', 'relay.after-journal', 'relay.after-broadcast',
+  // An x402 ERC-6492 payer's wallet (x402/deploy-wallet.ts): deployed by the platform, the transfer not sent yet.
+  'x402.after-wallet-deployment',
 ] as const;
 export type FailpointName = (typeof failpointNames)[number];
 

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { DomainError } from '#shared/errors.ts';
 import { openStatement, type StatementDeps } from './statement-builder.ts';
 import { statementDay, zonedIsoTime } from './statement-day.ts';
 import type { StatementChain, TransferLog } from './statement-chain.ts';
@@ -117,4 +118,43 @@ test('a statement names its day\'s first and last instants in its zone, with the
   assert.equal(zonedIsoTime(fallBack.startMs, 'America/New_York'), '2026-11-01T00:00:00.000-04:00');
   assert.equal(zonedIsoTime(fallBack.endMs - 1, 'America/New_York'), '2026-11-01T23:59:59.999-05:00');
   assert.equal(zonedIsoTime(Date.UTC(2026, 10, 26, 3, 4, 5, 6), 'UTC'), '2026-11-26T03:04:05.006+00:00');
+});
+
+// Blocks 1–9 in the day (60 s apart from its first second), block 0 the minute before it, block 10
+// mined at the next day's first second and block 11 a minute later: the chain as far as `headAt`.
+function dayChain(headAt: number): StatementChain {
+  const endSec = day.endMs / 1000;
+  const timestamp = (n: number) => (n === 0 ? daySec - 60 : n <= 9 ? daySec + (n - 1) * 60 : endSec + (n - 10) * 60);
+  return {
+    ...fakeChain([], { opening: 0n, closing: 0n }),
+    head: async () => ({ number: headAt, timestamp: timestamp(headAt) }),
+    timestampOf: async (n) => timestamp(n),
+    firstBlockFrom: async (sec, head) => { for (let n = 0; n <= head; n++) if (timestamp(n) >= sec) return n; return head + 1; },
+  };
+}
+
+test('the day\'s blocks are those mined from its first second to its last; it is closed once a block of the next day is mined, or a minute after midnight', async () => {
+  const open = async (headAt: number, nowMs: number, closeGraceMs?: number) => (await openStatement({
+    ...depsOf([], [], dayChain(headAt)), clock: () => nowMs, ...(closeGraceMs !== undefined && { closeGraceMs }),
+  }, 'T-1', '2026-11-26')).header;
+  // Blocks of the next day mined: the day ends at block 9, closed though midnight was a moment ago.
+  assert.deepEqual(await open(11, day.endMs + 1).then((h) => [h.firstBlock, h.lastBlock, h.closed]), [1, 9, true]);
+  assert.deepEqual(await open(10, day.endMs).then((h) => [h.lastBlock, h.closed]), [9, true], 'a block at the next day\'s first second closes it');
+  // No block of the next day yet: open until a minute after midnight (closeGraceMs), closed from then.
+  assert.deepEqual(await open(9, day.endMs + 59_999).then((h) => [h.lastBlock, h.closed]), [9, false]);
+  assert.equal((await open(9, day.endMs + 60_000)).closed, true);
+  assert.equal((await open(9, day.endMs - 1, 0)).closed, false, 'the day not over');
+  assert.equal((await open(9, day.endMs, 0)).closed, true, 'no grace asked: closed at midnight');
+  assert.equal((await open(5, day.startMs + 5 * 60_000)).lastBlock, 5, 'a day going on: its blocks so far');
+});
+
+test('a day is open from its first millisecond; before it, not found, naming the date', async () => {
+  const deps = depsOf([], [], dayChain(0));
+  assert.equal((await openStatement({ ...deps, clock: () => day.startMs }, 'T-1', '2026-11-26')).header.closed, false);
+  await assert.rejects(openStatement({ ...deps, clock: () => day.startMs - 1 }, 'T-1', '2026-11-26'), (error: unknown) => {
+    assert.ok(error instanceof DomainError);
+    assert.deepEqual([error.code, error.details, error.message], ['request.not_found', 'date', '2026-11-26 has not begun (Asia/Seoul)']);
+    return true;
+  });
+  await assert.rejects(openStatement({ ...deps, findStore: async () => undefined }, 'T-9', '2026-11-26'), { code: 'request.not_found', message: 'no such store' });
 });

@@ -99,9 +99,7 @@ export async function openStatement(deps: StatementDeps, tid: string, date: stri
         yield line;
       }
       from = to + 1;
-      const items = rows.length + logs.length;
-      if (items > 2 * stepItems || txs.length > maxTxsPerStep / 2) step = Math.max(1, Math.floor(step / 2));
-      else if (items < stepItems && txs.length < maxTxsPerStep / 4) step = Math.min(step * 2, 8192);
+      step = nextStepBlocks(step, { txs: txs.length, records: rows.length, logs: logs.length });
     }
     const closing = await balancesAt(lastBlock);
     // A token first seen in a line (not on the allow-list any more) has its opening read now.
@@ -126,6 +124,18 @@ export async function openStatement(deps: StatementDeps, tid: string, date: stri
     };
   }
   return { header, lines };
+}
+
+/**
+ * The blocks of the step after one of `step` blocks that read `read`: half (at least 1) after more than
+ * twice `stepItems` records and logs or more than 500 transactions; twice (at most 8,192) after fewer
+ * than `stepItems` records and logs and fewer than 250 transactions; else the same.
+ */
+export function nextStepBlocks(step: number, read: { txs: number; records: number; logs: number }): number {
+  const items = read.records + read.logs;
+  if (items > 2 * stepItems || read.txs > maxTxsPerStep / 2) return Math.max(1, Math.floor(step / 2));
+  if (items < stepItems && read.txs < maxTxsPerStep / 4) return Math.min(step * 2, 8192);
+  return step;
 }
 
 const incoming = (row: StatementRow) => row.kind === 'payment' || row.kind === 'reward_cancellation' || row.kind === 'x402';

@@ -1,6 +1,6 @@
 import { DomainError } from '#shared/errors.ts';
 import { formatDate, formatDateTime } from '../commerce/platform-dates.ts';
-import { startOfDay } from '../console/settlement-costs.ts';
+import { startOfDay } from '#shared/day-start.ts';
 
 /** A day of the platform's time zone: `yyyy-mm-dd`, and the epoch ms it starts and the next day starts. */
 export interface StatementDay {

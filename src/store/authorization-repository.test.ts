@@ -81,7 +81,7 @@ for (const factory of storeFactories) {
       assert.equal(await authorizations.reserve(authorization(fresh, 1n, 1), { balance: async () => 1n }), 'reserved');
       assert.equal((await authorizations.held({ network: 'ethereum', contractAddress: '0xC', fromAddress: fresh })), 1n);
       if (factory.name === 'postgres') {
-        const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where state like 'idle in transaction%' and datname = current_database()`.execute(store.db);
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where state like 'idle in transaction%' and application_name = current_setting('application_name')`.execute(store.db);
         assert.equal(rows[0]!.n, 0, 'no connection sits in a transaction while the node is asked');
       }
       answer();

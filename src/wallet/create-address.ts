@@ -19,6 +19,7 @@ export async function createAddress(deps: Pick<WalletDeps, 'repo' | 'vault' | 'k
   const mnemonic = generateMnemonic(english);
   const account = mnemonicToAccount(mnemonic);
   const privateKey = account.getHdKey().privateKey;
+  // Stryker disable next-line StringLiteral: unreachable, a key derived from a seed always has its private key (the message of a throw no input reaches)
   if (!privateKey) throw new Error('derived key has no private key');
   const secretKey = randomBytes(32).toString('hex');
   await deps.repo.insertAccount({

@@ -33,6 +33,7 @@ export async function importAddress(
   const existing = await deps.repo.findAccount(account.address);
   if (existing) return { address: account.address, secretKey: deps.vault.decrypt(existing.secretKeyEnc) };
   const privateKey = account.getHdKey().privateKey;
+  // Stryker disable next-line StringLiteral: unreachable, a key derived from a seed always has its private key (the message of a throw no input reaches)
   if (!privateKey) throw new Error('derived key has no private key');
   const secretKey = randomBytes(32).toString('hex');
   const inserted = await deps.repo.insertAccount({
@@ -40,6 +41,7 @@ export async function importAddress(
     privateKeyEnc: await keysOf(deps).seal(privateKey),
     secretKeyEnc: deps.vault.encrypt(secretKey),
   }, deps.clock());
+  // Stryker disable next-line ConditionalExpression: `true` reads the account it just stored back, the same secretKey (equivalent); `false` (a race's loser answering a secretKey never stored) is also the BooleanLiteral mutant's, killed by the race test
   if (!inserted) return importAddress(deps, params); // lost a race with a concurrent import: answer with the stored key
   return { address: account.address, secretKey };
 }

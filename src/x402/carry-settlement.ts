@@ -6,16 +6,12 @@ import { isNetworkName, type NetworkName } from '#shared/networks.ts';
 import type { X402SettlementRecord } from '../store/x402-settlement-repository.ts';
 import type { X402Deps } from './x402-deps.ts';
 import { finishSettlement } from './finish-settlement.ts';
+import { settlementSignature } from './contract-signature.ts';
+import { keyedLock } from '#shared/keyed-lock.ts';
+import { deployPayerWallet } from './deploy-wallet.ts';
 
 /** Reservations of one payer are decided one at a time in this process (an outside payer has no account row to lock). */
-const payerLocks = new Map<string, Promise<unknown>>();
-function underPayerLock<T>(payer: string, work: () => Promise<T>): Promise<T> {
-  const run = (payerLocks.get(payer) ?? Promise.resolve()).then(work, work);
-  const tail = run.catch(() => undefined);
-  payerLocks.set(payer, tail);
-  void tail.then(() => { if (payerLocks.get(payer) === tail) payerLocks.delete(payer); });
-  return run;
-}
+const underPayerLock = keyedLock();
 
 /**
  * Carries an accepted settlement to the chain through the batching relayer, as the wallet's own
@@ -25,7 +21,9 @@ function underPayerLock<T>(payer: string, work: () => Promise<T>): Promise<T> {
  * batch has a receipt, or leaves the settlement `accepted` when the chain has not decided (not mined
  * within the wait, node down): the relayer's recovery finishes the transaction and `observeSettlement`
  * records its outcome. Safe to call again for the same settlement (after a crash): a reservation
- * that exists is reused, and the journal never includes an authorization twice.
+ * that exists is reused, and the journal never includes an authorization twice. An ERC-6492 payer's
+ * wallet not deployed yet is deployed first, once (deploy-wallet.ts); a deployment that fails
+ * releases the reservation and fails the settlement.
  */
 export async function carrySettlement(deps: X402Deps, record: X402SettlementRecord): Promise<void> {
   const network = record.network as NetworkName;
@@ -59,10 +57,21 @@ export async function carrySettlement(deps: X402Deps, record: X402SettlementReco
   } else if (existing.status !== 'reserved') {
     return; // Journaled (or ended) already: the relayer's recovery and the observation finish it.
   }
+  // An ERC-6492 payer's wallet, deployed first when it is not yet (deploy-wallet.ts); the transfer waits for it.
+  const deployment = await deployPayerWallet(deps, network, payer, record.signature as Hex);
+  if (deployment === 'pending') return;
+  if (deployment !== 'ready') {
+    await deps.authorizations.release(record.id);
+    await finishSettlement(deps, record, { status: 'failed', errorReason: deployment.failed });
+    return;
+  }
   let result;
   try {
+    // A plain account's signature rides the batch; a contract account's goes alone (contract-signature.ts).
+    const authorization = { from: payer, to: payTo, value: value.value, validAfter: validAfter.value, validBefore: validBefore.value, nonce: record.nonce as Hex };
+    const { signature, alone } = await settlementSignature(deps, network, authorization, asset, record.signature as Hex);
     result = await deps.relayer.settle(network, deps.contracts[network].settlement, {
-      token: asset, from: payer, to: payTo, value: value.value, validAfter: validAfter.value, validBefore: validBefore.value, nonce: record.nonce as Hex, signature: record.signature as Hex, key: record.id,
+      token: asset, ...authorization, signature, key: record.id, ...(alone && { alone }),
     });
   } catch (error) {
     // Not journaled by this call: nothing sent by it. Left accepted; the sweep sends it again while it is still reserved.

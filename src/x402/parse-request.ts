@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Address, Hex } from 'viem';
 import { PaymentPayloadV2Schema, PaymentRequirementsV2Schema } from '@x402/core/schemas';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import type { ExactPermit2Payload } from '@x402/evm';
 import { parseAddress, parseUint256, type Parsed } from '#shared/uint256.ts';
 
 /** Refines a zod field with one of the shared parsers (#shared/uint256.ts), its refusal as the issue. */
@@ -68,12 +69,29 @@ export function parseRequest(body: unknown): ParsedRequest {
   if (!bound.success) return { ok: false, reason: 'invalid_payment_requirements', message: issues(bound.error.issues) };
   const payload = PaymentPayloadV2Schema.safeParse(envelope.data.paymentPayload);
   if (!payload.success) return { ok: false, reason: 'invalid_payload', message: issues(payload.error.issues) };
+  if ('permit2Authorization' in payload.data.payload) return permit2Refusal(payload.data.payload);
   const exact = exactEvmPayload.safeParse(payload.data.payload);
   if (!exact.success) return { ok: false, reason: 'invalid_payload', message: `payload: ${issues(exact.error.issues)}` };
   const { authorization: a, signature } = exact.data;
   return {
     ok: true, payload: payload.data as PaymentPayload, requirements: requirements.data as PaymentRequirements, bound: bound.data, signature: signature as Hex,
     authorization: { ...a, nonce: a.nonce.toLowerCase() as Hex },
+  };
+}
+
+/**
+ * The `exact` scheme's Permit2 form (`permit2Authorization`, settled through the x402 Permit2 proxy) is not
+ * settled here (docs/x402.md#permit2): refused with the published facilitator's reason for a payload type it
+ * does not handle, naming the payer when the form names one, so neither side reads it as a malformed authorization.
+ * The test is @x402/evm's `isPermit2Payload` (a `permit2Authorization` key), written out: that guard is exported
+ * only from the package's root, whose import adds 100-300 ms to the platform's start.
+ */
+function permit2Refusal(payload: Record<string, unknown>): ParsedRequest {
+  const authorization = payload.permit2Authorization as Partial<ExactPermit2Payload['permit2Authorization']> | null;
+  const from = parseAddress(authorization?.from);
+  return {
+    ok: false, reason: 'unsupported_payload_type', ...(from.ok ? { payer: from.value } : {}),
+    message: 'the exact scheme\'s Permit2 form (permit2Authorization) is not settled by this facilitator: pay with the EIP-3009 form (authorization) of a token listed in GET /x402/supported',
   };
 }
 

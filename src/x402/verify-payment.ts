@@ -1,4 +1,4 @@
-import { isAddressEqual, type Hex } from 'viem';
+import { BaseError, encodeFunctionData, isAddressEqual, MethodNotFoundRpcError, MethodNotSupportedRpcError, type Address, type Hex } from 'viem';
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
 import type { VerifyResponse } from '@x402/core/types';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
@@ -11,6 +11,8 @@ import { transferAuthorizationTypes } from '../wallet/authorize-transfer.ts';
 import { verifyingSigner } from './exact-evm-signer.ts';
 import { authorizationKey } from '../chain/mined-receipt.ts';
 import { carriesWindow } from '../chain/settlement-calldata.ts';
+import { walletSignature, type WalletDeployment } from './contract-signature.ts';
+import { errorSummary } from '#shared/redact.ts';
 
 /** A payment verify accepted: what settle needs to carry it. */
 export interface VerifiedPayment {
@@ -23,7 +25,7 @@ export interface VerifiedPayment {
 
 export type VerifyOutcome = { response: VerifyResponse; verified?: VerifiedPayment };
 
-type VerifyDeps = Pick<X402Deps, 'chains' | 'contracts' | 'relayer' | 'authorizations' | 'settlementTokens' | 'clock'>;
+type VerifyDeps = Pick<X402Deps, 'chains' | 'contracts' | 'relayer' | 'authorizations' | 'settlementTokens' | 'clock' | 'walletDeployments'>;
 
 /** One published `exact` EVM verifier per network (and per platform: keyed by its chain client). */
 const schemes = new WeakMap<object, ExactEvmScheme>();
@@ -53,7 +55,7 @@ export async function verifyPayment(deps: VerifyDeps, body: unknown): Promise<Ve
   if (bound.amount === 0n || authorization.value === 0n) return refused('invalid_exact_evm_authorization_value', 'the amount must be above 0', payer);
   const asset = await acceptedAsset(deps, network, bound.asset);
   if (!asset) return refused('invalid_payment_requirements', `asset ${requirements.asset} is not a token settled on ${requirements.network} (GET /x402/supported)`, payer);
-  if (requirements.extra?.name !== asset.name) return refused('invalid_exact_evm_token_name_mismatch', `extra.name must be "${asset.name}", the token's EIP-712 name`, payer);
+  if (requirements.extra?.name !== asset.name) return refused('invalid_exact_evm_token_name_mismatch', `extra.name must be "${asset.name}", the token's EIP-712 name`, payer); // Stryker disable next-line OptionalChaining: equivalent, without extra the name check above has refused
   if (requirements.extra?.version !== asset.version) return refused('invalid_exact_evm_token_version_mismatch', `extra.version must be "${asset.version}"`, payer);
   // Any validAfter a batch can carry (any timestamp; contracts/VixpSettlement.sol); one still in the
   // future is accepted and held until it is due (carry-settlement.ts), if it ever is before validBefore.
@@ -65,14 +67,21 @@ export async function verifyPayment(deps: VerifyDeps, body: unknown): Promise<Ve
   }
 
   const chain = deps.chains[network];
-  let scheme = schemes.get(chain);
+  // A smart wallet's signature (contract-signature.ts): an ERC-6492 wrapper of a deployed wallet is
+  // checked as its inner signature (ERC-1271, below); of a wallet not deployed, only when its factory
+  // is allow-listed, as a whole (verifyCounterfactual); refused otherwise.
+  const wallet = await walletSignature(chain.client, payer, signature, deps.walletDeployments?.factories ?? []);
+  if (!wallet.ok) return refused(wallet.reason, wallet.message, payer); // Stryker disable next-line ConditionalExpression: equivalent, with the signature unchanged the copy equals the payload
+  const checkedPayload = wallet.signature === signature ? payload : { ...payload, payload: { ...payload.payload, signature: wallet.signature } };
+  let scheme = schemes.get(chain); // Stryker disable next-line ConditionalExpression: equivalent, a verifier made per request (stateless) checks the same; the cache saves its construction
   if (!scheme) schemes.set(chain, scheme = new ExactEvmScheme(verifyingSigner(chain, deps.relayer.lanes)));
   // The published verifier refuses a validAfter still ahead of the clock; the platform holds such a
   // payment until it is due (carry-settlement.ts), so it checks the same fields itself (the
   // simulation aside: the balance and the nonce are read below).
-  const checked = authorization.validAfter > BigInt(Math.floor(deps.clock() / 1000))
-    ? await verifyNotYetDue(chain, asset, bound, authorization, signature, deps.clock())
-    : await scheme.verify(payload, requirements);
+  const due = authorization.validAfter <= BigInt(Math.floor(deps.clock() / 1000));
+  const checked = wallet.deployment
+    ? await verifyCounterfactual(chain, asset, bound, authorization, signature, { ...wallet.deployment, signature: wallet.signature }, { due, sender: deps.relayer.address }, deps.clock())
+    : due ? await scheme.verify(checkedPayload, requirements) : await verifyNotYetDue(chain, asset, bound, authorization, wallet.signature, deps.clock());
   const [balance, held, used] = await Promise.all([
     chain.client.readContract({ address: asset.address, abi: vixpTokenAbi, functionName: 'balanceOf', args: [payer] }),
     deps.authorizations.held({ network, contractAddress: asset.address, fromAddress: payer }),
@@ -99,8 +108,9 @@ export async function verifyPayment(deps: VerifyDeps, body: unknown): Promise<Ve
 /**
  * What `ExactEvmScheme.verify` checks of an EIP-3009 authorization, for one whose validAfter is still
  * ahead: the payer's signature over it in the token's EIP-712 domain (viem's verifyTypedData: an
- * ECDSA key, or a deployed wallet's ERC-1271 answer), `to` = `payTo`, the amount, and validBefore at
- * least 6 seconds ahead, with the published verifier's reasons.
+ * ECDSA key, a deployed wallet's ERC-1271 answer, or an ERC-6492 wrapper's: the factory call then
+ * `isValidSignature`, in one deployless call), `to` = `payTo`, the amount, and validBefore at least
+ * 6 seconds ahead, with the published verifier's reasons.
  */
 async function verifyNotYetDue(
   chain: VerifyDeps['chains'][NetworkName], asset: X402Asset, bound: BoundRequirements,
@@ -112,10 +122,54 @@ async function verifyNotYetDue(
     domain: { name: asset.name, version: asset.version, chainId: chain.chainId, verifyingContract: asset.address },
     types: transferAuthorizationTypes, primaryType: 'TransferWithAuthorization',
     message: { ...authorization },
-  }).catch(() => false);
+  }).catch(/* Stryker disable next-line ArrowFunction: equivalent, undefined is as falsy as false */ () => false);
   if (!signed) return { isValid: false, invalidReason: 'invalid_exact_evm_signature', payer };
   if (!isAddressEqual(authorization.to, bound.payTo)) return { isValid: false, invalidReason: 'invalid_exact_evm_recipient_mismatch', payer };
   if (authorization.validBefore < BigInt(Math.floor(nowMs / 1000) + 6)) return { isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_valid_before', payer };
   if (authorization.value !== bound.amount) return { isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_value_mismatch', payer };
   return { isValid: true, payer };
+}
+
+/**
+ * An ERC-6492 payment of a wallet not deployed yet whose factory is allow-listed: what the published
+ * verifier checks of it (`@x402/evm` 2.27.0 with `eip6492AllowedFactories`), without Multicall3, which
+ * our local chains lack. The signature as a whole (the wrapper: viem's deployless ERC-6492 validator
+ * runs the factory call, then asks the new wallet's `isValidSignature`; the published verifier leaves
+ * it to the simulation), the fields, and, once due, a simulation of what settle sends, as settle
+ * sends it: the factory call from the platform account, then the token's `transferWithAuthorization(…,
+ * bytes signature)` with the inner signature, two calls in one simulated block (`eth_simulateV1`), so
+ * nothing is deployed by verify. (Both in one call, as the published verifier's Multicall3 batch or
+ * viem's `call` with `factory` do, failed for a Safe 1.5.0 on anvil 1.7.1: the token's
+ * `InvalidAuthorizationSignature`, while the same two calls in sequence pass.) A node without
+ * `eth_simulateV1` gets no simulation: the balance and the nonce are still read (verifyPayment).
+ */
+async function verifyCounterfactual(
+  chain: VerifyDeps['chains'][NetworkName], asset: X402Asset, bound: BoundRequirements, authorization: ExactAuthorization,
+  wrapped: Hex, deployment: WalletDeployment & { signature: Hex }, simulation: { due: boolean; sender: Address }, nowMs: number,
+): Promise<VerifyResponse> {
+  const fields = await verifyNotYetDue(chain, asset, bound, authorization, wrapped, nowMs);
+  if (!fields.isValid || !simulation.due) return fields;
+  const { from, to, value, validAfter, validBefore, nonce } = authorization;
+  let results;
+  try {
+    ({ results } = await chain.client.simulateCalls({
+      account: simulation.sender,
+      calls: [
+        { to: deployment.factory, data: deployment.factoryCalldata },
+        { to: asset.address, data: encodeFunctionData({ abi: vixpTokenAbi, functionName: 'transferWithAuthorization', args: [from, to, value, validAfter, validBefore, nonce, deployment.signature] }) },
+      ],
+    }));
+  } catch (error) {
+    const unsupported = error instanceof BaseError && error.walk((e) => e instanceof MethodNotFoundRpcError || e instanceof MethodNotSupportedRpcError);
+    if (unsupported) return fields;
+    return { isValid: false, invalidReason: 'invalid_exact_evm_transaction_simulation_failed', invalidMessage: errorSummary(error), payer: from };
+  }
+  const [deployed, transferred] = results;
+  if (deployed?.status !== 'success') {
+    return { isValid: false, invalidReason: 'invalid_exact_evm_transaction_simulation_failed', invalidMessage: `the factory call does not deploy the wallet: ${errorSummary(deployed?.error)}`, payer: from };
+  }
+  if (transferred?.status !== 'success') {
+    return { isValid: false, invalidReason: 'invalid_exact_evm_transaction_simulation_failed', invalidMessage: `the transfer after the deployment reverts: ${errorSummary(transferred?.error)}`, payer: from };
+  }
+  return fields;
 }

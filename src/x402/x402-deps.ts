@@ -1,7 +1,10 @@
+import type { Address } from 'viem';
 import type { Clock } from '#shared/clock.ts';
+import type { Faults } from '#shared/failpoints.ts';
 import type { Logger } from '#shared/logger.ts';
 import type { ChainClients } from '../chain/chain-clients.ts';
 import type { Relayer } from '../chain/relayer.ts';
+import type { ChainJournal } from '../chain/chain-journal.ts';
 import type { PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
 import type { AuthorizationRepository } from '../store/authorization-repository.ts';
 import type { SettlementTokenRepository } from '../store/settlement-token-repository.ts';
@@ -43,6 +46,13 @@ export interface X402Deps {
   receipts?: X402Receipts;
   /** Told once per settlement that ends (the metrics). */
   onOutcome?: (network: NetworkName, outcome: X402Outcome) => void;
+  /**
+   * ERC-6492 payers (deploy-wallet.ts): the factories the operator allow-lists (`X402_EIP6492_FACTORIES`)
+   * and the relayer's journal, where a wallet's deployment is looked up; without them no wallet is deployed.
+   */
+  walletDeployments?: { factories: readonly Address[]; journal: Pick<ChainJournal, 'findLatest'> };
+  /** The fault suite's failpoints (src/shared/failpoints.ts); none unless a test arms them. */
+  faults?: Faults;
   /** The payment-identifier extension's ids (payment-identifier.ts); without them the extension is not offered. */
   paymentIds?: IdempotencyRepository;
   /** The settlements answered settled (repeated-payment.ts); without them a payment answered pending cannot be presented again. */

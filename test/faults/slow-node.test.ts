@@ -69,7 +69,7 @@ test('a node answering each call 3 s late: logins, the store and /readyz answer 
     const { rows } = await sql<{ idle: number; locked: number }>`select
         count(*) filter (where state like 'idle in transaction%' and now() - state_change > interval '1 second')::int as idle,
         count(*) filter (where wait_event_type = 'Lock')::int as locked
-      from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`.execute(t.platform.store.db);
+      from pg_stat_activity where application_name = current_setting('application_name') and pid <> pg_backend_pid()`.execute(t.platform.store.db);
     heldInTransaction.push(rows[0]!.idle);
     waitingOnLocks.push(rows[0]!.locked);
     await sleep(250);

@@ -60,6 +60,9 @@ export async function freshPostgresSchema(prefix = 'vixpay_t'): Promise<FreshSch
   undropped.add(schema);
   const url = new URL(testDatabaseUrl);
   url.searchParams.set('options', `-c search_path=${schema}`);
+  // Its connections carry the schema's name, so a test looking at pg_stat_activity sees its own
+  // connections only, not those of a test file running beside it on the same database.
+  url.searchParams.set('application_name', schema);
   let dropped: Promise<void> | undefined;
   return {
     schema,

@@ -6,10 +6,14 @@ import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
 import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { wrapFetchWithPaymentFromConfig } from '@x402/fetch';
-import type { Address, LocalAccount } from 'viem';
+import type { Address } from 'viem';
+import type { ClientEvmSigner } from '@x402/evm';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { vixpTokenAbi } from '../../src/gen/contracts/vixp-token.ts';
 import type { Platform } from '../../src/compose/platform.ts';
+import type { TestPlatform } from './platform.ts';
+import { addFacilitatorKey } from '../../src/x402/facilitator-keys.ts';
+import { createFacilitatorKeyRepository } from '../../src/store/facilitator-key-repository.ts';
 import type { NetworkName } from '../../src/shared/networks.ts';
 
 export interface PaidResource {
@@ -23,12 +27,12 @@ export interface PaidResource {
  * A resource server built with the published packages (`@x402/express`): `GET /weather` costs
  * `amount` of `asset` paid to `payTo`, verified and settled by the facilitator at `facilitatorUrl`
  * with the facilitator key `apiKey`. `settleHeaders`: sent with each settle beside the key (`Prefer:
- * wait=N`); `extensions`: the route's declared extensions (the payment-identifier's); `served` counts
- * the handler's runs.
+ * wait=N`); `extensions`: the route's declared extensions (the payment-identifier's); `extra`: more of the
+ * requirements' `extra` (`assetTransferMethod`); `served` counts the handler's runs.
  */
 export async function startPaidResource(options: {
   facilitatorUrl: string; apiKey: string; network: `eip155:${number}`; asset: string; amount: string; payTo: string; maxTimeoutSeconds?: number;
-  settleHeaders?: Record<string, string>; extensions?: Record<string, unknown>;
+  settleHeaders?: Record<string, string>; extensions?: Record<string, unknown>; extra?: Record<string, unknown>;
 }): Promise<PaidResource> {
   const auth = { Authorization: `Bearer ${options.apiKey}` };
   const facilitator = new HTTPFacilitatorClient({
@@ -40,7 +44,7 @@ export async function startPaidResource(options: {
     'GET /weather': {
       accepts: {
         scheme: 'exact', network: options.network, payTo: options.payTo, maxTimeoutSeconds: options.maxTimeoutSeconds ?? 120,
-        price: { amount: options.amount, asset: options.asset, extra: { name: 'VIXP', version: '1' } },
+        price: { amount: options.amount, asset: options.asset, extra: { name: 'VIXP', version: '1', ...options.extra } },
       },
       description: 'Today\'s weather',
       ...(options.extensions && { extensions: options.extensions }),
@@ -56,11 +60,11 @@ export async function startPaidResource(options: {
 }
 
 /**
- * `fetch` that pays 402 answers with `account` (`@x402/fetch` and the `exact` EVM client scheme),
+ * `fetch` that pays 402 answers with `account` (a key, or a smart wallet's signer) (`@x402/fetch` and the `exact` EVM client scheme),
  * allowed to spend `asset` on `network` (the client pays only well-known assets unless told);
  * `sent` collects the payment header of every paid request.
  */
-export function payingFetch(account: LocalAccount, allowed: { network: `eip155:${number}`; asset: string }, sent: string[] = []): typeof fetch {
+export function payingFetch(account: ClientEvmSigner, allowed: { network: `eip155:${number}`; asset: string }, sent: string[] = []): typeof fetch {
   const recording: typeof fetch = async (input, init) => {
     const request = new Request(input, init);
     const header = request.headers.get('payment-signature');
@@ -71,6 +75,18 @@ export function payingFetch(account: LocalAccount, allowed: { network: `eip155:$
     schemes: [{ network: 'eip155:*', client: new ExactEvmClientScheme(account) }],
     spendControls: { allowedAssets: [{ network: allowed.network, asset: allowed.asset }] },
   });
+}
+
+/**
+ * The test platform's facilitator listening on a free port, with a key of its own (`name`, and the
+ * store `tid` when given; 1,000 requests a second): its URL, the key, and the ethereum network and
+ * its VIXP as a resource server names them.
+ */
+export async function listeningFacilitator(t: TestPlatform, key: { name: string; tid?: string }) {
+  const facilitatorUrl = `${await t.app.listen({ port: 0, host: '127.0.0.1' })}/x402`;
+  const { key: apiKey } = await addFacilitatorKey({ keys: createFacilitatorKeyRepository(t.platform.store.db), clock: Date.now }, { ...key, ratePerSecond: 1000 });
+  const network: `eip155:${number}` = `eip155:${t.platform.chains.ethereum.chainId}`;
+  return { facilitatorUrl, apiKey, network, vixp: t.platform.contracts.ethereum.vixpToken };
 }
 
 /** `address`'s VIXP on the platform's `network`, in base units. */
