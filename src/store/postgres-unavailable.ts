@@ -1,4 +1,5 @@
-import { PostgresDialect, type DatabaseConnection, type Driver, type PostgresDialectConfig } from 'kysely';
+import { PostgresDialect, type DatabaseConnection, type DatabaseIntrospector, type Driver, type Kysely, type PostgresDialectConfig } from 'kysely';
+import { CurrentSchemaIntrospector } from './schema-introspector.ts';
 import { DomainError } from '#shared/errors.ts';
 
 /**
@@ -42,6 +43,7 @@ function mappedConnection(connection: DatabaseConnection): DatabaseConnection {
  * Kysely's PostgreSQL dialect whose every failure to reach the server (no connection, a connection
  * cut mid-query, a server shutting down) is the typed `store.unavailable`, so that each transport
  * answers it as "unavailable, retry" rather than as an internal error. Other errors pass as they are.
+ * Its introspection (what Kysely's migrator reads) sees the connection's own schema only.
  */
 export class AvailabilityMappedPostgresDialect extends PostgresDialect {
   constructor(config: PostgresDialectConfig) {
@@ -58,5 +60,10 @@ export class AvailabilityMappedPostgresDialect extends PostgresDialect {
         return value.bind(target);
       },
     });
+  }
+
+  /** The migrator's look at the database, confined to this platform's own schema. */
+  override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return new CurrentSchemaIntrospector(db);
   }
 }
