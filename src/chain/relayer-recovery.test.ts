@@ -1,10 +1,21 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Hex, LocalAccount } from 'viem';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { encodeDeployData, toHex, type Address, type Hex, type LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createRelayerRecovery, type RelayerRecoveryDeps } from './relayer-recovery.ts';
 import { createTransactionSender } from './transaction-sender.ts';
 import { createReceiptWaiter } from './receipt-waiter.ts';
+import { encodeSettlement } from './settlement-calldata.ts';
+import type { SettlementItem } from './relay-types.ts';
+import { vixpTokenAbi, vixpTokenBytecode } from '../gen/contracts/vixp-token.ts';
+import { openStore } from '../store/db.ts';
+import { createChainJournal } from '../store/chain-journal-repository.ts';
+import { createAuthorizationRepository } from '../store/authorization-repository.ts';
+import { authorizationNonce, transferAuthorizationTypes } from '../wallet/authorize-transfer.ts';
 import type { NetworkName } from '#shared/networks.ts';
 import { createLogger } from '#shared/logger.ts';
 import { devAccount, startChainParts, type ChainParts } from '../../test/support/chain-parts.ts';
@@ -24,10 +35,11 @@ function capturingLogger() {
 }
 
 function partsFor(account: LocalAccount, clock: () => number = Date.now, deps: Partial<RelayerRecoveryDeps> & { receiptTimeoutMs?: number } = {}) {
-  const sender = createTransactionSender({ journal: parts.journal, chains: parts.chains, platform: account, clock, logger });
-  const waiter = createReceiptWaiter({ journal: parts.journal, chains: parts.chains, clock, logger, receiptTimeoutMs: deps.receiptTimeoutMs ?? 10_000 });
+  const journal = deps.journal ?? parts.journal;
+  const sender = createTransactionSender({ journal, chains: parts.chains, platform: account, clock, logger });
+  const waiter = createReceiptWaiter({ journal, chains: parts.chains, clock, logger, receiptTimeoutMs: deps.receiptTimeoutMs ?? 10_000 });
   const recovery = createRelayerRecovery({
-    journal: parts.journal, chains: parts.chains, lanes: [account], clock, logger, sender, waiter,
+    journal, chains: parts.chains, lanes: [account], clock, logger, sender, waiter,
     repricing: { afterMs: 30_000, maxFeePerGas: 500n * 10n ** 9n }, ...deps,
   });
   /** Journaled and never broadcast: the process stopped right after the journal's commit. */
@@ -38,6 +50,13 @@ function partsFor(account: LocalAccount, clock: () => number = Date.now, deps: P
     return journaled;
   };
   return { sender, waiter, recovery, journaledOnly };
+}
+
+/** A lane of its own (a fresh key the node funds): no other test's transactions move its nonce. */
+async function freshLane(): Promise<LocalAccount> {
+  const account = privateKeyToAccount(generatePrivateKey());
+  await parts.chains.ethereum.client.request({ method: 'anvil_setBalance' as never, params: [account.address, toHex(10n ** 20n)] as never });
+  return account;
 }
 
 test('a journaled transaction never broadcast is sent by `recover` with its journaled bytes, mined once and recorded; nothing is sent twice', async () => {
@@ -215,4 +234,87 @@ test('a journaled transaction no node takes is sent again by `recover` and left 
   await assert.rejects(client.getTransaction({ hash: journaled.txHash }), /could not be found/, 'refused by the node');
   assert.deepEqual((await parts.journal.listUnmined('ethereum', account.address)).map((tx) => tx.txHash), [journaled.txHash], 'still journaled, for the next sweep');
   assert.deepEqual(lines.filter((line) => line.msg === 'recovered journaled transactions').map(({ pending, finished }) => ({ pending, finished })), [{ pending: 1, finished: 0 }]);
+});
+
+test('a sender waiting for its transaction while the stale sweep re-prices it is answered with the re-priced version\'s receipt once that is mined, not at the end of its wait', async () => {
+  const account = await freshLane();
+  let now = Date.now();
+  const { sender, waiter, recovery } = partsFor(account, () => now);
+  await sender.fees('ethereum', account.address);
+  // Signed with a fee cap of 1 wei: no node takes it while the base fee is above that.
+  const journaled = await sender.journal('ethereum', account, { intent: { kind: 'test' } }, { maxFeePerGas: 1n, maxPriorityFeePerGas: 1n },
+    () => ({ to: devAccount(9).address, data: '0x', gas: 21_000n }));
+  if (journaled === 'released') throw new Error('not released: no authorizations');
+  await sender.broadcast('ethereum', journaled.rawTx);
+  // Its sender waits up to a minute, by the hash it signed (which can never be mined).
+  const waiting = waiter.finish('ethereum', journaled.id, [journaled.txHash], 60_000);
+  now += 60_000;
+  assert.equal(await recovery.rebroadcastStale('ethereum', 5_000), 1, 'the sweep saw the re-priced version mined');
+  const [repriced] = await parts.journal.hashesOf(journaled.id);
+  assert.ok(repriced !== undefined && repriced !== journaled.txHash, 'a re-priced version journaled');
+  let timer: NodeJS.Timeout | undefined;
+  const answer = await Promise.race([waiting, new Promise<'still waiting'>((resolve) => { timer = setTimeout(resolve, 20_000, 'still waiting'); })]);
+  clearTimeout(timer);
+  assert.ok(answer !== 'still waiting', 'answered within 20 s of the sweep, not after its minute');
+  assert.equal(answer.status, 'confirmed');
+  assert.equal(answer.txHash, repriced, 'the hash of the version mined');
+  assert.equal(answer.receipt?.transactionHash, repriced);
+  assert.equal(answer.receipt.status, 'success');
+});
+
+test('a settlement journaled with a holder\'s EIP-3009 authorization and never broadcast: `recover` sends it, the transfer executes, and the authorization is recorded used', async () => {
+  const lane = await freshLane();
+  const holder = privateKeyToAccount(generatePrivateKey());
+  const payee = privateKeyToAccount(generatePrivateKey()).address;
+  const { client, chainId } = parts.chains.ethereum;
+  // The authorizations table and the journal in one store, as the platform keeps them.
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'vixpay-recovery-'));
+  const store = await openStore({ dataDir });
+  try {
+    const journal = createChainJournal(store.db, randomUUID);
+    const authorizations = createAuthorizationRepository(store.db, 'process');
+    const { sender, waiter, recovery } = partsFor(lane, Date.now, { journal });
+    // The platform's token, its supply held by `holder`, deployed by the lane.
+    const deploy = await sender.send('ethereum', {
+      data: encodeDeployData({ abi: vixpTokenAbi, bytecode: vixpTokenBytecode, args: ['VIXP Token', 'VIXP', holder.address, 1_000n] }), intent: { kind: 'deploy' },
+    });
+    const token = (await waiter.finish('ethereum', deploy.id, [deploy.txHash])).receipt?.contractAddress;
+    assert.ok(token);
+    const balanceOf = (address: Address) => client.readContract({ address: token, abi: vixpTokenAbi, functionName: 'balanceOf', args: [address] });
+
+    // A payment's authorization, reserved, then signed by its holder with the operation's nonce.
+    const reference = `payment:${randomUUID()}`;
+    const nonce = authorizationNonce('ethereum', reference);
+    const validBefore = BigInt(Math.floor(Date.now() / 1000) + 3_600);
+    const reserved = await authorizations.reserve({
+      nonce, network: 'ethereum', reference, contractAddress: token, fromAddress: holder.address, toAddress: payee, value: '250',
+      validBefore: Number(validBefore), fromBlock: Number(await client.getBlockNumber()), createdAt: Date.now(), updatedAt: Date.now(),
+    }, { balance: () => balanceOf(holder.address) });
+    assert.equal(reserved, 'reserved');
+    const signature = await holder.signTypedData({
+      domain: { name: 'VIXP Token', version: '1', chainId, verifyingContract: token }, types: transferAuthorizationTypes, primaryType: 'TransferWithAuthorization',
+      message: { from: holder.address, to: payee, value: 250n, validAfter: 0n, validBefore, nonce },
+    });
+    const item: SettlementItem = { token, from: holder.address, to: payee, value: 250n, validBefore, nonce, signature };
+
+    // Journaled as the settlement batcher journals a batch (of one: the token's own transferWithAuthorization), then the process stopped.
+    const settlement: Address = '0x5e771e0000000000000000000000000000000001';
+    const journaled = await sender.journal('ethereum', lane, { intent: { kind: 'settlement', contractAddress: settlement }, authorizationNonces: [nonce] },
+      await sender.fees('ethereum', lane.address), (included) => encodeSettlement(settlement, included.map(() => item)));
+    if (journaled === 'released') throw new Error('not released: the authorization is reserved');
+    const stateOf = async () => {
+      const record = await authorizations.find(nonce);
+      return { status: record?.status, txHash: record?.txHash };
+    };
+    assert.deepEqual(await stateOf(), { status: 'submitted', txHash: journaled.txHash });
+
+    assert.equal(await recovery.recover('ethereum'), 1);
+    assert.equal((await client.getTransactionReceipt({ hash: journaled.txHash })).status, 'success');
+    assert.equal(await balanceOf(payee), 250n, 'the transfer executed');
+    assert.deepEqual(await stateOf(), { status: 'used', txHash: journaled.txHash }, 'nobody else waits for it: recovery records it used');
+    assert.equal(await authorizations.held({ network: 'ethereum', contractAddress: token, fromAddress: holder.address }), 0n, 'no funds held for it any more');
+  } finally {
+    await store.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
