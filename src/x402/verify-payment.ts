@@ -71,8 +71,9 @@ export async function verifyPayment(deps: VerifyDeps, body: unknown): Promise<Ve
   // checked as its inner signature (ERC-1271, below); of a wallet not deployed, only when its factory
   // is allow-listed, as a whole (verifyCounterfactual); refused otherwise.
   const wallet = await walletSignature(chain.client, payer, signature, deps.walletDeployments?.factories ?? []);
-  if (!wallet.ok) return refused(wallet.reason, wallet.message, payer); // Stryker disable next-line ConditionalExpression: equivalent, with the signature unchanged the copy equals the payload
-  const checkedPayload = wallet.signature === signature ? payload : { ...payload, payload: { ...payload.payload, signature: wallet.signature } };
+  if (!wallet.ok) return refused(wallet.reason, wallet.message, payer);
+  // The payload as the published verifier checks it: with the wallet's own signature (an ERC-6492 wrapper's inner one).
+  const checkedPayload = { ...payload, payload: { ...payload.payload, signature: wallet.signature } };
   let scheme = schemes.get(chain); // Stryker disable next-line ConditionalExpression: equivalent, a verifier made per request (stateless) checks the same; the cache saves its construction
   if (!scheme) schemes.set(chain, scheme = new ExactEvmScheme(verifyingSigner(chain, deps.relayer.lanes)));
   // The published verifier refuses a validAfter still ahead of the clock; the platform holds such a
