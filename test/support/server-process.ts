@@ -2,6 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createServer } from 'node:net';
+import { randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { testStoreEnv } from './stores.ts';
 
 export interface ServerProcess {
@@ -10,13 +12,36 @@ export interface ServerProcess {
   output(): string;
 }
 
+/**
+ * A port free now for a server started next, below the kernel's ephemeral range: a port the kernel
+ * handed out (`listen(0)`) and that was closed again may be taken as the local port of any outgoing
+ * connection before the server binds it (EADDRINUSE, seen with two test files and their database and
+ * node connections at once); a port below the range is never handed out that way. Random, so test
+ * files picking at the same moment rarely meet; tried by binding it.
+ */
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
+  const ephemeralFrom = ephemeralRangeStart();
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const port = ephemeralFrom > 20_000 ? 20_000 + randomInt(ephemeralFrom - 20_000) : 0;
+    const server = createServer();
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (!bound) continue;
+    const { port: free } = server.address() as { port: number };
+    await new Promise((resolve) => server.close(resolve));
+    return free;
+  }
+  throw new Error('no free port below the ephemeral range after 50 tries');
+}
+
+function ephemeralRangeStart(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 0;
+  } catch {
+    return 0;
+  }
 }
 
 /**
