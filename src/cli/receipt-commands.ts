@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { Resolver } from 'did-resolver';
-import { getResolver } from 'ethr-did-resolver';
 import { DomainError } from '#shared/errors.ts';
 import { isNetworkName } from '#shared/networks.ts';
+import { createEthrResolver } from '../did/did-agent.ts';
 import { verifyReceipt, type VerifyReceiptDeps } from '../receipts/verify-receipt.ts';
 import type { CliCommand } from './commands.ts';
 import { withPlatform } from './cli-deps.ts';
@@ -30,9 +29,9 @@ export const receiptVerifyCommand: CliCommand = {
     const result = await withPlatform(context, async (platform) => {
       const { ethereum } = platform.chains;
       // ethr-did-resolver on our chain's registry: nothing of the platform's own agent.
-      const resolver = new Resolver(getResolver({
-        networks: [{ name: 'mainnet', chainId: ethereum.chainId, rpcUrl: ethereum.url, registry: platform.contracts.ethereum.didRegistry }],
-      })) as unknown as VerifyReceiptDeps['resolver'];
+      const resolver = createEthrResolver({
+        chainId: ethereum.chainId, rpcUrl: ethereum.url, registry: platform.contracts.ethereum.didRegistry, callTimeoutMs: platform.config.chainCallTimeoutMs,
+      }) as unknown as VerifyReceiptDeps['resolver'];
       return verifyReceipt({
         resolver,
         systemIssuers: platform.did.systemDids.issuer.map((entry) => entry.did),

@@ -42,7 +42,8 @@ export interface DidModule {
 /** The Veramo agent over our store and chain; the system issuer and verifier DIDs made on first start (reused after). */
 export async function composeDid(
   store: Store, vault: KeyVault, wallets: WalletRepository, clock: Clock,
-  chain: { rpcUrl: string; chainId: number; registry: `0x${string}` },
+  /** The ethereum network's node and DID registry; `callTimeoutMs`: CHAIN_CALL_TIMEOUT_SECONDS, the deadline of each call to it. */
+  chain: { rpcUrl: string; chainId: number; registry: `0x${string}`; callTimeoutMs?: number },
   custody?: Pkcs11Token,
 ): Promise<DidModule> {
   // KEY_CUSTODY=pkcs11: DIDs over wallets whose keys the token wraps sign there (their signatures are

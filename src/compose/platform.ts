@@ -143,7 +143,7 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     cleanups.push(identity.close);
     cleanups.push(startRecordSweeps(config, { store, clock, logger, tempKeys: repo, websiteLogins: identity.websiteLogins }).stop);
     const did = await composeDid(store, vault, repo, clock, {
-      rpcUrl: chains.ethereum.url, chainId: chains.ethereum.chainId, registry: contracts.ethereum.didRegistry,
+      rpcUrl: chains.ethereum.url, chainId: chains.ethereum.chainId, registry: contracts.ethereum.didRegistry, callTimeoutMs: config.chainCallTimeoutMs,
     }, chain.custody);
     const receipts = composeReceipts(config, { store, clock, did, wallet, chains });
     await startup.release();

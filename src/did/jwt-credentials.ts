@@ -4,6 +4,7 @@ import {
 } from 'did-jwt-vc';
 import { randomUUID } from 'node:crypto';
 import type { IKey } from '@veramo/core';
+import { isDomainError } from '#shared/errors.ts';
 import type { DidAgent } from './did-agent.ts';
 
 // VCs and VPs as JWTs (proof type JwtProof2020), in the shape Veramo gives them (docs/interfaces.md#did-vc-and-vp "DID, VC
@@ -116,7 +117,13 @@ function refused(errorCode: string, message: string): VerificationResult {
   return { verified: false, error: { errorCode, message } };
 }
 
+/**
+ * A verification that failed for a reason of the document: `verified: false`. One that could not be
+ * made because the chain's node did not answer a DID resolution (`chain.unavailable`) is thrown: the
+ * document may well verify, the caller asks again later.
+ */
 function failure(error: unknown): VerificationResult {
+  if (isDomainError(error) && error.code === 'chain.unavailable') throw error;
   const message = error instanceof Error ? error.message : String(error);
   const errorCode = (error as { errorCode?: unknown })?.errorCode;
   return refused(typeof errorCode === 'string' ? errorCode : (/^([a-z_]+):/.exec(message)?.[1] ?? 'invalid_jwt'), message);
@@ -149,7 +156,10 @@ function mismatchedField(sent: unknown, verified: JsonObject): string | undefine
   return undefined;
 }
 
-/** Verifies a VC (JWT or W3C form): never throws for a bad credential, answers `verified: false`. */
+/**
+ * Verifies a VC (JWT or W3C form): never throws for a bad credential, answers `verified: false`;
+ * throws `chain.unavailable` when the chain's node did not answer its issuer's resolution.
+ */
 export async function verifyCredentialDocument(resolver: Resolver, document: unknown): Promise<VerificationResult> {
   const jwt = jwtOf(document);
   if (!jwt) return refused('invalid_argument', 'a credential with proof.jwt (or its JWT) is required');
@@ -165,7 +175,8 @@ export async function verifyCredentialDocument(resolver: Resolver, document: unk
 
 /**
  * Verifies a VP (JWT or W3C form) and every credential in it. `audience`: the verifier DID the
- * presentation must be addressed to; without one the `aud` claim is not checked.
+ * presentation must be addressed to; without one the `aud` claim is not checked. Throws
+ * `chain.unavailable` as verifyCredentialDocument does.
  */
 export async function verifyPresentationDocument(resolver: Resolver, document: unknown, audience?: string): Promise<VerificationResult> {
   const jwt = jwtOf(document);

@@ -1,5 +1,6 @@
 import { verifyCredential } from 'did-jwt-vc';
 import { erc20Abi, getAddress, isAddress, isHash, parseEventLogs, parseUnits, type PublicClient } from 'viem';
+import { isDomainError } from '#shared/errors.ts';
 import { jwtOf } from '../did/jwt-credentials.ts';
 import { receiptCredentialType, type ReceiptSubject } from './receipt-credential.ts';
 
@@ -31,7 +32,8 @@ export interface ReceiptVerification {
  * Verifies a receipt end to end: its JWT signature by its issuer's key as our chain's DID registry
  * resolves it (did-jwt-vc), that the issuer is a system issuer of this platform, and that the
  * transaction it names succeeded on that network and carries the stated ERC-20 Transfer (token,
- * from, to, amount). Stops at the first failed check; never throws for a bad receipt.
+ * from, to, amount). Stops at the first failed check; never throws for a bad receipt, throws
+ * `chain.unavailable` when the chain's node did not answer the issuer's resolution.
  */
 export async function verifyReceipt(deps: VerifyReceiptDeps, document: unknown): Promise<ReceiptVerification> {
   const checks: ReceiptCheck[] = [];
@@ -45,6 +47,8 @@ export async function verifyReceipt(deps: VerifyReceiptDeps, document: unknown):
   try {
     verified = await verifyCredential(jwt, deps.resolver);
   } catch (error) {
+    // The chain's node did not answer the issuer's resolution: not verified either way, ask again later.
+    if (isDomainError(error) && error.code === 'chain.unavailable') throw error;
     return fail('signature', error instanceof Error ? error.message : String(error));
   }
   const credential = verified.verifiableCredential;
