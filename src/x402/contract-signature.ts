@@ -31,8 +31,9 @@ export interface WalletDeployment {
  */
 export function erc6492Deployment(signature: Hex): WalletDeployment | undefined {
   if (!isErc6492Signature(signature)) return undefined;
-  const { address, data } = parseErc6492Signature(signature);
-  if (!address || !data || data === '0x' || isAddressEqual(address, zeroAddress)) return undefined;
+  // A wrapper decodes to its three parts (or throws: a malformed one, which walletSignature refuses first).
+  const { address, data } = parseErc6492Signature(signature) as { address: Address; data: Hex };
+  if (data === '0x' || isAddressEqual(address, zeroAddress)) return undefined;
   return { factory: getAddress(address), factoryCalldata: data };
 }
 
@@ -47,15 +48,24 @@ export type WalletSignature =
  * The signature to check and send for `from`: as signed, or the inner signature of an ERC-6492
  * wrapper, with its `deployment` when the wallet is not deployed yet and the wrapper's factory is
  * among `factories` (settle sends that call first). The wrapper of a wallet not deployed is refused
- * otherwise: the platform would have to send an unknown factory's call.
+ * otherwise: the platform would have to send an unknown factory's call. A signature ending with the
+ * ERC-6492 suffix whose parts do not decode is refused as no signature of the payer's
+ * (`invalid_exact_evm_signature`), not thrown.
  */
 export async function walletSignature(
   client: Pick<ChainClient['client'], 'getCode'>, from: Address, signature: Hex, factories: readonly Address[],
 ): Promise<WalletSignature> {
   if (!isErc6492Signature(signature)) return { ok: true, signature };
-  const inner = parseErc6492Signature(signature).signature;
+  let inner: Hex;
+  try {
+    inner = parseErc6492Signature(signature).signature;
+  } catch {
+    // Its parts do not decode: no signature of the payer's (never a thrown decoding error, a 500).
+    return { ok: false, reason: 'invalid_exact_evm_signature', message: 'the signature ends with the ERC-6492 suffix but is not a wrapper (an ABI-encoded factory, factory call and signature)' };
+  }
+  // viem answers undefined for an address without code (never '0x').
   const code = await client.getCode({ address: from });
-  if (code !== undefined && code !== '0x') return { ok: true, signature: inner };
+  if (code !== undefined) return { ok: true, signature: inner };
   const deployment = erc6492Deployment(signature);
   if (deployment && factoryAllowed(factories, deployment.factory)) return { ok: true, signature: inner, deployment };
   return {
@@ -98,7 +108,8 @@ export async function signedByPayerKey(domain: AuthorizationDomain, authorizatio
 export async function settlementSignature(
   deps: Pick<X402Deps, 'chains' | 'contracts' | 'settlementTokens'>, network: NetworkName, authorization: ExactAuthorization, asset: Address, signed: Hex,
 ): Promise<{ signature: Hex; alone: boolean }> {
-  const signature = isErc6492Signature(signed) ? parseErc6492Signature(signed).signature : signed;
+  // The wallet's own signature: an ERC-6492 wrapper's inner one (viem answers any other signature as it is).
+  const signature = parseErc6492Signature(signed).signature;
   const token = await acceptedAsset(deps, network, asset).catch(() => undefined);
   if (!token) return { signature, alone: true };
   const domain = { name: token.name, version: token.version, chainId: deps.chains[network].chainId, verifyingContract: getAddress(asset) };
