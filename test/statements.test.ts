@@ -10,6 +10,7 @@ import type { PaymentRequirements } from '@x402/core/types';
 import { vixpTokenAbi } from '../src/gen/contracts/vixp-token.ts';
 import { dateOf } from '../src/statements/statement-day.ts';
 import { statementColumns } from '../src/statements/statement-render.ts';
+import { csvRecords } from './support/csv.ts';
 import { announceClosedDays } from '../src/statements/statement-ready.ts';
 import { createStatementRepository } from '../src/store/statement-repository.ts';
 import { createOperatorRepository } from '../src/store/operator-repository.ts';
@@ -45,23 +46,6 @@ async function statement(tid: string, apiKey: string, accept?: string) {
     headers: { authorization: `Bearer ${apiKey}`, ...(accept && { accept }) },
   });
   return { status: response.statusCode, type: String(response.headers['content-type']), text: response.body };
-}
-
-/** RFC 4180 as a spreadsheet reads it: quoted fields, doubled quotes, CRLF rows. */
-function parseCsv(text: string): Array<Record<string, string>> {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { field += '"'; i++; } else if (c === '"') quoted = false; else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') { row.push(field); field = ''; } else if (c === '\n') { row.push(field.replace(/\r$/, '')); rows.push(row); row = []; field = ''; } else field += c;
-  }
-  const [names, ...data] = rows;
-  return data.map((cells) => Object.fromEntries(names!.map((name, i) => [name, cells[i] ?? ''])));
 }
 
 const sum = (amounts: string[]) => amounts.reduce((total, a) => total + parseUnits(a, 18), 0n);
@@ -127,7 +111,7 @@ describe('a store\'s daily statement', () => {
     assert.equal(csv.status, 200);
     assert.match(csv.type, /^text\/csv/);
     assert.equal(csv.text.split('\r\n')[0], statementColumns.join(','));
-    const rows = parseCsv(csv.text);
+    const rows = csvRecords(csv.text);
     const lineRows = rows.filter((r) => expected.some(([kind]) => kind === r.kind));
     assert.deepEqual(lineRows.map((r) => [r.kind, r.reference, r.amount, r.tx_hash, r.reconciled]), expected.map(([kind, ref, , amount, tx]) => [kind, ref, amount, tx, 'true']));
     assert.deepEqual(rows.filter((r) => r.kind === 'opening_balance').map((r) => r.amount), ['0']);
@@ -303,7 +287,7 @@ test('an x402 payment into a store\'s settlement account: a line of its own kind
   assert.equal(body.reconciled, true, JSON.stringify(body.discrepancies));
   assert.deepEqual(body.totals.map((t: any) => [t.kind, t.count, t.amount]), [['x402', 1, '2']]);
   assert.deepEqual(body.balances.map((b: any) => [b.net, b.unexplained, b.closing, b.difference]), [['2', '0', '2', '0']]);
-  const rows = parseCsv((await statement(shop.tid, shop.apiKey, 'text/csv')).text);
+  const rows = csvRecords((await statement(shop.tid, shop.apiKey, 'text/csv')).text);
   assert.deepEqual(rows.filter((r) => r.kind === 'x402').map((r) => [r.reference, r.amount, getAddress(r.counterparty!), r.reconciled]), [[reference, '2', payer.address, 'true']]);
   assert.deepEqual(rows.filter((r) => r.kind === 'total_x402').map((r) => r.amount), ['2']);
 });

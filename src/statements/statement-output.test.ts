@@ -3,28 +3,12 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { batched, csvField, statementColumns, statementCsv, statementJson } from './statement-render.ts';
 import type { OpenStatement, StatementLine, StatementSummary } from './statement.ts';
+import { parseCsv } from '../../test/support/csv.ts';
 
 // The statement's CSV and JSON as a reader gets them (docs/statements.md): every row and column of
 // the CSV, the JSON document compact and pretty, and any text field (a property run beside
 // statement-render.test.ts's hostile references) read back inert.
 const seed = 29;
-
-/** RFC 4180 rows and cells, as a spreadsheet splits them on commas. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; } else if (c === '"') quoted = false; else cell += c;
-    } else if (c === '"' && cell === '') quoted = true;
-    else if (c === ',') { row.push(cell); cell = ''; } else if (c === '\r' && text[i + 1] === '\n') { row.push(cell); rows.push(row); row = []; cell = ''; i++; } else cell += c;
-  }
-  if (cell !== '' || row.length > 0) { row.push(cell); rows.push(row); }
-  return rows;
-}
 
 const formula = /^\s*[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20\uFE66\uFE62\uFE63\uFE6B]/;
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { OpenStatement, StatementHeader, StatementLine, StatementSummary } from './statement.ts';
 import { csvField, statementCsv } from './statement-render.ts';
+import { parseCsv } from '../../test/support/csv.ts';
 
 // Item 5 of issue 28: OWASP's CSV injection rule in full. Each hostile reference (a POS chooses
 // its tran_no) is written into a statement's CSV, then read back three ways: by a CSV reader that
@@ -35,22 +36,6 @@ async function csvOf(references: string[]): Promise<string> {
   let csv = '';
   for await (const piece of statementCsv(statement)) csv += piece;
   return csv;
-}
-
-/** RFC 4180 as a spreadsheet reads it: rows of cells, quotes honoured. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let cells: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; } else if (c === '"') quoted = false; else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') { cells.push(cell); cell = ''; } else if (c === '\r' && text[i + 1] === '\n') { cells.push(cell); rows.push(cells); cells = []; cell = ''; i++; } else cell += c;
-  }
-  return rows;
 }
 
 const formulaStart = /^\s*[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20\uFE66\uFE62\uFE63\uFE6B]/;
