@@ -13,7 +13,7 @@ import { createClient } from 'redis';
 import { startChains, type ChainSupervisor } from '../src/chain/chain-supervisor.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { migrations } from '../src/store/migrations/index.ts';
-import { freePort, startServerProcess, stopServerProcess, type ServerProcess } from './support/server-process.ts';
+import { startServerProcess, stopServerProcess, type ServerProcess } from './support/server-process.ts';
 import { freshPostgresSchema } from './support/store-factories.ts';
 import { redisSkip, testRedisUrl } from './support/redis.ts';
 import { startTestPlatform, type TestPlatform } from './support/platform.ts';
@@ -50,10 +50,9 @@ const tempDir = () => {
 };
 
 async function startInstance(extra: Record<string, string> = {}, base = env): Promise<Instance> {
-  const grpcPort = await freePort();
   const dataDir = tempDir();
-  const server = await startServerProcess({ ...base, DATA_DIR: dataDir, GRPC_PORT: String(grpcPort), ...extra }, 240_000);
-  return { server, grpcPort, dataDir };
+  const server = await startServerProcess({ ...base, DATA_DIR: dataDir, ...extra }, 240_000);
+  return { server, grpcPort: server.grpcPort, dataDir };
 }
 
 const post = (instance: Instance, url: string, body: unknown) => fetch(`${instance.server.baseUrl}${url}`, {

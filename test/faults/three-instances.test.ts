@@ -15,7 +15,7 @@ import { loadConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { networkNames } from '../../src/shared/networks.ts';
 import { vixpTokenAbi } from '../../src/gen/contracts/vixp-token.ts';
-import { freePort, startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { freshPostgresSchema } from '../support/store-factories.ts';
 import { redisSkip, testRedisUrl } from '../support/redis.ts';
 import { paymentsClient } from '../support/payments.ts';
@@ -70,9 +70,8 @@ const tempDir = () => {
 };
 
 async function startInstance(env: Record<string, string>, name: string): Promise<Instance> {
-  const grpcPort = await freePort();
-  const server = await startServerProcess({ ...env, DATA_DIR: tempDir(), GRPC_PORT: String(grpcPort), GRPC_HOST: '127.0.0.1' }, 240_000);
-  return { server, endpoint: { name, baseUrl: server.baseUrl, client: paymentsClient(grpcPort) } };
+  const server = await startServerProcess({ ...env, DATA_DIR: tempDir(), GRPC_HOST: '127.0.0.1' }, 240_000);
+  return { server, endpoint: { name, baseUrl: server.baseUrl, client: paymentsClient(server.grpcPort) } };
 }
 
 async function newUser(tokens: number): Promise<User> {

@@ -9,6 +9,8 @@ import { testStoreEnv } from './stores.ts';
 export interface ServerProcess {
   child: ChildProcess;
   baseUrl: string;
+  /** The gRPC port it listens on: `env.GRPC_PORT`, or the one picked for it. */
+  grpcPort: number;
   output(): string;
 }
 
@@ -31,10 +33,15 @@ export async function freePort(): Promise<number> {
     if (!bound) continue;
     const { port: free } = server.address() as { port: number };
     await new Promise((resolve) => server.close(resolve));
+    if (handedOut.has(free)) continue;
+    handedOut.add(free);
     return free;
   }
   throw new Error('no free port below the ephemeral range after 50 tries');
 }
+
+/** Ports this process handed out: never twice, however the random picks fall. */
+const handedOut = new Set<number>();
 
 function ephemeralRangeStart(): number {
   try {
@@ -50,12 +57,37 @@ function ephemeralRangeStart(): number {
  * its DATA_DIR (`testStoreEnv`: the same schema each time it starts on that directory; dropped when
  * the test file ends); a CLI run on that directory takes the same `testStoreEnv(dataDir)`.
  * `detached`: the server in a process group of its own (see below).
+ *
+ * HTTP_PORT and GRPC_PORT not in `env` are picked here; a server that could not listen on a picked one
+ * (EADDRINUSE: another test's process took it between the pick and the bind) is started again on new
+ * ones, up to three times. A port the test chose is its to keep: taken, the start fails.
  */
 export async function startServerProcess(env: Record<string, string>, timeoutMs = 90_000, options: { detached?: boolean } = {}): Promise<ServerProcess> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startOnce(env, timeoutMs, options);
+    } catch (error) {
+      const picked = error instanceof PortTaken && error.port !== env.HTTP_PORT && error.port !== env.GRPC_PORT;
+      if (!picked || attempt === 3) throw error;
+    }
+  }
+}
+
+/** The server could not listen on `port` (EADDRINUSE). */
+class PortTaken extends Error {
+  readonly port: string;
+  constructor(port: string, message: string) {
+    super(message);
+    this.port = port;
+  }
+}
+
+async function startOnce(env: Record<string, string>, timeoutMs: number, options: { detached?: boolean }): Promise<ServerProcess> {
   const port = Number(env.HTTP_PORT ?? (await freePort()));
+  const grpcPort = Number(env.GRPC_PORT ?? (await freePort()));
   const storeEnv = env.DATABASE_URL === undefined && env.DATA_DIR ? await testStoreEnv(env.DATA_DIR) : {};
   const child = spawn(process.execPath, ['src/main.ts'], {
-    env: { ...process.env, LOG_LEVEL: 'warn', GRPC_PORT: String(await freePort()), ...storeEnv, ...env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1' },
+    env: { ...process.env, LOG_LEVEL: 'warn', ...storeEnv, ...env, GRPC_PORT: String(grpcPort), HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
     // `detached`: the server leads a process group of its own, as a shell's job does: a test signals
     // the whole group (`process.kill(-pid, ...)`) as Ctrl-C in a terminal or systemd's stop does.
@@ -67,9 +99,13 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}):\n${output}`);
+    if (child.exitCode !== null) {
+      const message = `server exited (${child.exitCode}):\n${output}`;
+      const taken = /EADDRINUSE[^\n]*?:(\d+)\b/.exec(output)?.[1];
+      throw taken === undefined ? new Error(message) : new PortTaken(taken, message);
+    }
     const ok = await fetch(`${baseUrl}/healthz`).then((r) => r.ok, () => false);
-    if (ok) return { child, baseUrl, output: () => output };
+    if (ok) return { child, baseUrl, grpcPort, output: () => output };
     await sleep(200);
   }
   child.kill('SIGKILL');

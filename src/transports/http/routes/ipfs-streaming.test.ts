@@ -72,9 +72,11 @@ test('a 300 MiB upload streams in bounded memory and a middle range reads back e
   const growth = mib(peak - baseline);
   const retained = mib(livePeak - liveBaseline);
   console.log(`# streamed ${mib(size)} MiB in ${seconds.toFixed(1)} s; server RSS ${mib(baseline)} MiB, peak +${growth} MiB (garbage included); live heap+buffers after GC +${retained} MiB; cid ${cid}`);
-  // Measured +50-60 MiB of RSS (+10-30 MiB live) for 300 MiB and for 2 GiB alike.
-  assert.ok(growth < 100, `server RSS grew by ${growth} MiB during a ${mib(size)} MiB upload`);
-  assert.ok(retained < 64, `live memory after GC grew by ${retained} MiB during a ${mib(size)} MiB upload`);
+  // Measured +40-70 MiB of RSS (+5-40 MiB live) for 300 MiB and for 2 GiB alike, the higher figures on
+  // a busy machine (GC later, blocks waiting longer for the disk). The bound is what the test is about:
+  // far less than the file, which a buffering upload holds whole (+300 MiB or more).
+  assert.ok(growth < 150, `server RSS grew by ${growth} MiB during a ${mib(size)} MiB upload`);
+  assert.ok(retained < 100, `live memory after GC grew by ${retained} MiB during a ${mib(size)} MiB upload`);
 
   const offset = 150 * 1024 * 1024 + 12_345;
   const length = 1024 * 1024 + 77;
