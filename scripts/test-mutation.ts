@@ -27,6 +27,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fileOf, resolveMutate as resolveEntry } from './mutation-areas.ts';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 const configDir = path.join(projectRoot, 'stryker');
@@ -40,6 +41,13 @@ const areas = readdirSync(configDir)
 
 function configOf(area: string): AreaConfig {
   return JSON.parse(readFileSync(path.join(configDir, `${area}.conf.json`), 'utf8')) as AreaConfig;
+}
+
+/** A `mutate` entry as Stryker takes it; a declaration not found ends the run. */
+function resolveMutate(entry: string): string {
+  const resolved = resolveEntry(projectRoot, entry);
+  if (resolved === undefined) usage(`${entry}: no top-level function or const of that name in ${fileOf(entry)}`);
+  return resolved;
 }
 
 function usage(message: string): never {
@@ -59,8 +67,8 @@ function changedSince(commit: string, among: string[]): string[] {
   const changed = new Set(diff.out.split('\n').filter(Boolean));
   return among.filter((area) => {
     const config = configOf(area);
-    // A mutated file may name a line range (`file.ts:28-37`): the file is what changes.
-    const mutated = config.mutate.map((file) => file.replace(/:\d+-\d+$/, ''));
+    // A mutated entry may name a declaration or a line range in its file: the file is what changes.
+    const mutated = config.mutate.map(fileOf);
     return [...mutated, ...config.tap.testFiles, `stryker/${area}.conf.json`].some((file) => changed.has(file));
   });
 }
@@ -113,7 +121,7 @@ for (let i = 0; i < args.length; i++) {
   } else if (arg === '--list') {
     for (const area of areas) {
       const config = configOf(area);
-      console.log(`${area}: mutates ${config.mutate.join(' ')}\n  tests ${config.tap.testFiles.join(' ')}`);
+      console.log(`${area}: mutates ${config.mutate.map((entry) => (entry.includes('#') ? `${entry} (${resolveMutate(entry)})` : entry)).join(' ')}\n  tests ${config.tap.testFiles.join(' ')}`);
     }
     process.exit(0);
   } else usage(`unknown argument "${arg}"`);
@@ -136,12 +144,13 @@ for (const area of chosen) {
   const env = { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` };
   // An area not at the bar yet passes while it does not fall below its last score.
   const previous = existsSync(runFile(area)) ? (JSON.parse(readFileSync(runFile(area), 'utf8')) as { percent: number }).percent : undefined;
-  const run = spawnSync(process.execPath, [stryker, 'run', `stryker/${area}.conf.json`], { cwd: projectRoot, stdio: 'inherit', env });
+  const mutate = configOf(area).mutate.map(resolveMutate);
+  const run = spawnSync(process.execPath, [stryker, 'run', `stryker/${area}.conf.json`, '--mutate', mutate.join(',')], { cwd: projectRoot, stdio: 'inherit', env });
   const report = path.join(projectRoot, 'reports', 'mutation', area, 'mutation.json');
   const score = run.status === 0 && existsSync(report) ? scoreOf(report) : undefined;
   const seconds = Math.round((Date.now() - started) / 1000);
   if (score) {
-    const dirty = git('status', '--porcelain', '--', ...configOf(area).mutate, ...configOf(area).tap.testFiles).out.trim() !== '';
+    const dirty = git('status', '--porcelain', '--', ...configOf(area).mutate.map(fileOf), ...configOf(area).tap.testFiles).out.trim() !== '';
     writeFileSync(runFile(area), `${JSON.stringify({ area, commit, dirty, date: new Date().toISOString(), seconds, ...score }, null, 2)}\n`);
   }
   results.push({ area, ok: score !== undefined && score.percent >= Math.min(minScore, previous ?? minScore), score: score ? score.text : 'no report', seconds });
