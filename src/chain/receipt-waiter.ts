@@ -45,8 +45,11 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
   /** Waits of this process for a journaled transaction (by id), told of each version re-priced meanwhile. */
   const versionWaits = new Map<string, Set<(hash: Hex) => void>>();
 
-  /** The final receipt; `replaced` when another transaction took its nonce; undefined while it may still be mined. */
-  async function waitForReceipt(network: NetworkName, txHash: Hex, timeoutMs: number): Promise<Outcome> {
+  /**
+   * The final receipt; `replaced` when another transaction took its nonce; undefined while it may
+   * still be mined, why added to `unfinal` (logged once per journaled transaction, by `finish`).
+   */
+  async function waitForReceipt(network: NetworkName, txHash: Hex, timeoutMs: number, unfinal: string[]): Promise<Outcome> {
     const { client, managed, receipts } = chains[network];
     const stopNudge = managed ? deps.nudge?.(client, txHash) : undefined;
     try {
@@ -55,7 +58,7 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
       if (cause instanceof ReceiptNotFinalError && cause.reason === 'replaced') return 'replaced';
       // Reorged out, dropped from the pool or slow: still minable with its nonce; recovery and the
       // stale-transaction sweep send it again.
-      logger.warn({ network, txHash, reason: errorSummary(cause) }, 'no receipt yet; left for recovery');
+      unfinal.push(errorSummary(cause));
       return undefined;
     } finally {
       stopNudge?.();
@@ -67,7 +70,7 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
    * can be mined): `hashes`, and those this process re-prices while it waits. `replaced` when every
    * one had its nonce taken, undefined otherwise.
    */
-  function waitForAny(network: NetworkName, id: string, hashes: readonly Hex[], timeoutMs: number): Promise<Outcome> {
+  function waitForAny(network: NetworkName, id: string, hashes: readonly Hex[], timeoutMs: number, unfinal: string[]): Promise<Outcome> {
     const deadline = Date.now() + timeoutMs;
     let watch: ((hash: Hex) => void) | undefined;
     return new Promise<Outcome>((resolve) => {
@@ -75,7 +78,7 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
       let replaced = false;
       watch = (hash: Hex) => {
         left++;
-        void waitForReceipt(network, hash, Math.max(1, deadline - Date.now())).then((outcome) => {
+        void waitForReceipt(network, hash, Math.max(1, deadline - Date.now()), unfinal).then((outcome) => {
           if (outcome && outcome !== 'replaced') resolve(outcome);
           if (outcome === 'replaced') replaced = true;
           if (--left === 0) resolve(replaced ? 'replaced' : undefined);
@@ -95,24 +98,32 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
    * The final receipt (per `CONFIRMATIONS`) of whichever version of the journaled transaction `id`
    * the chain has mined, if any: the version is found by its receipt, then waited for like any other.
    */
-  async function minedVersion(network: NetworkName, id: string, timeoutMs: number): Promise<Outcome> {
+  async function minedVersion(network: NetworkName, id: string, timeoutMs: number, unfinal: string[]): Promise<Outcome> {
     for (const hash of await journal.hashesOf(id)) {
       const receipt = await chains[network].client.getTransactionReceipt({ hash: hash as Hex }).catch(() => undefined);
-      if (receipt) return waitForReceipt(network, hash as Hex, timeoutMs);
+      if (receipt) return waitForReceipt(network, hash as Hex, timeoutMs, unfinal);
     }
     return undefined;
   }
 
   return {
     async finish(network, id, hashes, timeoutMs = receiptTimeoutMs) {
-      let receipt = await waitForAny(network, id, hashes, timeoutMs);
+      /** Why each version waited for ended without a final receipt. */
+      const unfinal: string[] = [];
+      let receipt = await waitForAny(network, id, hashes, timeoutMs, unfinal);
       // Its nonce was taken, or no receipt came: a version re-priced elsewhere (another instance) may hold it.
-      if (receipt === 'replaced') receipt = (await minedVersion(network, id, timeoutMs)) ?? 'replaced';
+      if (receipt === 'replaced') receipt = (await minedVersion(network, id, timeoutMs, unfinal)) ?? 'replaced';
       else if (!receipt) {
-        const mined = await minedVersion(network, id, timeoutMs);
+        const mined = await minedVersion(network, id, timeoutMs, unfinal);
         receipt = mined === 'replaced' ? undefined : mined;
       }
-      if (!receipt) return { txHash: ((await journal.hashesOf(id))[0] ?? hashes[0]) as Hex, status: 'signed' };
+      if (!receipt) {
+        // The version recovery sends next: the journal's current one.
+        const txHash = ((await journal.hashesOf(id))[0] ?? hashes[0]) as Hex;
+        // One line per journaled transaction, whatever the number of its versions waited for.
+        logger.warn({ network, id, txHash, reasons: unfinal }, 'no receipt yet; left for recovery');
+        return { txHash, status: 'signed' };
+      }
       if (receipt === 'replaced') {
         // Nothing of it executed: its settlement items are settled by the chain (cancelled or expired).
         logger.error({ network, txHash: hashes[0] }, 'another transaction took this transaction\'s nonce: it can never be mined');
