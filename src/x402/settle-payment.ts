@@ -113,7 +113,8 @@ export async function awaitOutcome(deps: X402Deps, carrier: Carrier, accepted: X
     }
     const state = await observeSettlement(deps, record);
     if (state === 'ended') continue;
-    if (state === 'resend' && !carrier.running(record.id) && Date.now() - record.updatedAt >= resendAfterMs) void carrier.carry(record);
+    // Its age on the platform's clock, which wrote updatedAt (as the sweep reads it).
+    if (state === 'resend' && !carrier.running(record.id) && deps.clock() - record.updatedAt >= resendAfterMs) void carrier.carry(record);
     const left = deadline - Date.now();
     if (left <= 0) break;
     await Promise.race([carrier.running(record.id) ?? sleep(250), sleep(Math.min(left, 250))]);

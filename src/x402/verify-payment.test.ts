@@ -18,6 +18,8 @@ import { networkNames } from '#shared/networks.ts';
 import { transferAuthorizationTypes } from '../wallet/authorize-transfer.ts';
 import { devAccount, startChainParts, type ChainParts } from '../../test/support/chain-parts.ts';
 import { deploySafeContracts, safeAddress, safeCreation, safeDeployer, safeOwners, safeSigner } from '../../test/support/safe-wallets.ts';
+import { startRpcProxy } from '../../test/support/rpc-proxy.ts';
+import { createChainClients } from '../chain/chain-clients.ts';
 import { verifyPayment } from './verify-payment.ts';
 
 // The facilitator's money gate (docs/x402.md, the reasons table): every refusal of POST /x402/verify
@@ -360,5 +362,61 @@ describe('verifyPayment', () => {
     const missingOwner = safeSigner(foundry.id, address, [owners[0]!, stranger].sort((a, b) => (BigInt(a.address) < BigInt(b.address) ? -1 : 1)), wrap) as unknown as LocalAccount;
     const wrong = await verifyPayment(deps, (await request(wallet, {}, { by: missingOwner })).body);
     assert.deepEqual(wrong.response, { isValid: false, invalidReason: 'invalid_exact_evm_signature', payer: address });
+  });
+
+  test('an ERC-6492 Safe not deployed whose factory is allow-listed: valid once its deployment and the transfer simulate; verify deploys nothing', async () => {
+    const { client } = parts.chains[network];
+    const safe = await deploySafeContracts(client, parts.anvil.url, safeDeployer().account);
+    const allowing = { ...deps, walletDeployments: { factories: [safe.factory], journal: parts.journal } };
+    const owners = safeOwners();
+    const creation = safeCreation(safe, owners, 7n);
+    const address = await safeAddress(client, safe.factory, creation);
+    await send(token, 'transfer', [address, 5000n]);
+    const wallet = safeSigner(foundry.id, address, owners, { factory: safe.factory, data: creation }) as unknown as LocalAccount;
+    const paid = await request(wallet, { value: 5000n });
+    const { response, verified } = await verifyPayment(allowing, paid.body);
+    assert.deepEqual(response, { isValid: true, payer: address });
+    assert.equal(verified?.signature, paid.signature, 'settle gets the wrapper: it deploys the wallet first');
+    assert.equal(await client.getCode({ address }), undefined, 'nothing deployed');
+    // The same payment to the zero address: the deployment simulates, the token refuses the transfer after it.
+    const nowhere = await request(wallet, { value: 5000n, to: zeroAddress });
+    const refused = await verifyPayment(allowing, withRequirements(nowhere.body, { payTo: zeroAddress }));
+    const { invalidMessage, ...refusal } = refused.response;
+    assert.deepEqual(refusal, { isValid: false, invalidReason: 'invalid_exact_evm_transaction_simulation_failed', payer: address });
+    assert.match(String(invalidMessage), /^the transfer after the deployment reverts: /);
+    // Not due yet: the fields are checked, nothing is simulated (the token would refuse it before validAfter).
+    const later = await request(wallet, { value: 5000n, validAfter: BigInt(nowS() + 120) });
+    assert.deepEqual((await verifyPayment(allowing, later.body)).response, { isValid: true, payer: address });
+    // Without an owner's signature: refused by its signature, due or not (nothing simulated for it).
+    const missingOwner = safeSigner(foundry.id, address, [owners[0]!, privateKeyToAccount(generatePrivateKey())].sort((a, b) => (BigInt(a.address) < BigInt(b.address) ? -1 : 1)), { factory: safe.factory, data: creation }) as unknown as LocalAccount;
+    for (const validAfter of [0n, BigInt(nowS() + 120)]) {
+      const wrongOwner = await request(wallet, { value: 5000n, validAfter }, { by: missingOwner });
+      assert.deepEqual((await verifyPayment(allowing, wrongOwner.body)).response, { isValid: false, invalidReason: 'invalid_exact_evm_signature', payer: address });
+    }
+    // More than it holds: the simulated transfer fails, the balance read names why.
+    const short = await verifyPayment(allowing, (await request(wallet, { value: 5001n })).body);
+    assert.deepEqual(short.response, { isValid: false, invalidReason: 'insufficient_funds', invalidMessage: 'the payer\'s balance is below the amount', payer: address });
+    assert.equal(await client.getCode({ address }), undefined, 'still nothing deployed');
+
+    // A node without eth_simulateV1 (as public nodes may be): nothing is simulated, the fields, the balance and the nonce are still checked.
+    const onNode = async (node: { lacking?: string[]; failing?: string[] }, body: unknown) => {
+      const proxy = await startRpcProxy(parts.anvil.url, node);
+      const chains = await createChainClients(Object.fromEntries(networkNames.map((n) => [n, { network: n, url: proxy.url, managed: true }])) as never, 20);
+      try {
+        return (await verifyPayment({ ...allowing, chains }, body)).response;
+      } finally {
+        for (const n of networkNames) chains[n].receipts.close();
+        await proxy.close();
+      }
+    };
+    const simulation = { lacking: ['eth_simulateV1'] };
+    assert.deepEqual(await onNode(simulation, withRequirements(nowhere.body, { payTo: zeroAddress })), { isValid: true, payer: address });
+    assert.deepEqual(await onNode(simulation, (await request(wallet, { value: 5001n })).body), {
+      isValid: false, invalidReason: 'insufficient_funds', invalidMessage: 'the balance, less what the payer\'s authorizations in flight hold, is below the amount', payer: address,
+    });
+    // A node failing the simulation: refused as a failed simulation, with the node's error.
+    const failed = await onNode({ failing: ['eth_simulateV1'] }, paid.body);
+    assert.deepEqual({ ...failed, invalidMessage: undefined }, { isValid: false, invalidReason: 'invalid_exact_evm_transaction_simulation_failed', invalidMessage: undefined, payer: address });
+    assert.equal(failed.invalidMessage, 'InternalRpcError: An internal error was received.');
   });
 });
