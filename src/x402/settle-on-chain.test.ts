@@ -61,10 +61,11 @@ async function deploy(abi: typeof vixpTokenAbi | typeof vixpSettlementAbi, bytec
   return getAddress(receipt.contractAddress!);
 }
 
-async function send(functionName: 'transfer' | 'transferWithAuthorization', args: readonly unknown[]) {
+async function send(functionName: 'transfer' | 'transferWithAuthorization', args: readonly unknown[]): Promise<Hex> {
   const wallet = createWalletClient({ account: owner, chain: foundry, transport: http(parts.anvil.url) });
   const hash = await wallet.writeContract({ address: token, abi: vixpTokenAbi, functionName, args } as never);
   assert.equal((await client().waitForTransactionReceipt({ hash })).status, 'success');
+  return hash;
 }
 
 before(async () => {
@@ -294,5 +295,61 @@ describe('settlePayment', () => {
     } finally {
       frozenAt = undefined;
     }
+  });
+
+  describe('a settlement accepted before, whose authorization the relayer holds (as its recovery leaves it after a crash)', () => {
+    /** The payment accepted, and its authorization row as the relayer writes it: `status`, in transaction `txHash`. */
+    async function acceptedWith(p: Awaited<ReturnType<typeof payment>>, status: 'submitted' | 'used' | 'expired', txHash: Hex | null) {
+      const now = Date.now();
+      const { authorization: a } = p;
+      await deps.settlements.accept({
+        id: p.id, nonce: a.nonce, network, payer: a.from, payTo, asset: token, amount: String(a.value),
+        validBefore: String(a.validBefore), validAfter: '0', signature: p.signature, keyId, createdAt: now, updatedAt: now,
+      });
+      await store.db.insertInto('authorizations').values({
+        nonce: p.id, chain_nonce: a.nonce, network, reference: `x402:${p.id}`, contract_address: token, from_address: a.from, to_address: payTo,
+        value: String(a.value), valid_before: Number(a.validBefore), from_block: 0, status, tx_hash: txHash, cancel_tx_hash: null, created_at: now, updated_at: now,
+      }).execute();
+    }
+    /** Executes `p`'s authorization on chain (as the relayer's batch did): its transaction. */
+    const execute = (p: Awaited<ReturnType<typeof payment>>) => {
+      const a = p.authorization;
+      return send('transferWithAuthorization', [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, p.signature]);
+    };
+
+    test('used on chain: answered settled with its transaction at once, even with no time to wait', async () => {
+      const from = await payer();
+      const p = await payment(from, { value: 250n });
+      const transaction = await execute(p);
+      await acceptedWith(p, 'used', transaction);
+      const outcomesBefore = outcomes.length;
+      assert.deepEqual(await settle(p.body, 0), { pending: false, response: { success: true, payer: from.address, transaction, network: x402Network, amount: '250' } });
+      assert.deepEqual([(await settlementOf(p.id))?.status, (await settlementOf(p.id))?.txHash], ['settled', transaction]);
+      assert.deepEqual(outcomes.slice(outcomesBefore), [[network, 'settled']]);
+      assert.equal(await balanceOf(from.address), 10_000n - 250n, 'moved once, by its own transaction');
+    });
+
+    test('expired unexecuted: answered failed valid_before at once, nothing moved', async () => {
+      const from = await payer();
+      const p = await payment(from, { value: 250n });
+      await acceptedWith(p, 'expired', null);
+      assert.deepEqual(await settle(p.body, 0), {
+        pending: false,
+        response: { success: false, errorReason: 'invalid_exact_evm_payload_authorization_valid_before', errorMessage: 'the settlement failed', transaction: '', network: x402Network, payer: from.address },
+      });
+      assert.equal(await balanceOf(from.address), 10_000n);
+    });
+
+    test('in flight (another instance sent it): answered settled once its transaction is mined, within the wait', async () => {
+      const from = await payer();
+      const p = await payment(from, { value: 260n });
+      await acceptedWith(p, 'submitted', null);
+      const answer = settle(p.body, 20_000);
+      // The other instance's batch is mined and recorded meanwhile.
+      const transaction = await execute(p);
+      await store.db.updateTable('authorizations').set({ status: 'used', tx_hash: transaction, updated_at: Date.now() }).where('nonce', '=', p.id).execute();
+      assert.deepEqual(await answer, { pending: false, response: { success: true, payer: from.address, transaction, network: x402Network, amount: '260' } });
+      assert.equal(await balanceOf(from.address), 10_000n - 260n);
+    });
   });
 });
