@@ -166,10 +166,13 @@ async function verifyCounterfactual(
     return { isValid: false, invalidReason: 'invalid_exact_evm_transaction_simulation_failed', invalidMessage: errorSummary(error), payer: from };
   }
   const [deployed, transferred] = results;
+  // Stryker disable next-line OptionalChaining: equivalent, simulateCalls answers a result per call: two
   if (deployed?.status !== 'success') {
     return { isValid: false, invalidReason: 'invalid_exact_evm_transaction_simulation_failed', invalidMessage: `the factory call does not deploy the wallet: ${errorSummary(deployed?.error)}`, payer: from };
   }
+  // Stryker disable next-line OptionalChaining: equivalent, simulateCalls answers a result per call: two
   if (transferred?.status !== 'success') {
+    // Stryker disable next-line OptionalChaining: equivalent, simulateCalls answers a result per call: two
     return { isValid: false, invalidReason: 'invalid_exact_evm_transaction_simulation_failed', invalidMessage: `the transfer after the deployment reverts: ${errorSummary(transferred?.error)}`, payer: from };
   }
   return fields;
