@@ -29,7 +29,7 @@ for (const factory of storeFactories) {
     const holder = privateKeyToAccount(generatePrivateKey());
     const token = { contractAddress: '0x00000000000000000000000000000000000000aa' as Address, symbol: 'VIXP', name: 'VIXP', decimals: 18 };
 
-    async function attempt(failure: Error, options: { tempKeyHash?: string; authorizations?: AuthorizationRepository } = {}) {
+    async function attempt(failure: Error, options: { tempKeyHash?: string; authorizations?: AuthorizationRepository; thrown?: RegExp } = {}) {
       await store.db.insertInto('accounts').values({ address: holder.address, private_key_enc: 'x', secret_key_enc: 'x', created_at: 0 })
         .onConflict((oc) => oc.column('address').doNothing()).execute();
       const relayer = { settle: async () => { throw failure; } } as unknown as Relayer;
@@ -42,7 +42,7 @@ for (const factory of storeFactories) {
       await assert.rejects(authorizeTransfer(deps, 'ethereum', {
         token, from: holder.address, to: holder.address, value: 5n, reference, privateKeyEnc: vault.encrypt(generatePrivateKey()),
         ...(options.tempKeyHash !== undefined && { tempKeyHash: options.tempKeyHash }),
-      }), failure);
+      }), options.thrown ?? failure);
       const nonce = authorizationNonce('ethereum', reference);
       return { nonce, record: await store.db.selectFrom('authorizations').select('status').where('nonce', '=', nonce as Hex).executeTakeFirst() };
     }
@@ -76,6 +76,32 @@ for (const factory of storeFactories) {
       await retryUnsent(authorizations, nonce);
       assert.equal(await store.db.selectFrom('authorizations').select('status').where('nonce', '=', nonce as Hex).executeTakeFirst(), undefined);
       assert.equal(await usedAt(keyHash), null, 'the temp key is usable again');
+    });
+
+    test('a key custody that cannot sign the batch (custody.unavailable) undoes the reservation and gives its temp key back', async () => {
+      const keyHash = await tempKey();
+      const { record } = await attempt(new DomainError('custody.unavailable', 'the HSM is not reachable'), { tempKeyHash: keyHash });
+      assert.equal(record, undefined);
+      assert.equal(await usedAt(keyHash), null);
+    });
+
+    test('a refusal before journaling on a disk too full to void it: store.full, the reservation undone and its temp key given back', async () => {
+      const keyHash = await tempKey();
+      const real = createAuthorizationRepository(store.db);
+      const authorizations: AuthorizationRepository = { ...real, finish: async () => { throw storeFull(); } };
+      const refused = new DomainError('chain.transaction_failed', 'would revert');
+      const { record } = await attempt(refused, { tempKeyHash: keyHash, authorizations, thrown: /disk is full/ });
+      assert.equal(record, undefined);
+      assert.equal(await usedAt(keyHash), null);
+    });
+
+    test('a refusal before journaling whose voiding fails otherwise: that failure, the reservation left to the expiry sweep, its temp key spent', async () => {
+      const keyHash = await tempKey();
+      const real = createAuthorizationRepository(store.db);
+      const authorizations: AuthorizationRepository = { ...real, finish: async () => { throw new DomainError('store.unavailable', 'connection lost'); } };
+      const { record } = await attempt(new DomainError('chain.transaction_failed', 'would revert'), { tempKeyHash: keyHash, authorizations, thrown: /connection lost/ });
+      assert.equal(record?.status, 'reserved');
+      assert.notEqual(await usedAt(keyHash), null);
     });
 
     test('a refusal before journaling voids it: nothing was sent', async () => {

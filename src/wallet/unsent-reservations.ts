@@ -35,7 +35,7 @@ export async function releaseUnsent(authorizations: AuthorizationRepository, non
  */
 export async function retryUnsent(authorizations: AuthorizationRepository, nonce?: string): Promise<void> {
   const pending = unsent.get(authorizations);
-  if (!pending || pending.size === 0) return;
+  if (!pending) return;
   for (const [held, tempKeyHash] of [...pending]) {
     if (nonce !== undefined && held !== nonce) continue;
     await authorizations.release(held, tempKeyHash);
