@@ -254,6 +254,8 @@ test('two waits for one transaction: the one still waiting when the other ends i
   assert.deepEqual(await short, { txHash: first.txHash, status: 'signed' });
   const second = await repricedVersion(account, first.id, first.txHash, await goodFees());
   waiter.repriced(first.id, second.txHash);
+  // Another transaction's re-pricing is not this wait's.
+  waiter.repriced('another transaction', second.txHash);
   await parts.chains.ethereum.client.sendRawTransaction({ serializedTransaction: second.rawTx });
   const answered = await long;
   assert.deepEqual({ status: answered.status, txHash: answered.txHash }, { status: 'confirmed', txHash: second.txHash });

@@ -42,8 +42,8 @@ export interface ReceiptWaiterDeps {
 /** The relayer's waits for receipts (through each network's one receipt watcher), and the journal's record of them. */
 export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
   const { journal, chains, clock, logger, receiptTimeoutMs } = deps;
-  /** Waits of this process for a journaled transaction (by id), told of each version re-priced meanwhile. */
-  const versionWaits = new Map<string, Set<(hash: Hex) => void>>();
+  /** Waits of this process for a journaled transaction (`id`), each told of every version of it re-priced meanwhile. */
+  const versionWaits = new Set<{ id: string; watch: (hash: Hex) => void }>();
 
   /**
    * The final receipt; `replaced` when another transaction took its nonce; undefined while it may
@@ -72,11 +72,11 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
    */
   function waitForAny(network: NetworkName, id: string, hashes: readonly Hex[], timeoutMs: number, unfinal: string[]): Promise<Outcome> {
     const deadline = Date.now() + timeoutMs;
-    let watch: ((hash: Hex) => void) | undefined;
+    let wait: { id: string; watch: (hash: Hex) => void } | undefined;
     return new Promise<Outcome>((resolve) => {
       let left = 0;
       let replaced = false;
-      watch = (hash: Hex) => {
+      const watch = (hash: Hex) => {
         left++;
         void waitForReceipt(network, hash, Math.max(1, deadline - Date.now()), unfinal).then((outcome) => {
           if (outcome && outcome !== 'replaced') resolve(outcome);
@@ -84,13 +84,11 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
           if (--left === 0) resolve(replaced ? 'replaced' : undefined);
         });
       };
-      const listeners = versionWaits.get(id) ?? new Set();
-      versionWaits.set(id, listeners.add(watch));
+      wait = { id, watch };
+      versionWaits.add(wait);
       for (const hash of hashes) watch(hash);
     }).finally(() => {
-      const listeners = versionWaits.get(id);
-      if (watch) listeners?.delete(watch);
-      if (listeners?.size === 0) versionWaits.delete(id);
+      if (wait) versionWaits.delete(wait);
     });
   }
 
@@ -112,10 +110,9 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
       const unfinal: string[] = [];
       let receipt = await waitForAny(network, id, hashes, timeoutMs, unfinal);
       // Its nonce was taken, or no receipt came: a version re-priced elsewhere (another instance) may hold it.
-      if (receipt === 'replaced') receipt = (await minedVersion(network, id, timeoutMs, unfinal)) ?? 'replaced';
-      else if (!receipt) {
+      if (typeof receipt !== 'object') {
         const mined = await minedVersion(network, id, timeoutMs, unfinal);
-        receipt = mined === 'replaced' ? undefined : mined;
+        if (typeof mined === 'object') receipt = mined;
       }
       if (!receipt) {
         // The version recovery sends next: the journal's current one.
@@ -139,7 +136,7 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
     },
 
     repriced(id, txHash) {
-      for (const watch of versionWaits.get(id) ?? []) watch(txHash);
+      for (const wait of versionWaits) if (wait.id === id) wait.watch(txHash);
     },
   };
 }

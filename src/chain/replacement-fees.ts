@@ -18,10 +18,15 @@ export function replacementFees(old: Fees, estimate: Fees, ceiling: bigint): (Fe
     maxFeePerGas: max(estimate.maxFeePerGas * 2n, bump(old.maxFeePerGas)),
     maxPriorityFeePerGas: max(estimate.maxPriorityFeePerGas * 2n, bump(old.maxPriorityFeePerGas)),
   };
+  // Stryker disable next-line EqualityOperator: `>=` is equivalent (at equality both are the same fee)
   const maxFeePerGas = wanted.maxFeePerGas > ceiling ? ceiling : wanted.maxFeePerGas;
+  // Stryker disable next-line EqualityOperator: `>=` is equivalent (at equality both are the same fee)
   const maxPriorityFeePerGas = wanted.maxPriorityFeePerGas > maxFeePerGas ? maxFeePerGas : wanted.maxPriorityFeePerGas;
-  if (maxFeePerGas < bump(old.maxFeePerGas) || maxPriorityFeePerGas < bump(old.maxPriorityFeePerGas)) return undefined;
+  // The tip then clears its own bump too: it is its bumped estimate or, capped, this fee cap, at least
+  // the old fee cap's bump, which is at least the old tip's (no transaction's tip is above its fee cap).
+  if (maxFeePerGas < bump(old.maxFeePerGas)) return undefined;
   return { maxFeePerGas, maxPriorityFeePerGas, capped: maxFeePerGas < wanted.maxFeePerGas };
 }
 
+// Stryker disable next-line EqualityOperator: `>=` is equivalent (at equality both are the same fee)
 const max = (a: bigint, b: bigint) => (a > b ? a : b);
