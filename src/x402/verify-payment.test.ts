@@ -399,7 +399,7 @@ describe('verifyPayment', () => {
     assert.equal(await client.getCode({ address }), undefined, 'still nothing deployed');
 
     // A node without eth_simulateV1 (as public nodes may be): nothing is simulated, the fields, the balance and the nonce are still checked.
-    const onNode = async (node: { lacking?: string[]; failing?: string[] }, body: unknown) => {
+    const onNode = async (node: { lacking?: string[]; unsupported?: string[]; failing?: string[] }, body: unknown) => {
       const proxy = await startRpcProxy(parts.anvil.url, node);
       const chains = await createChainClients(Object.fromEntries(networkNames.map((n) => [n, { network: n, url: proxy.url, managed: true }])) as never, 20);
       try {
@@ -411,6 +411,7 @@ describe('verifyPayment', () => {
     };
     const simulation = { lacking: ['eth_simulateV1'] };
     assert.deepEqual(await onNode(simulation, withRequirements(nowhere.body, { payTo: zeroAddress })), { isValid: true, payer: address });
+    assert.deepEqual(await onNode({ unsupported: ['eth_simulateV1'] }, withRequirements(nowhere.body, { payTo: zeroAddress })), { isValid: true, payer: address }, 'method not supported: the same');
     assert.deepEqual(await onNode(simulation, (await request(wallet, { value: 5001n })).body), {
       isValid: false, invalidReason: 'insufficient_funds', invalidMessage: 'the balance, less what the payer\'s authorizations in flight hold, is below the amount', payer: address,
     });

@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 /**
  * A JSON-RPC node in front of `target` (a real anvil) that lacks the methods named in `lacking`: each
  * is answered with JSON-RPC's "method not found" (-32601), as a node without it answers (Hardhat's
- * node has no `eth_getBlockReceipts`), and those named in `failing` with an internal error (-32603), as a
- * node that fails the call answers; every other call reaches `target` as sent. `calls` counts the
+ * node has no `eth_getBlockReceipts`), those named in `unsupported` with "method not supported"
+ * (-32004), and those named in `failing` with an internal error (-32603), as a node that fails the call answers; every other call reaches `target` as sent. `calls` counts the
  * calls by method, the refused ones included.
  */
 export interface RpcProxy {
@@ -19,14 +19,16 @@ interface RpcCall {
   method?: unknown;
 }
 
-export async function startRpcProxy(target: string, options: { lacking?: string[]; failing?: string[] } = {}): Promise<RpcProxy> {
+export async function startRpcProxy(target: string, options: { lacking?: string[]; unsupported?: string[]; failing?: string[] } = {}): Promise<RpcProxy> {
   const lacking = new Set(options.lacking ?? []);
+  const unsupported = new Set(options.unsupported ?? []);
   const failing = new Set(options.failing ?? []);
   const calls = new Map<string, number>();
   const answer = async (call: RpcCall): Promise<unknown> => {
     const method = String(call.method);
     calls.set(method, (calls.get(method) ?? 0) + 1);
     if (lacking.has(method)) return { jsonrpc: '2.0', id: call.id ?? null, error: { code: -32601, message: `the method ${method} does not exist/is not available` } };
+    if (unsupported.has(method)) return { jsonrpc: '2.0', id: call.id ?? null, error: { code: -32004, message: `the method ${method} is not supported` } };
     if (failing.has(method)) return { jsonrpc: '2.0', id: call.id ?? null, error: { code: -32603, message: `${method} failed` } };
     const reply = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call) });
     return reply.json();
