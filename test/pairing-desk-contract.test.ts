@@ -76,11 +76,11 @@ const credentials = { tempKey: 't', hashKey: 'h', signature: '0xs', comment: 'c'
 const live = () => new AbortController().signal;
 const uuid = () => randomUUID();
 
-const until = (condition: () => boolean | Promise<boolean>, message: string, timeoutMs = 3000) => waitFor(condition, { timeoutMs, message, intervalMs: 5 });
+const until = (condition: () => boolean | Promise<boolean>, message: string, timeoutMs = 10_000) => waitFor(condition, { timeoutMs, message, intervalMs: 5 });
 
 /** Until the app (or a POS) of `userUuid` waits at `desk`, or with `gone`, no longer does. */
 const atDesk = (desk: PairingDesk, side: 'app' | 'pos', userUuid: string, gone = false, redisKeyPrefix = prefix) =>
-  untilAtDesk({ desk, redisKeyPrefix }, side, userUuid, { gone, timeoutMs: 3000 });
+  untilAtDesk({ desk, redisKeyPrefix }, side, userUuid, { gone, timeoutMs: 10_000 });
 
 /**
  * Until the desk has recorded that the app of `userUuid` hung up while waiting: at once in-process;
@@ -211,7 +211,7 @@ for (const variant of variants) {
       await connect(d.app, arrival(q, s));
       assert.equal(await refused(d.app, { ...arrival(q), sink: sink() }), 'request.invalid');
       assert.equal(await refused(d.pos, { ...arrival(q), sink: sink() }), 'request.invalid', 'also on another instance');
-      await until(() => s.events.length > 0, 'the app nobody picked up is told 03', 3000);
+      await until(() => s.events.length > 0, 'the app nobody picked up is told 03');
       assert.equal(s.events[0]?.type, 'failed');
       assert.equal(s.events[0]?.type === 'failed' && s.events[0].error.code, 'payment.expired');
       await atDesk(d.app, 'app', q, true);
