@@ -254,8 +254,9 @@ test('two waits for one transaction: the one still waiting when the other ends i
   assert.deepEqual(await short, { txHash: first.txHash, status: 'signed' });
   const second = await repricedVersion(account, first.id, first.txHash, await goodFees());
   waiter.repriced(first.id, second.txHash);
-  // Another transaction's re-pricing is not this wait's.
-  waiter.repriced('another transaction', second.txHash);
+  // Another transaction's re-pricing is not this wait's: its version is never waited for here.
+  const another: Hex = `0x${'ab'.repeat(32)}`;
+  waiter.repriced('another transaction', another);
   await parts.chains.ethereum.client.sendRawTransaction({ serializedTransaction: second.rawTx });
   const answered = await long;
   assert.deepEqual({ status: answered.status, txHash: answered.txHash }, { status: 'confirmed', txHash: second.txHash });
@@ -263,4 +264,5 @@ test('two waits for one transaction: the one still waiting when the other ends i
   waiter.repriced(first.id, second.txHash);
   waiter.repriced('no such transaction', second.txHash);
   assert.equal(nudged.filter((line) => line === `start ${second.txHash}`).length, 1, `the re-priced version waited for once: ${nudged.join(', ')}`);
+  assert.ok(!nudged.includes(`start ${another}`), `another transaction's version never waited for: ${nudged.join(', ')}`);
 });
