@@ -9,7 +9,8 @@ const lib = () => createRequire(import.meta.url)('pkcs11js') as typeof Pkcs11js;
 /** The label of the token's key-encryption key (`KEY_CUSTODY=pkcs11`: what `DATA_DIR/master.key` is to file custody). */
 export const secretsKeyLabel = 'vixpay-secrets-kek-1';
 /** A sealed secret's form: `hsm:v1:<key label>:<iv, base64>:<ciphertext and GCM tag, base64>`. */
-const prefix = 'hsm:v1:';
+export const tokenSealedPrefix = 'hsm:v1:';
+const prefix = tokenSealedPrefix;
 /** GCM's 96-bit IV, random per secret (the IV is not secret; only its reuse under one key would be a weakness). */
 const ivBytes = 12;
 const tagBits = 128;
