@@ -15,7 +15,8 @@ import { forgetServerUrls, recordServerUrls } from '#shared/server-urls.ts';
 import { readyBanner, readyUrls } from './transports/ready-banner.ts';
 import { withOutcomeLog } from './compose/outcome-log.ts';
 import { composePlatform, type PaymentPart, type Platform } from './compose/platform.ts';
-import { migrateWalletKeys, rotateFleetSigningKeys, withAttachedPlatform, withStoreRecords } from './compose/operator-tools.ts';
+import { rotateFleetSigningKeys, withAttachedPlatform, withStoreRecords } from './compose/operator-tools.ts';
+import { migrateKeysToToken } from './compose/key-migration.ts';
 import { runCli } from './cli/main.ts';
 import type { CliDeps } from './cli/cli-deps.ts';
 import { buildHttpApp } from './transports/http/app.ts';
@@ -127,7 +128,7 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
 }
 
 /** What the CLI's commands run on, from the composition root. */
-export const cliDeps: CliDeps = { withPlatform: withAttachedPlatform, withStoreRecords, rotateSigningKeys: rotateFleetSigningKeys, migrateWalletKeys, serve };
+export const cliDeps: CliDeps = { withPlatform: withAttachedPlatform, withStoreRecords, rotateSigningKeys: rotateFleetSigningKeys, migrateKeys: migrateKeysToToken, serve };
 
 /** The CLI (`npx vixpay`, bin/vixpay.js). */
 export function runCommandLine(argv: string[]): Promise<void> {

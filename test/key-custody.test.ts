@@ -18,9 +18,13 @@ import { skipWithout } from './support/parts.ts';
 import { heapSnapshotStrings } from './support/heap-snapshot.ts';
 import { DomainError } from '../src/shared/errors.ts';
 import { createLogger } from '../src/shared/logger.ts';
+import { createKeyVault } from '../src/shared/key-vault.ts';
 import { createAccountKeyRepository, createWalletRepository } from '../src/store/wallet-repository.ts';
 import { tokenWrappedKeys } from '../src/chain/token-wrapped-keys.ts';
 import { rewrapWalletKeys } from '../src/wallet/rewrap-wallet-keys.ts';
+import { addWebhookEndpoint } from '../src/webhooks/webhook-endpoints.ts';
+import { createWebhookRepository } from '../src/store/webhook-repository.ts';
+import { createMerchantRepository } from '../src/store/merchant-repository.ts';
 
 // A platform whose relayer lanes sign in a SoftHSM2 token (KEY_CUSTODY=pkcs11): what an operator
 // checks: transfers settle, the token's removal answers 503 and turns /readyz's `custody` down, and
@@ -87,6 +91,29 @@ test('the relayer\'s lanes are keys in the token: no relayer key file, a transfe
   const { status, body } = await readyz();
   assert.equal(status, 200);
   assert.equal(body.checks.custody.status, 'up');
+});
+
+test('every secret is sealed by a key in the token: no master.key; JWT signing keys, system DIDs\' keys, secret keys and webhook secrets open there alone', { skip }, async () => {
+  assert.equal(existsSync(path.join(t.dataDir, 'master.key')), false, 'no master key file');
+  const { db, dialect } = t.platform.store;
+  const webhooks = { webhooks: createWebhookRepository(db, dialect), merchants: createMerchantRepository(db), vault: t.platform.vault, clock: Date.now };
+  const { secret } = await addWebhookEndpoint(webhooks, { tid: null, url: 'https://hooks.example.com/vixpay', events: [], allowPrivate: true });
+  const sealed = {
+    'JWT signing keys': (await db.selectFrom('jwt_signing_keys').select('private_jwk_enc as sealed').execute()).map((row) => row.sealed),
+    'DID keys (system issuer and verifier)': (await db.selectFrom('did_private_keys').select('private_key_enc as sealed').execute()).map((row) => row.sealed),
+    'wallets\' secret keys': (await db.selectFrom('accounts').select('secret_key_enc as sealed').execute()).map((row) => row.sealed),
+    'webhook secrets': (await db.selectFrom('webhook_endpoints').select('secret_enc as sealed').execute()).map((row) => row.sealed),
+  };
+  for (const [what, forms] of Object.entries(sealed)) {
+    assert.ok(forms.length > 0, `${what}: some stored`);
+    for (const form of forms) assert.match(form, /^hsm:v1:vixpay-secrets-kek-1:/, `${what} sealed by the token's key`);
+  }
+  assert.equal(t.platform.vault.decrypt(sealed['webhook secrets'][0]!), secret);
+  assert.equal(t.platform.vault.decrypt(sealed['wallets\' secret keys'][0]!).length > 0, true);
+  // The JWT signing key, opened in the token at start, signs access tokens that verify.
+  const { jwt } = t.platform.identity;
+  const { token } = await jwt.issueAccessToken('user-hsm');
+  assert.deepEqual(await jwt.verifyAccessToken(token), { userId: 'user-hsm' });
 });
 
 test('with the token removed a transfer is 503 and moves nothing, /readyz says custody; back, the same request goes through without a restart', { skip }, async () => {
@@ -170,13 +197,14 @@ test('no wallet key in the heap of the running platform, its logs or its databas
   // snapshot holds strings' text, not buffers' contents). The other wallets' keys are derived from their mnemonics.
   const repo = createWalletRepository(t.platform.store.db);
   const moved: Array<{ wallet: Wallet; key: Buffer }> = [];
+  const fileCustody = createKeyVault(randomBytes(32));
   for (let i = 0; i < 2; i++) {
     const key = randomBytes(32);
     const wallet = { address: privateKeyToAddress(bytesToHex(key)), secretKey: randomBytes(32).toString('hex') };
-    assert.ok(await repo.insertAccount({ address: wallet.address, privateKeyEnc: t.platform.vault.encrypt(bytesToHex(key)), secretKeyEnc: t.platform.vault.encrypt(wallet.secretKey) }, Date.now()));
+    assert.ok(await repo.insertAccount({ address: wallet.address, privateKeyEnc: fileCustody.encrypt(bytesToHex(key)), secretKeyEnc: t.platform.vault.encrypt(wallet.secretKey) }, Date.now()));
     moved.push({ wallet, key });
   }
-  const migration = await rewrapWalletKeys({ accounts: createAccountKeyRepository(t.platform.store.db), vault: t.platform.vault, token: tokenWrappedKeys(t.platform.custody!) });
+  const migration = await rewrapWalletKeys({ accounts: createAccountKeyRepository(t.platform.store.db), vault: fileCustody, token: tokenWrappedKeys(t.platform.custody!) });
   assert.equal(migration.rewrapped, 2);
   assert.equal(migration.remaining, 0);
   // Each wallet signs (in the token) before the snapshot; alice also sent a transfer, settled by the relayer's lanes.

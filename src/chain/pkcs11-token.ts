@@ -29,6 +29,13 @@ export interface Pkcs11Token {
    * run once more on a new one; a token that cannot be had throws DomainError `custody.unavailable`.
    */
   run<T>(work: (session: TokenSession) => Promise<T>): Promise<T>;
+  /**
+   * Runs synchronous `work` at once on the connection's own session for it (never lent to `run`: a
+   * call made in line cannot wait for a free one). Without a connection (not made yet, or lost), or
+   * when the connection is lost in `work`, throws DomainError `custody.unavailable` and connects anew
+   * in the background: a later call works once the token is back.
+   */
+  runNow<T>(work: (session: TokenSession) => T): T;
   /** `/readyz`'s `custody` probe: resolves when a session on the token answers. */
   probe(): Promise<void>;
   close(): void;
@@ -70,6 +77,9 @@ interface Connection {
   p11: Pkcs11js.PKCS11;
   slot: Buffer;
   free: TokenSession[];
+  /** The session of `runNow`, used in line only (one call at a time, on the event loop); replaced after a failed call. */
+  own: TokenSession;
+  open(): Buffer;
   waiting: Array<(session: TokenSession) => void>;
   generation: number;
   closed: boolean;
@@ -92,6 +102,8 @@ export function openPkcs11Token(options: TokenOptions): Pkcs11Token {
   let retired: Promise<void> = Promise.resolve();
   /** The connection made last (closed or not). */
   let live: Connection | undefined;
+  /** Set by close: runNow then connects no more. */
+  let shut = false;
 
   async function connect(): Promise<Connection> {
     const lib = pkcs11js();
@@ -122,7 +134,10 @@ export function openPkcs11Token(options: TokenOptions): Pkcs11Token {
       }
       generation += 1;
       const handles = [first, ...Array.from({ length: sessionCount - 1 }, open)];
-      return { p11, slot, free: handles.map((handle) => ({ p11, handle, generation })), waiting: [], generation, closed: false, lent: 0 };
+      return {
+        p11, slot, free: handles.map((handle) => ({ p11, handle, generation })), own: { p11, handle: open(), generation }, open,
+        waiting: [], generation, closed: false, lent: 0,
+      };
     } catch (error) {
       disconnect(p11);
       throw new DomainError('custody.unavailable', `the PKCS#11 token "${options.tokenLabel}" is unavailable (${reason(error)})`, { cause: error });
@@ -183,6 +198,16 @@ export function openPkcs11Token(options: TokenOptions): Pkcs11Token {
     } else conn.free.push(session);
   }
 
+  /** Whether the connection still answers on runNow's session (after a code that may mean either). */
+  function answers(conn: Connection): boolean {
+    try {
+      conn.p11.C_GetSessionInfo(conn.own.handle);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   async function attempt<T>(work: (session: TokenSession) => Promise<T>): Promise<{ done: T } | { lost: unknown }> {
     const conn = await current();
     const session = await borrow(conn);
@@ -206,10 +231,36 @@ export function openPkcs11Token(options: TokenOptions): Pkcs11Token {
       if ('done' in second) return second.done;
       throw new DomainError('custody.unavailable', `the PKCS#11 token "${options.tokenLabel}" is unavailable (${reason(second.lost)})`, { cause: second.lost });
     },
+    runNow(work) {
+      const conn = live && !live.closed ? live : undefined;
+      const unavailable = (why: unknown) => {
+        if (!shut) void current().catch(() => undefined);
+        return new DomainError('custody.unavailable', `the PKCS#11 token "${options.tokenLabel}" is unavailable (${reason(why)})`, { cause: why });
+      };
+      if (!conn) throw unavailable(new Error('not connected'));
+      try {
+        return work(conn.own);
+      } catch (error) {
+        if (!isConnectionLost(error) || answers(conn)) {
+          // The session still answers: the refusal was the call's (SoftHSM2 answers a GCM tag that does not
+          // match with CKR_GENERAL_ERROR). Refused half-way, it may leave its operation active on the
+          // session (SoftHSM2 does): a new session for the next.
+          try {
+            const fresh = conn.open();
+            try { conn.p11.C_CloseSession(conn.own.handle); } catch { /* gone already */ }
+            conn.own = { p11: conn.p11, handle: fresh, generation: conn.generation };
+          } catch { /* the next call finds out */ }
+          throw error;
+        }
+        drop(conn);
+        throw unavailable(error);
+      }
+    },
     async probe() {
       await this.run(async ({ p11, handle }) => { p11.C_GetSessionInfo(handle); });
     },
     close() {
+      shut = true;
       // One being made is dropped once made; the one made last at once (after its calls in flight).
       void connection?.then(drop, () => undefined);
       connection = undefined;

@@ -38,9 +38,22 @@ function loadPlatformKey(options: PlatformKeyOptions): Hex {
  * same lanes and nothing more needs keeping secret. Each lane has its own nonce sequence.
  */
 export function loadRelayerLanes(options: PlatformKeyOptions & { count: number }): LocalAccount[] {
-  const key = loadPlatformKey(options);
-  return Array.from({ length: options.count }, (_, i) =>
-    localAccount(i === 0 ? key : keccak256(concat([key, stringToHex(`vixpay:relayer-lane:${i}`)]))));
+  return relayerLaneKeys(loadPlatformKey(options), options.count).map(localAccount);
+}
+
+/** The lanes' private keys of file custody from the platform key (for `keys migrate`, which puts them into the token). */
+export function relayerLaneKeys(key: Hex, count: number): Hex[] {
+  return Array.from({ length: count }, (_, i) => (i === 0 ? key : keccak256(concat([key, stringToHex(`vixpay:relayer-lane:${i}`)]))));
+}
+
+/**
+ * The platform key of file custody where one exists (RELAYER_PRIVATE_KEY, or `dataDir/relayer.key`
+ * opened with `vault`), never made: undefined without either.
+ */
+export function existingPlatformKey(options: PlatformKeyOptions): Hex | undefined {
+  if (options.privateKey) return options.privateKey;
+  const file = path.join(options.dataDir, 'relayer.key');
+  return existsSync(file) ? options.vault.decrypt(readFileSync(file, 'utf8').trim()) as Hex : undefined;
 }
 
 const minimumGasBalance = parseEther('100');

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import {
-  bytesToHex, hashMessage, hashTypedData, keccak256, serializeSignature, serializeTransaction, type Hex, type LocalAccount,
+  bytesToHex, getAddress, hashMessage, hashTypedData, hexToBytes, keccak256, recoverMessageAddress, serializeSignature, serializeTransaction,
+  type Address, type Hex, type LocalAccount,
 } from 'viem';
 import { publicKeyToAddress, toAccount } from 'viem/accounts';
 import type * as Secp256k1 from 'secp256k1';
@@ -148,4 +149,54 @@ export const laneKeyLabel = (i: number) => `vixpay-relayer-lane-${i}`;
 export async function loadTokenLanes(token: Pkcs11Token, count: number): Promise<LocalAccount[]> {
   const keys = await token.run(async (session) => Array.from({ length: count }, (_, i) => findOrGenerateKey(session, laneKeyLabel(i))));
   return keys.map((key) => tokenAccount(token, key));
+}
+
+/**
+ * `keys migrate --to pkcs11`: the lanes of a platform that ran with file custody put into the token
+ * under the lanes' labels, so the treasury, the contracts' owner and the lanes' nonces stay the
+ * platform's: each private key a token object, sensitive and not extractable from then on, with its
+ * public key beside it. A lane already in the token must be the same key (a run taken up again);
+ * another key there is refused. Each lane then signs a message in the token, which must recover to its
+ * address. Answers the lanes' addresses.
+ */
+export async function importTokenLanes(token: Pkcs11Token, privateKeys: readonly Hex[]): Promise<Address[]> {
+  const p = lib();
+  const expected = privateKeys.map((key) => getAddress(publicKeyToAddress(bytesToHex(secp256k1.publicKeyCreate(hexToBytes(key), false)))));
+  await token.run(async (session) => {
+    for (const [i, key] of privateKeys.entries()) {
+      const label = laneKeyLabel(i);
+      const id = Buffer.from(label);
+      const publicKey = Buffer.from(secp256k1.publicKeyCreate(hexToBytes(key), false));
+      const privates = findObjects(session, keyTemplate(label, p.CKO_PRIVATE_KEY));
+      const publics = findObjects(session, keyTemplate(label, p.CKO_PUBLIC_KEY));
+      if (publics.length === 1 && Buffer.compare(Buffer.from(ecPoint(session, publics[0]!)), publicKey) !== 0) {
+        throw new Error(`the token holds another key as ${label} (${getAddress(publicKeyToAddress(bytesToHex(ecPoint(session, publics[0]!))))}, not ${expected[i]}): a token of another platform?`);
+      }
+      if (privates.length > 1 || publics.length > 1) throw new Error(`the token holds ${privates.length} private and ${publics.length} public keys labelled "${label}": keep one pair`);
+      // The private key first: a run stopped between the two finds it and adds the public key (checked by the signature below).
+      if (privates.length === 0) {
+        session.p11.C_CreateObject(session.handle, [
+          { type: p.CKA_CLASS, value: p.CKO_PRIVATE_KEY }, { type: p.CKA_KEY_TYPE, value: p.CKK_EC }, { type: p.CKA_TOKEN, value: true },
+          { type: p.CKA_PRIVATE, value: true }, { type: p.CKA_SENSITIVE, value: true }, { type: p.CKA_EXTRACTABLE, value: false },
+          { type: p.CKA_SIGN, value: true }, { type: p.CKA_DERIVE, value: false }, { type: p.CKA_EC_PARAMS, value: secp256k1Params },
+          { type: p.CKA_VALUE, value: Buffer.from(hexToBytes(key)) }, { type: p.CKA_LABEL, value: label }, { type: p.CKA_ID, value: id },
+        ]);
+      }
+      if (publics.length === 0) {
+        session.p11.C_CreateObject(session.handle, [
+          { type: p.CKA_CLASS, value: p.CKO_PUBLIC_KEY }, { type: p.CKA_KEY_TYPE, value: p.CKK_EC }, { type: p.CKA_TOKEN, value: true },
+          { type: p.CKA_PRIVATE, value: false }, { type: p.CKA_VERIFY, value: true }, { type: p.CKA_EC_PARAMS, value: secp256k1Params },
+          // DER OCTET STRING of the uncompressed point, as tokens give it (ecPoint reads both forms).
+          { type: p.CKA_EC_POINT, value: Buffer.concat([Buffer.from([0x04, 0x41]), publicKey]) }, { type: p.CKA_LABEL, value: label }, { type: p.CKA_ID, value: id },
+        ]);
+      }
+    }
+  });
+  const lanes = await loadTokenLanes(token, privateKeys.length);
+  for (const [i, lane] of lanes.entries()) {
+    const message = `vixpay keys migrate: relayer lane ${i} ${expected[i]} in the token`;
+    const signer = await recoverMessageAddress({ message, signature: await lane.signMessage({ message }) });
+    if (signer !== expected[i] || lane.address !== expected[i]) throw new Error(`relayer lane ${i} in the token signs as ${signer}, not ${expected[i]}`);
+  }
+  return expected;
 }

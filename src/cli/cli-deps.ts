@@ -11,7 +11,7 @@ import type { WebhookEndpointDeps } from '../webhooks/webhook-endpoints.ts';
 import type { OperatorDeps } from '../console/operators.ts';
 import type { FacilitatorKeyDeps } from '../x402/facilitator-keys.ts';
 import type { StatementService } from '../statements/statement-service.ts';
-import type { RewrapResult } from '../wallet/rewrap-wallet-keys.ts';
+import type { KeyMigrationResult } from '../wallet/key-migration-result.ts';
 import type { CliContext } from './commands.ts';
 import { assertExistingPlatform } from './platform-data-dir.ts';
 
@@ -37,13 +37,14 @@ export interface CliStoreRecords {
   facilitatorKeys: FacilitatorKeyDeps;
 }
 
+
 /** What `src/main.ts` gives the CLI: every command's access to the platform, built by the composition root. */
 export interface CliDeps {
   withPlatform<T>(config: Config, logger: Logger, work: (platform: CliPlatform) => Promise<T>): Promise<T>;
   withStoreRecords<T>(config: Config, work: (records: CliStoreRecords) => Promise<T>): Promise<T>;
   rotateSigningKeys(config: Config): Promise<{ kid: string; retired: string[]; retiredAt: number }>;
-  /** `vixpay keys migrate --to pkcs11`: every wallet's key under the HSM token's (new, with `rotate`) wrapping key. */
-  migrateWalletKeys(config: Config, options: { rotate: boolean }): Promise<RewrapResult>;
+  /** `vixpay keys migrate --to pkcs11`: every key of the platform into the HSM token (src/compose/key-migration.ts). */
+  migrateKeys(config: Config, options: { rotate: boolean }): Promise<KeyMigrationResult>;
   /** `vixpay serve`: the whole platform, as `npm start`. */
   serve(config: Config, logger: Logger): Promise<void>;
 }

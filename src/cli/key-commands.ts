@@ -27,27 +27,39 @@ export const keysRotateCommand: CliCommand = {
 };
 
 /**
- * `vixpay keys migrate --to pkcs11 [--rotate-wrapping-key]`: every custodial wallet's key moved under
- * the HSM token's wrapping key: those sealed with the master key (file custody) wrapped by the token,
- * those under an older wrapping key wrapped again inside it; `--rotate-wrapping-key` generates a new
- * wrapping key first. One wallet at a time, each checked by a signature before it replaces the old
- * form: a run stopped anywhere is taken up by running it again. Needs the database, the master key and
- * the token's settings (KEY_CUSTODY=pkcs11, PKCS11_*); the platform may keep serving meanwhile.
+ * `vixpay keys migrate --to pkcs11 [--rotate-wrapping-key]`: every key of a platform that ran with file
+ * custody into the HSM token (docs/operations.md "Moving a platform of file custody into the HSM"):
+ * the relayer's lanes (the same accounts, as token objects), the wallets' keys (wrapped by the token),
+ * every secret the master key sealed (sealed anew by the token's key), then `master.key` and
+ * `relayer.key` removed. Each item checked before it replaces the old one (a signature, or the
+ * secret opened in the token); a run stopped anywhere is taken up by running it again. Run it with the
+ * platform's own settings (file custody's, KEY_CUSTODY=file or pkcs11) and the token's PKCS11_*, the
+ * platform stopped; then start it with KEY_CUSTODY=pkcs11. `--rotate-wrapping-key` generates a new
+ * wallet wrapping key first and re-wraps every wallet under it.
  */
 export const keysMigrateCommand: CliCommand = {
-  summary: 'move every wallet key under the HSM token\'s wrapping key (--to pkcs11 [--rotate-wrapping-key]); resumable',
+  summary: 'move every key of the platform into the HSM token (--to pkcs11 [--rotate-wrapping-key]); resumable',
   options: { to: { type: 'string' }, 'rotate-wrapping-key': { type: 'boolean' } },
   run: async ({ config, deps, values }) => {
-    if (values.to !== 'pkcs11') throw new DomainError('request.invalid', 'keys migrate needs --to pkcs11 (the only custody wallets move to)');
-    assertExistingPlatform(config);
-    const result = await deps.migrateWalletKeys(config, { rotate: values['rotate-wrapping-key'] === true });
-    if (result.failed.length > 0) {
-      const list = result.failed.map((failure) => `${failure.address}: ${failure.reason}`).join('; ');
-      throw new DomainError('request.invalid', `${result.rewrapped} wallets moved under ${result.wrappingKey}; ${result.failed.length} left as they were, which did not sign for their address: ${list}`);
+    if (values.to !== 'pkcs11') throw new DomainError('request.invalid', 'keys migrate needs --to pkcs11 (the only custody keys move to)');
+    // Its database is what a platform needs here: its key files may be gone already (a run taken up again).
+    assertExistingPlatform({ ...config, keyCustody: 'pkcs11' });
+    const result = await deps.migrateKeys(config, { rotate: values['rotate-wrapping-key'] === true });
+    const { wallets, secrets } = result;
+    const failures = [
+      ...wallets.failed.map((failure) => `wallet ${failure.address}: ${failure.reason}`),
+      ...secrets.failed.map((failure) => `${failure.what} ${failure.id}: ${failure.reason}`),
+    ];
+    if (failures.length > 0) {
+      throw new DomainError('request.invalid', `${wallets.rewrapped} wallets moved under ${wallets.wrappingKey}; ${failures.length} left as they were, which did not open or sign as theirs: ${failures.join('; ')}`);
     }
     return {
-      wrappingKey: result.wrappingKey, rewrapped: result.rewrapped, movedByOthers: result.movedByOthers, remaining: result.remaining,
-      ...(result.remaining > 0 && { next: 'wallets were made under another key meanwhile (an instance still on file custody?): run the command again' }),
+      lanes: result.lanes, wrappingKey: wallets.wrappingKey, rewrapped: wallets.rewrapped, movedByOthers: wallets.movedByOthers,
+      resealed: secrets.resealed, remaining: wallets.remaining + secrets.remaining, removed: result.removed,
+      ...(result.unset.length > 0 && { unset: result.unset }),
+      next: result.complete
+        ? `every key is in the token: start the platform with KEY_CUSTODY=pkcs11 and the same PKCS11_* settings${result.unset.length > 0 ? `, without ${result.unset.join(' and ')}` : ''}`
+        : 'keys were made under file custody meanwhile (an instance still running?): stop it and run the command again',
     };
   },
 };

@@ -7,13 +7,13 @@ import { DomainError } from '#shared/errors.ts';
  * A command beside a running platform must find that platform's DATA_DIR, never make a new one
  * (new keys, new contracts, every balance 0). The files a started platform has there: its SQLite
  * database (unless DATABASE_URL), its master key (unless MASTER_KEY) and its relayer key (unless
- * RELAYER_PRIVATE_KEY, or KEY_CUSTODY=pkcs11: the relayer's keys are in the HSM). Throws one line
- * naming the directory when any is missing.
+ * RELAYER_PRIVATE_KEY); with KEY_CUSTODY=pkcs11 neither key file (both are in the HSM). Throws one
+ * line naming the directory when any is missing.
  */
 export function assertExistingPlatform(config: Pick<Config, 'dataDir' | 'databaseUrl' | 'masterKey' | 'relayerPrivateKey' | 'keyCustody'>): void {
   const expected = [
     ...(config.databaseUrl ? [] : ['vixpay.sqlite']),
-    ...(config.masterKey ? [] : ['master.key']),
+    ...(config.masterKey || config.keyCustody === 'pkcs11' ? [] : ['master.key']),
     ...(config.relayerPrivateKey || config.keyCustody === 'pkcs11' ? [] : ['relayer.key']),
   ];
   const missing = expected.filter((file) => !existsSync(path.join(config.dataDir, file)));

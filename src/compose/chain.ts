@@ -20,7 +20,7 @@ import { startChains } from '../chain/chain-supervisor.ts';
 import { createChainClients, type ChainClients } from '../chain/chain-clients.ts';
 import { createRelayer, type Relayer } from '../chain/relayer.ts';
 import { fundRelayerOnManagedChains, loadRelayerLanes } from '../chain/platform-account.ts';
-import { openPkcs11Token, type Pkcs11Token } from '../chain/pkcs11-token.ts';
+import type { Pkcs11Token } from '../chain/pkcs11-token.ts';
 import { loadTokenLanes } from '../chain/token-account.ts';
 import { ensurePlatformContracts, type PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
 import { recordMinedCost } from './observability.ts';
@@ -41,7 +41,11 @@ export interface ChainPart {
 
 export async function composeChain(
   config: Config,
-  deps: { logger: Logger; clock: Clock; vault: KeyVault; store: Store; fleet: FleetRepository; metrics: Metrics; faults: Faults },
+  deps: {
+    logger: Logger; clock: Clock; vault: KeyVault; store: Store; fleet: FleetRepository; metrics: Metrics; faults: Faults;
+    /** The HSM token (the foundation's, KEY_CUSTODY=pkcs11): one per library in a process. */
+    custody?: Pkcs11Token | undefined;
+  },
   options: { mode: 'own' | 'attach'; finishJournal: boolean },
   cleanups: Array<() => Promise<void>>,
 ): Promise<ChainPart> {
@@ -61,8 +65,7 @@ export async function composeChain(
       (network, method) => metrics.nodeRpcCalls.inc({ network, method }), config.chainCallTimeoutMs);
     // Before the nodes stop: pending receipt waits end (the relayer leaves them journaled for recovery).
     cleanups.push(async () => { for (const network of networkNames) chains[network].receipts.close(); });
-    const custody = config.keyCustody === 'pkcs11' ? openPkcs11Token(tokenOptions(config)) : undefined;
-    if (custody) cleanups.push(async () => custody.close());
+    const { custody } = deps;
     // File custody: every other lane is derived from the platform account's key; pkcs11: a key each in the token.
     const lanes = custody ? await loadTokenLanes(custody, config.relayerLanes)
       : loadRelayerLanes({ privateKey: config.relayerPrivateKey, dataDir: config.dataDir, vault: deps.vault, count: config.relayerLanes });
@@ -91,11 +94,4 @@ export async function composeChain(
     await part.stopChains().catch(() => undefined);
     throw error;
   }
-}
-
-/** The token's settings, which config.ts requires together with KEY_CUSTODY=pkcs11. */
-export function tokenOptions(config: Config) {
-  const { pkcs11Module: module, pkcs11TokenLabel: tokenLabel, pkcs11PinFile: pinFile } = config;
-  if (!module || !tokenLabel || !pinFile) throw new Error('KEY_CUSTODY=pkcs11 needs PKCS11_MODULE, PKCS11_TOKEN_LABEL and PKCS11_PIN_FILE');
-  return { module, tokenLabel, pinFile };
 }

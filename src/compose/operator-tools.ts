@@ -7,14 +7,15 @@ import path from 'node:path';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '#shared/logger.ts';
 import { systemClock } from '#shared/clock.ts';
-import { createKeyVault, loadMasterKey, type KeyVault } from '#shared/key-vault.ts';
+import type { KeyVault } from '#shared/key-vault.ts';
+import { openKeyVault } from './foundation.ts';
 import { openStore, type Store } from '../store/db.ts';
 import { acquireLock } from '../store/advisory-lock.ts';
 import { createFleetRepository } from '../store/fleet-repository.ts';
 import { createMerchantRepository } from '../store/merchant-repository.ts';
 import { createWebhookRepository } from '../store/webhook-repository.ts';
 import { createOperatorRepository } from '../store/operator-repository.ts';
-import { checkFleet, masterKeyFingerprint } from '../fleet/fleet-check.ts';
+import { checkFleet } from '../fleet/fleet-check.ts';
 import { signingKeyFileName } from '../identity/signing-keys.ts';
 import { createSigningKeyRepository } from '../store/signing-key-repository.ts';
 import { createPasswordHasher } from '../identity/password-hasher.ts';
@@ -24,12 +25,6 @@ import type { OperatorDeps } from '../console/operators.ts';
 import type { FacilitatorKeyDeps } from '../x402/facilitator-keys.ts';
 import { createFacilitatorKeyRepository } from '../store/facilitator-key-repository.ts';
 import { composePlatform, type Platform } from './platform.ts';
-import { tokenOptions } from './chain.ts';
-import { DomainError } from '#shared/errors.ts';
-import { openPkcs11Token } from '../chain/pkcs11-token.ts';
-import { tokenWrappedKeys } from '../chain/token-wrapped-keys.ts';
-import { createAccountKeyRepository } from '../store/wallet-repository.ts';
-import { rewrapWalletKeys, type RewrapDeps, type RewrapResult } from '../wallet/rewrap-wallet-keys.ts';
 
 /** Runs `work` on the platform core beside a running server, found by its DATA_DIR. */
 export async function withAttachedPlatform<T>(config: Config, logger: Logger, work: (platform: Platform) => Promise<T>): Promise<T> {
@@ -58,15 +53,20 @@ export function withStoreRecords<T>(config: Config, work: (records: StoreRecords
   }));
 }
 
-/** Runs `work` on the store (opened, closed after) with the master key and its vault. */
-async function withStoreAndKey<T>(config: Config, work: (opened: { store: Store; masterKey: Buffer; vault: KeyVault }) => Promise<T>): Promise<T> {
-  const masterKey = loadMasterKey(config);
-  const vault = createKeyVault(masterKey);
-  const store = await openStore(config);
+/** Runs `work` on the store (opened, closed after) with the custody's key vault (the master key, or the HSM token's key). */
+async function withStoreAndKey<T>(config: Config, work: (opened: { store: Store; vault: KeyVault; fingerprint: () => Promise<string> }) => Promise<T>): Promise<T> {
+  const { vault, custody, fingerprint } = openKeyVault(config);
   try {
-    return await work({ store, masterKey, vault });
+    const store = await openStore(config);
+    try {
+      // The token's key is found (connecting) before the first seal or opening, which cannot wait for it.
+      if (custody) await fingerprint();
+      return await work({ store, vault, fingerprint });
+    } finally {
+      await store.close();
+    }
   } finally {
-    await store.close();
+    custody?.close();
   }
 }
 
@@ -75,45 +75,15 @@ async function withStoreAndKey<T>(config: Config, work: (opened: { store: Store;
  * fleet's master key (checked against the fleet's fingerprint). Needs only the database.
  */
 export async function rotateFleetSigningKeys(config: Config): Promise<Awaited<ReturnType<typeof rotateSigningKeys>>> {
-  return withStoreAndKey(config, async ({ store, masterKey, vault }) => {
+  return withStoreAndKey(config, async ({ store, vault, fingerprint }) => {
     const startup = await acquireLock(store, 'startup');
     try {
-      await checkFleet(createFleetRepository(store.db), { master_key: masterKeyFingerprint(masterKey) }, systemClock());
+      await checkFleet(createFleetRepository(store.db), { master_key: await fingerprint() }, systemClock());
       const deps = { repository: createSigningKeyRepository(store.db), vault, clock: systemClock, ttlSeconds: config.jwtTtlSeconds };
       (await openSigningKeys({ ...deps, importFile: path.join(config.dataDir, signingKeyFileName) })).close();
       return await rotateSigningKeys(deps);
     } finally {
       await startup.release();
-    }
-  });
-}
-
-/**
- * `vixpay keys migrate --to pkcs11`: every wallet's key moved under the HSM token's wrapping key (a
- * new one first with `rotate`), one wallet at a time, each checked by a signature (src/wallet/rewrap-wallet-keys.ts).
- * Needs the database, the fleet's master key (checked against the fleet's fingerprint) and the
- * token's settings; the platform may keep running meanwhile: both forms sign. `failpoint` is a test switch.
- */
-export async function migrateWalletKeys(
-  config: Config, options: { rotate?: boolean; failpoint?: RewrapDeps['failpoint'] } = {},
-): Promise<RewrapResult> {
-  if (config.keyCustody !== 'pkcs11') {
-    throw new DomainError('request.invalid', 'keys migrate --to pkcs11 needs the platform\'s KEY_CUSTODY=pkcs11, PKCS11_MODULE, PKCS11_TOKEN_LABEL and PKCS11_PIN_FILE');
-  }
-  return withStoreAndKey(config, async ({ store, masterKey, vault }) => {
-    const startup = await acquireLock(store, 'startup');
-    try {
-      await checkFleet(createFleetRepository(store.db), { master_key: masterKeyFingerprint(masterKey) }, systemClock());
-    } finally {
-      await startup.release();
-    }
-    const token = openPkcs11Token(tokenOptions(config));
-    try {
-      // Each wallet signs once (its check): none is kept unwrapped for a next signature.
-      const wrapped = tokenWrappedKeys(token, { unwrappedKeys: 0 });
-      return await rewrapWalletKeys({ accounts: createAccountKeyRepository(store.db), vault, token: wrapped, failpoint: options.failpoint }, options);
-    } finally {
-      token.close();
     }
   });
 }

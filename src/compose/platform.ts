@@ -130,8 +130,8 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     }
   };
   try {
-    const { vault, store, fleet, fleetId, startup } = await openFoundation(config, logger, clock, { server, redis }, cleanups);
-    const chain = await composeChain(config, { logger, clock, vault, store, fleet, metrics, faults },
+    const { vault, custody, store, fleet, fleetId, startup } = await openFoundation(config, logger, clock, { server, redis }, cleanups);
+    const chain = await composeChain(config, { logger, clock, vault, store, fleet, metrics, faults, custody },
       { mode: options.chainMode ?? 'own', finishJournal: options.finishJournal ?? true }, cleanups);
     stopChains = chain.stopChains;
     const { chains, relayer, contracts } = chain;

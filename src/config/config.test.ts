@@ -98,7 +98,7 @@ test('FAILPOINTS arm only in a test process (VIXPAY_TEST_FAULTS=1), never with N
   assert.equal(loadConfig({ NODE_ENV: 'production' }).vixpayTestFaults, false);
 });
 
-test('KEY_CUSTODY=pkcs11 needs the token\'s module, label and PIN file, and refuses a relayer key of its own', () => {
+test('KEY_CUSTODY=pkcs11 needs the token\'s module, label and PIN file, and refuses a relayer or master key of its own', () => {
   assert.equal(loadConfig({}).keyCustody, 'file');
   assert.throws(() => loadConfig({ KEY_CUSTODY: 'pkcs11', PKCS11_TOKEN_LABEL: 'vixpay' }), (error: unknown) => {
     assert.ok(error instanceof ConfigError);
@@ -106,7 +106,10 @@ test('KEY_CUSTODY=pkcs11 needs the token\'s module, label and PIN file, and refu
     return true;
   });
   const token = { KEY_CUSTODY: 'pkcs11', PKCS11_MODULE: '/usr/lib/softhsm/libsofthsm2.so', PKCS11_TOKEN_LABEL: 'vixpay', PKCS11_PIN_FILE: 'pin' };
-  assert.throws(() => loadConfig({ ...token, RELAYER_PRIVATE_KEY: `0x${'11'.repeat(32)}` }), /RELAYER_PRIVATE_KEY: not used with KEY_CUSTODY=pkcs11/);
+  assert.throws(() => loadConfig({ ...token, RELAYER_PRIVATE_KEY: `0x${'11'.repeat(32)}` }), /RELAYER_PRIVATE_KEY: not used with KEY_CUSTODY=pkcs11 .*keys migrate --to pkcs11/);
+  assert.throws(() => loadConfig({ ...token, MASTER_KEY: '22'.repeat(32) }), /MASTER_KEY: not used with KEY_CUSTODY=pkcs11 .*keys migrate --to pkcs11/);
+  // The migration's own settings: file custody's keys and the token's, together.
+  assert.equal(loadConfig({ ...token, KEY_CUSTODY: 'file', MASTER_KEY: '22'.repeat(32), RELAYER_PRIVATE_KEY: `0x${'11'.repeat(32)}` }).pkcs11TokenLabel, 'vixpay');
   assert.throws(() => loadConfig({ KEY_CUSTODY: 'kms' }), /KEY_CUSTODY/);
   const config = loadConfig(token);
   assert.deepEqual([config.keyCustody, config.pkcs11Module, config.pkcs11TokenLabel, config.pkcs11PinFile],

@@ -103,12 +103,14 @@ function testSwitchesRefused(settings: z.output<typeof envSchema>, nodeEnv: stri
   return [];
 }
 
-/** KEY_CUSTODY=pkcs11 needs its token's three settings, and takes no relayer key of its own. */
+/** KEY_CUSTODY=pkcs11 needs its token's three settings, and takes no relayer or master key of its own. */
 function custodyRefused(settings: z.output<typeof envSchema>): string[] {
   if (settings.KEY_CUSTODY !== 'pkcs11') return [];
   const missing = (['PKCS11_MODULE', 'PKCS11_TOKEN_LABEL', 'PKCS11_PIN_FILE'] as const).filter((name) => !settings[name])
     .map((name) => `${name}: required with KEY_CUSTODY=pkcs11`);
-  if (settings.RELAYER_PRIVATE_KEY) missing.push('RELAYER_PRIVATE_KEY: not used with KEY_CUSTODY=pkcs11 (the lanes\' keys are generated in the token); unset it');
+  // A platform of file custody moves these into the token with `keys migrate --to pkcs11`, run with its file-custody settings.
+  if (settings.RELAYER_PRIVATE_KEY) missing.push('RELAYER_PRIVATE_KEY: not used with KEY_CUSTODY=pkcs11 (the lanes\' keys are in the token; `vixpay keys migrate --to pkcs11` with KEY_CUSTODY=file moves this one there); unset it');
+  if (settings.MASTER_KEY) missing.push('MASTER_KEY: not used with KEY_CUSTODY=pkcs11 (the key-encryption key is in the token; `vixpay keys migrate --to pkcs11` with KEY_CUSTODY=file moves what this one sealed); unset it');
   return missing;
 }
 

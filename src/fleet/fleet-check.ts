@@ -11,7 +11,7 @@ import type { FleetRepository } from '../store/fleet-repository.ts';
 export type FleetFact = 'master_key' | 'relayer_account';
 
 const fixes: Readonly<Record<FleetFact, string>> = {
-  master_key: 'the master key differs from the fleet\'s: give every instance the same MASTER_KEY',
+  master_key: 'the master key differs from the fleet\'s: give every instance the same MASTER_KEY (or, once `keys migrate --to pkcs11` moved the keys into an HSM, KEY_CUSTODY=pkcs11 with the fleet\'s token)',
   relayer_account: 'the relayer account differs from the fleet\'s: give every instance the same RELAYER_PRIVATE_KEY',
 };
 
