@@ -3,8 +3,6 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -19,13 +17,15 @@ import { redisSkip, testRedisUrl } from './support/redis.ts';
 import { startTestPlatform, type TestPlatform } from './support/platform.ts';
 import { balanceOf, newUser, openSession, paymentsClient, startPay, transferFor, type PaymentTest } from './support/payment-calls.ts';
 import { waitFor } from './support/wait-for.ts';
+import { deterministicBytes } from './support/deterministic-bytes.ts';
+import { boundary, multipartBody, type TestPart } from './support/ipfs-http.ts';
 
 /**
  * Many `vixpay serve` processes on one PostgreSQL schema and one Redis, as scaled out: three cold-start
  * at once on an empty schema, beside one in-process instance of the same fleet (the test's hands:
  * users, stores, tokens). The chains are four anvils every instance reaches by RPC URL; the relayer is
- * anvil's funded first account. IPFS: every instance names the same IPFS_API_URL (a Kubo stand-in
- * answering `id` only: no Kubo node is installable here; content is not what this test is about).
+ * anvil's funded first account. IPFS: the fleet's blocks in its PostgreSQL (IPFS_BLOCKSTORE=postgres),
+ * no Kubo node: a file added through one instance is read through the others.
  */
 const skipRedis = await redisSkip();
 const execFileAsync = promisify(execFile);
@@ -36,7 +36,6 @@ interface Instance { server: ServerProcess; grpcPort: number; dataDir: string }
 
 let chains: ChainSupervisor;
 let chainDir: string;
-let kubo: Server;
 let schema: Awaited<ReturnType<typeof freshPostgresSchema>>;
 let env: Record<string, string>;
 let instances: Instance[] = [];
@@ -76,12 +75,6 @@ describe('many instances on one PostgreSQL and one Redis', { skip: skipRedis }, 
   before(async () => {
     chainDir = tempDir();
     chains = await startChains({ dataDir: chainDir, rpcUrls: {}, logger: createLogger('silent'), mode: 'own', checkpointIntervalMs: 60_000 });
-    kubo = createServer((request, response) => {
-      response.setHeader('content-type', 'application/json');
-      if (request.url?.startsWith('/api/v0/id')) response.end(JSON.stringify({ ID: '12D3KooWRBy97UB99e3J6hiPesre1MZeuNQvfan4gBziswrRJsNK' }));
-      else response.writeHead(501).end('{}');
-    }).listen(0, '127.0.0.1');
-    await once(kubo, 'listening');
     schema = await freshPostgresSchema('vixpay_fleet');
     env = {
       DATABASE_URL: schema.databaseUrl,
@@ -89,7 +82,7 @@ describe('many instances on one PostgreSQL and one Redis', { skip: skipRedis }, 
       MASTER_KEY: randomBytes(32).toString('hex'),
       RELAYER_PRIVATE_KEY: anvilKey,
       RELAYER_LANES: '1',
-      IPFS_API_URL: `http://127.0.0.1:${(kubo.address() as { port: number }).port}`,
+      IPFS_BLOCKSTORE: 'postgres',
       RPC_URL_ETHEREUM: chains.endpoints.ethereum.url,
       RPC_URL_OPTIMISM: chains.endpoints.optimism.url,
       RPC_URL_BNB: chains.endpoints.bnb.url,
@@ -107,7 +100,6 @@ describe('many instances on one PostgreSQL and one Redis', { skip: skipRedis }, 
     await Promise.all(running.map((instance) => stopServerProcess(instance.server, 'SIGKILL')));
     await t?.stop();
     await chains?.stop();
-    kubo?.close();
     await schema?.drop();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
@@ -139,6 +131,29 @@ describe('many instances on one PostgreSQL and one Redis', { skip: skipRedis }, 
     const jwks = await Promise.all(instances.map((instance) => getJson(instance, '/.well-known/jwks.json')));
     assert.equal(new Set(jwks.map((set) => JSON.stringify(set))).size, 1);
     assert.deepEqual(jwks[0].keys.map((key: { kid: string }) => key.kid), [kidOf(token)]);
+  });
+
+  test('a file added through instance A is read whole through B and C, with Kubo\'s CIDs and no IPFS node', async () => {
+    const user = await newUser({ t });
+    const { token } = await (await login(instances[0]!, user.userId, 'correct horse battery')).json() as { token: string };
+    const authorization = `Bearer ${token}`;
+    const data = deterministicBytes(1024 * 1024 + 3, 'fleet-content');
+    const add = async (instance: Instance, parts: TestPart[]) => {
+      const response = await fetch(`${instance.server.baseUrl}/v1/ipfs/add`, {
+        method: 'POST', headers: { authorization, 'content-type': `multipart/form-data; boundary=${boundary}` }, body: multipartBody(parts),
+      });
+      assert.equal(response.status, 200, await response.clone().text());
+      return ((await response.json()) as { cid: string }).cid;
+    };
+    const cid = await add(instances[0]!, [{ filename: 'fleet.bin', data }]);
+    assert.equal(await add(instances[0]!, [{ filename: 'hello.txt', data: 'hello world\n' }]), 'QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o'); // Kubo
+    for (const instance of instances.slice(1)) {
+      const read = await fetch(`${instance.server.baseUrl}/v1/ipfs/${cid}/get`, { headers: { authorization } });
+      assert.equal(read.status, 200, instance.server.baseUrl);
+      assert.deepEqual(new Uint8Array(await read.arrayBuffer()), data);
+      const hello = await fetch(`${instance.server.baseUrl}/v1/ipfs/QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o/get`, { headers: { authorization } });
+      assert.equal(await hello.text(), 'hello world\n');
+    }
   });
 
   test('vixpay keys rotate: tokens signed before stay valid everywhere, and every JWKS lists the old and the new key', async () => {
@@ -199,7 +214,7 @@ describe('many instances on one PostgreSQL and one Redis', { skip: skipRedis }, 
       assert.doesNotMatch(error.message, new RegExp(anvilSecondKey.slice(2)));
       return true;
     });
-    const { IPFS_API_URL: _kubo, ...embedded } = env;
+    const { IPFS_BLOCKSTORE: _shared, ...embedded } = env;
     await assert.rejects(startInstance({}, embedded), /embedded IPFS \(IPFS_API_URL unset\)[^\n]*other instances already run on this database/);
   });
 

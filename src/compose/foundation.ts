@@ -47,7 +47,7 @@ export async function openStoreOrExplain(config: Config, logger: Logger): Promis
 
 /**
  * Many instances on one PostgreSQL (docs/operations.md "Production topology"): a server instance is
- * a member of the fleet while it runs (with embedded IPFS only alone); one instance at a time sets
+ * a member of the fleet while it runs (with IPFS blocks in DATA_DIR only alone); one instance at a time sets
  * the platform up (first start: contracts, nonces, JWT keys, system DIDs), so cold starts never race;
  * every instance must share the fleet's master key and relayer (fingerprints, fleet table).
  */
@@ -66,7 +66,7 @@ export async function openFoundation(
   }
   cleanups.push(() => store.close());
   if (options.server) {
-    cleanups.push((await joinFleet(store, config.ipfsApiUrl ? 'kubo' : 'embedded', {
+    cleanups.push((await joinFleet(store, config.ipfsApiUrl || config.ipfsBlockstore === 'postgres' ? 'shared' : 'embedded', {
       onLost: (err) => logger.warn({ err }, 'fleet membership lost with its database connection; joining again'),
       onRejoined: () => logger.info('fleet membership held again'),
     })).release);

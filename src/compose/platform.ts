@@ -31,6 +31,7 @@ import type { WalletService } from '../wallet/wallet-service.ts';
 import type { IpfsBackend } from '../ipfs/ipfs-backend.ts';
 import { createEmbeddedBackend } from '../ipfs/embedded-backend.ts';
 import { createKuboBackend } from '../ipfs/kubo-backend.ts';
+import { createPostgresBackend } from '../ipfs/postgres-backend.ts';
 import type { ReceiptService } from '../receipts/receipt-service.ts';
 import { openFoundation } from './foundation.ts';
 import { composeChain } from './chain.ts';
@@ -65,7 +66,7 @@ export interface Platform extends PaymentPart, WebServices {
   wallet: WalletService;
   identity: Identity;
   did: DidModule;
-  /** Kubo when IPFS_API_URL is set; otherwise the embedded blockstore in DATA_DIR/ipfs. */
+  /** Kubo when IPFS_API_URL is set; otherwise the embedded importer over the fleet's PostgreSQL (IPFS_BLOCKSTORE=postgres) or DATA_DIR/ipfs. */
   ipfs: IpfsBackend;
   /** The HSM token holding the relayer's lanes and wrapping the wallets' keys (KEY_CUSTODY=pkcs11), else undefined. */
   custody: Pkcs11Token | undefined;
@@ -147,7 +148,9 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     }, chain.custody);
     const receipts = composeReceipts(config, { store, clock, did, wallet, chains });
     await startup.release();
-    const ipfs = config.ipfsApiUrl ? createKuboBackend({ apiUrl: config.ipfsApiUrl }) : await createEmbeddedBackend({ dataDir: config.dataDir });
+    const ipfs = config.ipfsApiUrl ? createKuboBackend({ apiUrl: config.ipfsApiUrl })
+      : config.ipfsBlockstore === 'postgres' ? await createPostgresBackend({ db: store.db, dataDir: config.dataDir })
+        : await createEmbeddedBackend({ dataDir: config.dataDir });
     cleanups.push(async () => { await ipfs.close(); });
 
     const paymentPart = await composePayments({ config, logger, clock, store, wallet, faults }, { redis, redisKeyPrefix: options.redisKeyPrefix });

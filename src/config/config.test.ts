@@ -137,3 +137,12 @@ test('by default the servers listen on this machine only; HTTP_HOST and GRPC_HOS
   assert.equal(open.httpHost, '0.0.0.0');
   assert.equal(open.grpcHost, '0.0.0.0');
 });
+
+test('IPFS_BLOCKSTORE=postgres needs DATABASE_URL and no IPFS_API_URL; unset, blocks go to DATA_DIR', () => {
+  assert.equal(loadConfig({}).ipfsBlockstore, 'file');
+  const databaseUrl = 'postgres://vixpay@db.internal:5432/vixpay';
+  assert.equal(loadConfig({ IPFS_BLOCKSTORE: 'postgres', DATABASE_URL: databaseUrl }).ipfsBlockstore, 'postgres');
+  assert.throws(() => loadConfig({ IPFS_BLOCKSTORE: 'postgres' }), /IPFS_BLOCKSTORE: postgres keeps blocks in the DATABASE_URL PostgreSQL; set DATABASE_URL/);
+  assert.throws(() => loadConfig({ IPFS_BLOCKSTORE: 'postgres', DATABASE_URL: databaseUrl, IPFS_API_URL: 'http://127.0.0.1:5001' }), /IPFS_BLOCKSTORE: not used with IPFS_API_URL/);
+  assert.throws(() => loadConfig({ IPFS_BLOCKSTORE: 'redis' }), /IPFS_BLOCKSTORE/);
+});

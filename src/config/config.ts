@@ -57,7 +57,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) throw configError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
   const settings = parsed.data;
-  const refused = [...testSwitchesRefused(settings, env.NODE_ENV), ...custodyRefused(settings)];
+  const refused = [...testSwitchesRefused(settings, env.NODE_ENV), ...custodyRefused(settings), ...ipfsRefused(settings)];
   if (refused.length > 0) throw configError(refused);
 
   const config: Record<string, unknown> = {};
@@ -112,6 +112,13 @@ function custodyRefused(settings: z.output<typeof envSchema>): string[] {
   if (settings.RELAYER_PRIVATE_KEY) missing.push('RELAYER_PRIVATE_KEY: not used with KEY_CUSTODY=pkcs11 (the lanes\' keys are in the token; `vixpay keys migrate --to pkcs11` with KEY_CUSTODY=file moves this one there); unset it');
   if (settings.MASTER_KEY) missing.push('MASTER_KEY: not used with KEY_CUSTODY=pkcs11 (the key-encryption key is in the token; `vixpay keys migrate --to pkcs11` with KEY_CUSTODY=file moves what this one sealed); unset it');
   return missing;
+}
+
+function ipfsRefused(settings: z.output<typeof envSchema>): string[] {
+  if (settings.IPFS_BLOCKSTORE !== 'postgres') return [];
+  if (!settings.DATABASE_URL) return ['IPFS_BLOCKSTORE: postgres keeps blocks in the DATABASE_URL PostgreSQL; set DATABASE_URL, or leave IPFS_BLOCKSTORE unset (blocks in DATA_DIR)'];
+  if (settings.IPFS_API_URL) return ['IPFS_BLOCKSTORE: not used with IPFS_API_URL (the content is on the Kubo node); unset one of them'];
+  return [];
 }
 
 /** One line per setting, the first problem of each. */

@@ -71,6 +71,7 @@ export const envSchema = z.object({
   JWT_TTL_SECONDS: z.coerce.number().int().min(60).max(86400 * 30).default(3600).describe('access token lifetime'),
   TRUST_PROXY: z.string().default('false').transform(parsedBy(parseTrustProxy)).describe('behind load balancers: their number (`1`) or their addresses/CIDRs (`10.0.0.0/8,192.168.1.7`); the client address is then read from X-Forwarded-For past them. `true` (every hop) is refused'),
   IPFS_API_URL: optionalUrl.describe('Kubo RPC (`http://127.0.0.1:5001`) instead of the embedded block store'),
+  IPFS_BLOCKSTORE: z.enum(['file', 'postgres']).default('file').describe('where the embedded IPFS keeps blocks (IPFS_API_URL unset): `file`, this instance\'s `DATA_DIR/ipfs/blocks`; `postgres`, the tables of DATABASE_URL, shared by every instance of a fleet (docs/ipfs-api.md#a-fleets-content)'),
   IPFS_MAX_TOTAL_BYTES: z.coerce.number().int().min(1).optional().describe('bytes of one IPFS add request body, multipart framing included; unset: 64 GiB'),
   IPFS_MAX_PARTS: z.coerce.number().int().min(1).optional().describe('parts (files + directories) in one IPFS add request; unset: 10000'),
   PAY_RECEIVER_ADDRESS: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'PAY_RECEIVER_ADDRESS must be a 0x address').optional().transform(asHex).describe('receiving account of `/v1/ict/pay`; unset: the treasury'),

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { FsBlockstore } from 'blockstore-fs';
-import { exporter, type UnixFSEntry } from 'ipfs-unixfs-exporter';
+import { exporter, type ReadableStorage, type UnixFSEntry } from 'ipfs-unixfs-exporter';
 import type { WritableStorage } from 'ipfs-unixfs-importer';
 import { DomainError } from '#shared/errors.ts';
 import { importEntries } from './embedded-add.ts';
@@ -33,12 +33,39 @@ export async function createEmbeddedBackend(options: EmbeddedBackendOptions): Pr
   await mkdir(pinsDir, { recursive: true, mode: 0o700 });
   const blockstore = new FsBlockstore(path.join(root, 'blocks'));
   await blockstore.open();
-  const writer = writeOnce(blockstore);
   const peerId = await loadOrCreatePeerId(path.join(root, 'identity.pem'));
+  return createUnixfsBackend({
+    blocks: blockstore,
+    writer: writeOnce(blockstore),
+    pin: (cid) => writeFile(path.join(pinsDir, cid), '', { mode: 0o600 }),
+    peerId,
+    version: options.version ?? embeddedBackendVersion,
+    close: () => blockstore.close(),
+  });
+}
+
+/** What a unixfs backend runs on: where blocks are read and written, where pins are recorded. */
+export interface UnixfsBackendParts {
+  blocks: ReadableStorage;
+  writer: WritableStorage;
+  /** Records `cid` as pinned; called only once its add has written every block. */
+  pin(cid: string): Promise<unknown>;
+  peerId: string;
+  version: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The IpfsBackend of ipfs-unixfs-importer/-exporter over any blockstore: the embedded one
+ * (blockstore-fs) and the fleet's (PostgreSQL, postgres-backend.ts) share every line of it, so
+ * they give the same CIDs and the same answers.
+ */
+export function createUnixfsBackend(parts: UnixfsBackendParts): IpfsBackend {
+  const { blocks } = parts;
 
   async function resolve(cid: string, subPath: string | undefined): Promise<UnixFSEntry> {
     try {
-      return await exporter(subPath ? `${cid}/${subPath}` : cid, blockstore);
+      return await exporter(subPath ? `${cid}/${subPath}` : cid, blocks);
     } catch (error) {
       throw readError(error, subPath ? `${cid}/${subPath}` : cid);
     }
@@ -46,8 +73,8 @@ export async function createEmbeddedBackend(options: EmbeddedBackendOptions): Pr
 
   return {
     async addEntries(entries, addOptions) {
-      const result = await importEntries(entries, addOptions, writer);
-      if (addOptions.pin && !addOptions.onlyHash) await writeFile(path.join(pinsDir, result.cid), '', { mode: 0o600 });
+      const result = await importEntries(entries, addOptions, parts.writer);
+      if (addOptions.pin && !addOptions.onlyHash) await parts.pin(result.cid);
       return result;
     },
 
@@ -76,15 +103,15 @@ export async function createEmbeddedBackend(options: EmbeddedBackendOptions): Pr
       if (entry.type === 'object') throw notUnixFs(cid);
       if (range.length === 0) return;
       try {
-        yield* entry.content({ offset: range.offset, length: range.length });
+        yield* inWindows(entry, range);
       } catch (error) {
         throw readError(error, cid);
       }
     },
 
-    id: async () => peerId,
-    version: async () => options.version ?? embeddedBackendVersion,
-    close: () => blockstore.close(),
+    id: async () => parts.peerId,
+    version: async () => parts.version,
+    close: () => parts.close(),
   };
 }
 
@@ -115,6 +142,29 @@ function writeOnce(store: FsBlockstore): WritableStorage {
       }
     },
   };
+}
+
+/** Bytes of file content the exporter is asked for at a time (16 leaves of Kubo's chunk size). */
+const readWindowBytes = 4 * 1024 * 1024;
+
+/**
+ * The exporter walks a file's DAG as fast as the blockstore answers, into a queue without
+ * backpressure: a whole-file read to a slow client would hold the rest of the file in memory. Asked
+ * for one window at a time, it holds at most a window ahead of the reader (the nodes above the
+ * leaves are read again per window: a few KiB each, and cached by the PostgreSQL blockstore).
+ */
+async function* inWindows(entry: Extract<UnixFSEntry, { content: unknown }>, range: CatRange): AsyncGenerator<Uint8Array> {
+  const size = Number(entry.size);
+  const start = range.offset ?? 0;
+  const end = range.length === undefined ? size : Math.min(size, start + range.length);
+  // Out of range, or nothing to read: the exporter's own answer (an error, or no bytes).
+  if (!(start >= 0 && start < end)) {
+    yield* entry.content({ offset: range.offset, length: range.length });
+    return;
+  }
+  for (let at = start; at < end; at += readWindowBytes) {
+    yield* entry.content({ offset: at, length: Math.min(readWindowBytes, end - at) });
+  }
 }
 
 function objectType(entry: UnixFSEntry): IpfsObjectType {

@@ -37,6 +37,8 @@ export interface Database {
   facilitator_keys: FacilitatorKeysTable;
   x402_settlements: X402SettlementsTable;
   x402_settle_answers: X402SettleAnswersTable;
+  ipfs_blocks: IpfsBlocksTable;
+  ipfs_pins: IpfsPinsTable;
 }
 
 export interface AccountsTable {
@@ -454,4 +456,17 @@ export interface X402SettleAnswersTable {
   settlement_id: string;
   key_id: string;
   answered_at: number;
+}
+
+/** IPFS blocks of the fleet (IPFS_BLOCKSTORE=postgres), keyed by multihash; written once. */
+export interface IpfsBlocksTable {
+  multihash: Uint8Array;
+  bytes: Uint8Array;
+  created_at: number;
+}
+
+/** Roots pinned by an add, written once the add is complete. */
+export interface IpfsPinsTable {
+  cid: string;
+  pinned_at: number;
 }

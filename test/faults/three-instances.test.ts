@@ -2,8 +2,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -57,7 +55,6 @@ interface User extends Holder { userId: string }
 interface Store { tid: string; apiKey: string; settlementAddress: string }
 
 let chains: ChainSupervisor;
-let kubo: Server;
 let schema: Awaited<ReturnType<typeof freshPostgresSchema>>;
 let operator: Platform;
 let instances: Instance[] = [];
@@ -106,12 +103,6 @@ const survivorsOf = (uses: number[]) => uses.map((i) => (i === B ? (uses.include
 describe('three instances, kill -9 of one mid-burst', { skip: skipRedis }, () => {
   before(async () => {
     chains = await startChains({ dataDir: tempDir(), rpcUrls: {}, logger: createLogger('silent'), mode: 'own', checkpointIntervalMs: 60_000 });
-    kubo = createServer((request, response) => {
-      response.setHeader('content-type', 'application/json');
-      if (request.url?.startsWith('/api/v0/id')) response.end(JSON.stringify({ ID: '12D3KooWRBy97UB99e3J6hiPesre1MZeuNQvfan4gBziswrRJsNK' }));
-      else response.writeHead(501).end('{}');
-    }).listen(0, '127.0.0.1');
-    await once(kubo, 'listening');
     schema = await freshPostgresSchema('vixpay_three');
     // The derived lanes need gas on a node the instances do not run.
     const lanes = loadRelayerLanes({ privateKey: anvilKey, dataDir: tempDir(), vault: undefined as never, count: 3 });
@@ -122,7 +113,7 @@ describe('three instances, kill -9 of one mid-burst', { skip: skipRedis }, () =>
     const env = {
       DATABASE_URL: schema.databaseUrl, REDIS_URL: testRedisUrl, MASTER_KEY: randomBytes(32).toString('hex'),
       RELAYER_PRIVATE_KEY: anvilKey, RELAYER_LANES: '3',
-      IPFS_API_URL: `http://127.0.0.1:${(kubo.address() as { port: number }).port}`,
+      IPFS_BLOCKSTORE: 'postgres',
       ...Object.fromEntries(networkNames.map((network) => [`RPC_URL_${network.toUpperCase()}`, chains.endpoints[network].url])),
       CHAIN_POLL_MS: '50', RECEIPT_TIMEOUT_SECONDS: '20', AUTHORIZATION_TTL_SECONDS: '15', STALE_OPERATION_SECONDS: '5',
       PAYMENT_PAIRING_WINDOW_SECONDS: '10', PAYMENT_IDLE_TIMEOUT_SECONDS: '20', GRPC_MAX_STREAMS_PER_CLIENT: '100',
@@ -144,7 +135,6 @@ describe('three instances, kill -9 of one mid-burst', { skip: skipRedis }, () =>
     await Promise.all(running.map(({ server }) => stopServerProcess(server, 'SIGKILL')));
     await operator?.stop();
     await chains?.stop();
-    kubo?.close();
     await schema?.drop();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });

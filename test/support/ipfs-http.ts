@@ -27,9 +27,12 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function buildTestApp(limits: Partial<IpfsLimits> = {}): Promise<TestApp> {
+/** `open` builds the backend in the app's DATA_DIR (default: the embedded one). */
+export async function buildTestApp(
+  limits: Partial<IpfsLimits> = {}, open: (dataDir: string) => Promise<IpfsBackend> = (dataDir) => createEmbeddedBackend({ dataDir }),
+): Promise<TestApp> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'vixpay-ipfs-http-'));
-  const backend = await createEmbeddedBackend({ dataDir });
+  const backend = await open(dataDir);
   const app = Fastify({ logger: false });
   installHttpErrorHandler(app);
   await app.register(ipfsRoutes, { prefix: '/v1/ipfs', backend, verify: fakeVerifier, limits: ipfsLimits(limits) });

@@ -1,3 +1,6 @@
+import { tmpdir } from 'node:os';
+import { createPostgresBackend } from '../../src/ipfs/postgres-backend.ts';
+import { openStore } from '../../src/store/db.ts';
 import { buildTestApp } from './ipfs-http.ts';
 
 /**
@@ -9,7 +12,11 @@ import { buildTestApp } from './ipfs-http.ts';
  * liveBaseline, livePeak}` in bytes; `'stop'` exits.
  */
 const collectGarbage = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
-const app = await buildTestApp();
+// IPFS_STREAM_DATABASE_URL: the fleet's blockstore in that PostgreSQL (IPFS_BLOCKSTORE=postgres), a
+// store of this process' own, as a server instance holds.
+const databaseUrl = process.env.IPFS_STREAM_DATABASE_URL;
+const store = databaseUrl ? await openStore({ databaseUrl, dataDir: tmpdir() }) : undefined;
+const app = await buildTestApp({}, store ? (dataDir) => createPostgresBackend({ db: store.db, dataDir }) : undefined);
 await app.app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.app.server.address();
 let baseline = 0;
@@ -35,6 +42,7 @@ process.on('message', async (message) => {
     process.send?.({ baseline, peak, liveBaseline, livePeak });
   } else if (message === 'stop') {
     await app.close();
+    await store?.close();
     process.exit(0);
   }
 });
