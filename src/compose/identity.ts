@@ -27,8 +27,10 @@ export interface Identity {
   jwt: JwtService;
   login: LoginService;
   websiteLogins: WebsiteLoginService;
-  /** Failed-password throttle shared by every password check (login, REST pay). */
+  /** Failed-password throttle of the app's users: every password check of theirs (login, REST pay). */
   rateLimiter: LoginRateLimiter;
+  /** The console operators' own throttle: their failures never slow the app's users on the same address. */
+  consoleRateLimiter: LoginRateLimiter;
 }
 
 export async function composeIdentity(
@@ -40,16 +42,18 @@ export async function composeIdentity(
     importFile: path.join(config.dataDir, signingKeyFileName),
   });
   const jwt = createJwtService({ keys, clock, ttlSeconds: config.jwtTtlSeconds });
-  const redisLimiter = throttle.redis && config.redisUrl
-    ? await createRedisLoginRateLimiter({
-      url: config.redisUrl, clock, logger: logger.child({ component: 'login-throttle' }), keyPrefix: throttle.loginKeyPrefix,
-    })
-    : undefined;
-  const rateLimiter = redisLimiter ?? createLoginRateLimiter({ clock });
+  const limits = {
+    clock, windowMs: config.loginWindowSeconds * 1000, maxFailuresPerId: config.loginMaxFailuresPerAccount, maxFailuresPerIp: config.loginMaxFailuresPerAddress,
+  };
+  const limiter = async (keyPrefix: string): Promise<LoginRateLimiter & { close?(): Promise<void> }> => (throttle.redis && config.redisUrl
+    ? createRedisLoginRateLimiter({ url: config.redisUrl, logger: logger.child({ component: 'login-throttle' }), keyPrefix, ...limits })
+    : createLoginRateLimiter(limits));
+  const rateLimiter = await limiter(throttle.loginKeyPrefix);
+  const consoleRateLimiter = await limiter(`${throttle.loginKeyPrefix}:console`);
   const login = createLoginService({ users, jwt, rateLimiter, clock });
   const websiteLogins = createWebsiteLoginService({ repository: createWebsiteLoginRepository(store.db), clock });
   return {
-    users, jwt, login, websiteLogins, rateLimiter,
-    close: async () => { keys.close(); await redisLimiter?.close(); },
+    users, jwt, login, websiteLogins, rateLimiter, consoleRateLimiter,
+    close: async () => { keys.close(); await rateLimiter.close?.(); await consoleRateLimiter.close?.(); },
   };
 }

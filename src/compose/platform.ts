@@ -158,7 +158,7 @@ export async function composePlatform(config: Config, logger: Logger, options: C
     // The server sends store webhooks from the events outbox; a CLI command beside it does not.
     if (server) cleanups.push(startWebhooks(config, { store, vault, clock, metrics, logger }).stop);
     const x402 = await composeX402({
-      store, clock, logger, metrics, chains, relayer, contracts, receipts, eip6492Factories: config.x402Eip6492Factories, faults,
+      store, clock, logger, metrics, chains, relayer, contracts, receipts, eip6492Factories: config.x402Eip6492Factories, maxHoldSeconds: config.x402MaxHoldSeconds, custody: chain.custody, faults,
     }, { server }, cleanups);
     const { readiness, close: closeProbes } = composeObservability({
       store, chains, ipfs, relayer, metrics, logger, redisUrl: redis ? config.redisUrl : undefined,

@@ -88,7 +88,7 @@ function composeConsole(config: Config, core: WebCore): ConsoleDeps {
   const repository = createConsoleRepository(store.db);
   return {
     operators: {
-      operators: createOperatorRepository(store.db), passwords: createPasswordHasher(), rateLimiter: core.identity.rateLimiter,
+      operators: createOperatorRepository(store.db), passwords: createPasswordHasher(), rateLimiter: core.identity.consoleRateLimiter,
       clock: core.clock, sessionTtlMs: consoleSessionTtlMs,
     },
     repository,

@@ -37,6 +37,10 @@ export async function composeX402(
     receipts: Pick<ReceiptService, 'x402Receipt' | 'issueX402Receipt' | 'x402SettledWithoutReceipt'>;
     /** `X402_EIP6492_FACTORIES`: the factories whose ERC-6492 wallets the facilitator deploys. */
     eip6492Factories: readonly Address[];
+    /** `X402_MAX_HOLD_SECONDS`: how far ahead a held payment's validAfter may lie. */
+    maxHoldSeconds: number;
+    /** The HSM token (KEY_CUSTODY=pkcs11): a settle answers 503 while it is down. */
+    custody?: { probe(): Promise<void> } | undefined;
     faults: Faults;
   },
   options: { server: boolean },
@@ -51,6 +55,7 @@ export async function composeX402(
     settlementTokens: createSettlementTokenRepository(store.db),
     paymentIds: createIdempotencyRepository(store.db), answers: createX402SettleAnswerRepository(store.db),
     walletDeployments: { factories: core.eip6492Factories, journal: createChainJournal(store.db, randomUUID) }, faults: core.faults,
+    maxHoldSeconds: BigInt(core.maxHoldSeconds), ...(core.custody && { custody: core.custody }),
     onOutcome: (network, outcome) => core.metrics.x402Settlements.inc({ network, outcome }),
     receipts: {
       issue: (nonce) => core.receipts.issueX402Receipt(nonce),

@@ -9,7 +9,7 @@ import type { OperatorRepository } from '../store/operator-repository.ts';
 export interface OperatorDeps {
   operators: OperatorRepository;
   passwords: PasswordHasher;
-  /** The platform's failed-password throttle, keyed `operator:<username>` and by IP. */
+  /** The console's failed-password throttle (its operators' own, apart from the app users'), keyed `operator:<username>` and by address. */
   rateLimiter: LoginRateLimiter;
   clock: Clock;
   /** How long a console login lasts. */

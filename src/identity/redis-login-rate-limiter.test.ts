@@ -49,9 +49,29 @@ describe('login throttle in Redis', { skip }, () => {
     for (let i = 0; i < 4; i += 1) await a!.beginAttempt('alice', '10.0.0.1');
     await (await b!.beginAttempt('alice', '10.0.0.1')).succeeded();
     for (let i = 0; i < 4; i += 1) await b!.beginAttempt('alice', '10.0.0.2');
-    // The IP 10.0.0.1 holds 4 failures (not 5), so one more attempt is allowed.
+    // The address 10.0.0.1 holds 4 failures (not 5): one more on carol, and it is still under its budget.
     await a!.beginAttempt('carol', '10.0.0.1');
-    await assert.rejects(Promise.resolve(b!.beginAttempt('carol', '10.0.0.1')), LoginRateLimitedError);
+    await assert.rejects(Promise.resolve(b!.beginAttempt('carol', '10.0.0.1')), limited(1), 'now at its budget, slowed on carol');
+    // alice's success from 10.0.0.1 cleared that pair: she is checked there, not slowed.
+    await a!.beginAttempt('alice', '10.0.0.1');
+  });
+
+  test('an address past its budget, over two instances, is slowed, not locked: accounts it has not failed on are checked; those it has wait 1 s, 2 s, 4 s', async () => {
+    const { limiters: [a, b], advance } = await instances(2, { maxFailuresPerIp: 3 });
+    for (const [i, id] of ['a', 'b', 'c'].entries()) await (i % 2 === 0 ? a! : b!).beginAttempt(id, '192.0.2.7');
+    await (await b!.beginAttempt('d', '192.0.2.7')).succeeded();
+    await a!.beginAttempt('e', '192.0.2.7');
+    await assert.rejects(Promise.resolve(b!.beginAttempt('e', '192.0.2.7')), limited(2));
+    await assert.rejects(Promise.resolve(a!.beginAttempt('a', '192.0.2.7')), limited(2));
+    advance(1999);
+    await assert.rejects(Promise.resolve(b!.beginAttempt('e', '192.0.2.7')), limited(1));
+    advance(1);
+    await b!.beginAttempt('e', '192.0.2.7');
+    await assert.rejects(Promise.resolve(a!.beginAttempt('e', '192.0.2.7')), limited(4));
+    await a!.beginAttempt('e', '192.0.2.8');
+    // Twenty more failures on fresh accounts: the delay is capped at the window (15 min).
+    for (let i = 0; i < 20; i += 1) await (i % 2 === 0 ? a! : b!).beginAttempt(`fresh-${i}`, '192.0.2.7');
+    await assert.rejects(Promise.resolve(a!.beginAttempt('fresh-19', '192.0.2.7')), limited(900));
   });
 
   test('parallel attempts on three instances: exactly the limit gets through', async () => {

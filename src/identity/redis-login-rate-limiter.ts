@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { createClient } from 'redis';
 import { systemClock, type Clock } from '#shared/clock.ts';
 import type { Logger } from '#shared/logger.ts';
-import { createLoginRateLimiter, LoginRateLimitedError, type LoginAttempt, type LoginRateLimiter, type LoginRateLimiterOptions } from './login-rate-limiter.ts';
+import { addressExcessKept, createLoginRateLimiter, LoginRateLimitedError, type LoginAttempt, type LoginRateLimiter, type LoginRateLimiterOptions } from './login-rate-limiter.ts';
 
 /**
  * The failed-login throttle in Redis, so that failures spread over instances behind a load balancer
- * add up: the same limits and sliding window as the in-memory one (login-rate-limiter.ts), each log
- * a sorted set of attempt times (`<prefix>:id:<id>`, `<prefix>:ip:<ip>`) that expires with the
- * window. Check and count are one Lua script, so parallel guesses on several instances cannot all
+ * add up: the same limits, address delay and sliding window as the in-memory one
+ * (login-rate-limiter.ts), each log a sorted set of attempt times (`<prefix>:id:<id>`,
+ * `<prefix>:ip:<ip>`) and each pair's last failure a string (`<prefix>:pair:<ip>:<id>`), all
+ * expiring with the window. Check and count are one Lua script, so parallel guesses on several instances cannot all
  * slip in.
  *
  * Redis unreachable (not connected, or no answer within `commandTimeoutMs`): the attempt is counted
@@ -32,27 +33,37 @@ export interface RedisLoginRateLimiterOptions extends Omit<LoginRateLimiterOptio
 }
 
 /**
- * KEYS: id log, ip log. ARGV: now ms, window ms, id limit, ip limit, member. Returns 0 when the
- * attempt was counted, else the milliseconds until the oldest counted failure leaves the window.
+ * KEYS: account log, address log, pair (address, account: its last failure). ARGV: now ms, window
+ * ms, account limit, address budget, member, address entries kept. Returns 0 when the attempt was
+ * counted, else the milliseconds to wait: until the account's oldest counted failure leaves the
+ * window, or, for an address past its budget on an account it has been failing on, until the
+ * address delay (login-rate-limiter.ts `addressDelayMs`) after that pair's last failure.
  */
 const beginScript = `
 local now, window = tonumber(ARGV[1]), tonumber(ARGV[2])
-local limits = {tonumber(ARGV[3]), tonumber(ARGV[4])}
+local idLimit, ipLimit, kept = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[6])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)
 local wait = 0
-for i = 1, 2 do
-  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - window)
-  local n = redis.call('ZCARD', KEYS[i])
-  if n >= limits[i] then
-    local oldest = redis.call('ZRANGE', KEYS[i], n - limits[i], n - limits[i], 'WITHSCORES')
-    wait = math.max(wait, tonumber(oldest[2]) + window - now)
-  end
+local n = redis.call('ZCARD', KEYS[1])
+if n >= idLimit then
+  local oldest = redis.call('ZRANGE', KEYS[1], n - idLimit, n - idLimit, 'WITHSCORES')
+  wait = tonumber(oldest[2]) + window - now
+end
+local m = redis.call('ZCARD', KEYS[2])
+local last = redis.call('GET', KEYS[3])
+if m >= ipLimit and last then
+  local delay = math.min(1000 * 2 ^ (m - ipLimit), window)
+  wait = math.max(wait, tonumber(last) + delay - now)
 end
 if wait > 0 then return wait end
-for i = 1, 2 do
-  redis.call('ZADD', KEYS[i], now, ARGV[5])
-  redis.call('ZREMRANGEBYRANK', KEYS[i], 0, -(limits[i] + 1))
-  redis.call('PEXPIRE', KEYS[i], window)
-end
+redis.call('ZADD', KEYS[1], now, ARGV[5])
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(idLimit + 1))
+redis.call('PEXPIRE', KEYS[1], window)
+redis.call('ZADD', KEYS[2], now, ARGV[5])
+redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(kept + 1))
+redis.call('PEXPIRE', KEYS[2], window)
+redis.call('SET', KEYS[3], now, 'PX', window)
 return 0
 `;
 
@@ -75,7 +86,7 @@ export async function createRedisLoginRateLimiter(options: RedisLoginRateLimiter
   });
   client.on('ready', () => { quiet = false; });
   await client.connect();
-  const keys = (id: string, ip: string) => [`${prefix}:id:${id}`, `${prefix}:ip:${ip}`];
+  const keys = (id: string, ip: string) => [`${prefix}:id:${id}`, `${prefix}:ip:${ip}`, `${prefix}:pair:${ip}:${id}`];
 
   /** `command`, or a rejection once `commandTimeoutMs` passed (a Redis that accepts no answer is down too). */
   const bounded = <T>(command: () => Promise<T>): Promise<T> => {
@@ -93,12 +104,12 @@ export async function createRedisLoginRateLimiter(options: RedisLoginRateLimiter
 
   return {
     async beginAttempt(id, ip): Promise<LoginAttempt> {
-      const [idKey, ipKey] = keys(id, ip) as [string, string];
+      const [idKey, ipKey, pairKey] = keys(id, ip) as [string, string, string];
       const member = `${clock()}:${randomUUID()}`;
       let wait: number;
       try {
         wait = Number(await bounded(() => client.eval(beginScript, {
-          keys: [idKey, ipKey], arguments: [String(clock()), String(windowMs), String(limits.id), String(limits.ip), member],
+          keys: [idKey, ipKey, pairKey], arguments: [String(clock()), String(windowMs), String(limits.id), String(limits.ip), member, String(limits.ip + addressExcessKept)],
         })));
       } catch (error) {
         fellBack(error);
@@ -110,7 +121,7 @@ export async function createRedisLoginRateLimiter(options: RedisLoginRateLimiter
       return {
         async succeeded() {
           // The password was right: a Redis gone meanwhile leaves the failure counted, never the login refused.
-          await bounded(() => client.multi().del(idKey).zRem(ipKey, member).exec()).catch(fellBack);
+          await bounded(() => client.multi().del([idKey, pairKey]).zRem(ipKey, member).exec()).catch(fellBack);
         },
       };
     },

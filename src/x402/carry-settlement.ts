@@ -2,6 +2,7 @@ import type { Address, Hex } from 'viem';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import { errorSummary } from '#shared/redact.ts';
 import { clockSeconds, exactNumber, parseAddress, parseUint256 } from '#shared/uint256.ts';
+import { clockSecondsOf, defaultMaxHoldSeconds, dueAtSeconds } from './valid-window.ts';
 import { isNetworkName, type NetworkName } from '#shared/networks.ts';
 import type { X402SettlementRecord } from '../store/x402-settlement-repository.ts';
 import type { X402Deps } from './x402-deps.ts';
@@ -23,7 +24,9 @@ const underPayerLock = keyedLock();
  * records its outcome. Safe to call again for the same settlement (after a crash): a reservation
  * that exists is reused, and the journal never includes an authorization twice. An ERC-6492 payer's
  * wallet not deployed yet is deployed first, once (deploy-wallet.ts); a deployment that fails
- * releases the reservation and fails the settlement.
+ * releases the reservation and fails the settlement. One not due yet (validAfter ahead) is held:
+ * this returns at once, nothing reserved or sent, and the periodic sweep calls it again (no timer:
+ * any validAfter, and a restart meanwhile, is only a stored row looked at again).
  */
 export async function carrySettlement(deps: X402Deps, record: X402SettlementRecord): Promise<void> {
   const network = record.network as NetworkName;
@@ -38,9 +41,11 @@ export async function carrySettlement(deps: X402Deps, record: X402SettlementReco
     throw new Error(`x402 settlement ${record.nonce}: its stored row is not a settlement that can be sent`);
   }
   const { client } = deps.chains[network];
-  // Held until it is due: the token executes it only in a block whose timestamp is after validAfter.
-  await untilDue(deps, validAfter.value, validBefore.value);
   if (!existing) {
+    // Held until it is due (the token executes it only in a block whose timestamp is after
+    // validAfter): nothing reserved or sent now; the periodic sweep carries it again (facilitator.ts).
+    const held = await heldOrTooLate(deps, record, validAfter.value, validBefore.value);
+    if (held) return;
     const fromBlock = deps.chains[network].blocks.recentHead(Date.now()) ?? await client.getBlockNumber();
     const now = deps.clock();
     const reserved = await underPayerLock(payer, () => deps.authorizations.reserve({
@@ -92,12 +97,22 @@ export async function carrySettlement(deps: X402Deps, record: X402SettlementReco
 }
 
 /**
- * Waits until `validAfter` has passed on the platform's clock (one second more: a block's timestamp
- * may trail it), or until `validBefore`, whichever comes first; at once for the `now − 600` most
- * clients sign. A restart forgets the wait; the sweep carries the settlement again and it waits again.
+ * True when the settlement is not to be sent now: held (not due yet: the sweep looks again; one
+ * accepted by an earlier version whose validAfter lies beyond what is held now is failed), or too
+ * late (validBefore within a second: no block could still execute it, and a reverted transaction is
+ * gas the platform pays; failed, nothing sent).
  */
-async function untilDue(deps: X402Deps, validAfter: bigint, validBefore: bigint): Promise<void> {
-  const dueMs = (validAfter < validBefore ? validAfter : validBefore) * 1000n + 1000n;
-  const waitMs = dueMs - BigInt(deps.clock());
-  if (waitMs > 0n) await new Promise<void>((resolve) => setTimeout(resolve, exactNumber(waitMs)));
+async function heldOrTooLate(deps: X402Deps, record: X402SettlementRecord, validAfter: bigint, validBefore: bigint): Promise<boolean> {
+  const nowS = clockSecondsOf(deps.clock());
+  if (nowS < dueAtSeconds(validAfter)) {
+    if (validAfter > nowS + (deps.maxHoldSeconds ?? defaultMaxHoldSeconds)) {
+      await finishSettlement(deps, record, { status: 'failed', errorReason: 'invalid_exact_evm_payload_authorization_valid_after' });
+    }
+    return true;
+  }
+  if (validBefore <= nowS + 1n) {
+    await finishSettlement(deps, record, { status: 'failed', errorReason: 'invalid_exact_evm_payload_authorization_valid_before' });
+    return true;
+  }
+  return false;
 }

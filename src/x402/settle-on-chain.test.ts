@@ -131,6 +131,9 @@ async function payment(from: LocalAccount, terms: Terms = {}, requirements: Reco
 const settle = (body: unknown, waitMs = 30_000) => facilitator.settle(body, { keyId, waitMs });
 const settlementOf = (id: string) => deps.settlements.find(id);
 const pendingMessage = 'sent, not mined yet: POST /settle again or GET /x402/settlements/{payer}/{nonce}';
+/** A pending answer for a payment nothing was sent for yet (never "sent"). */
+const unsentMessage = 'accepted, not sent yet: POST /settle again or GET /x402/settlements/{payer}/{nonce}';
+const heldMessage = (validAfter: bigint) => `accepted, not sent yet: held until its validAfter (${validAfter}) has passed: POST /settle again or GET /x402/settlements/{payer}/{nonce}`;
 
 describe('settlePayment', () => {
   test('a payment seen first is verified, accepted and settled: the payee gets the exact amount, the answer names the mined transaction; again, the same answer and nothing moves', async () => {
@@ -250,10 +253,11 @@ describe('settlePayment', () => {
 
   test('a payment held until its validAfter is answered pending without a transaction; the payer emptying his balance meanwhile fails it: insufficient_funds, nothing sent', async () => {
     const from = await payer(900n);
-    const { body, id } = await payment(from, { value: 900n, validAfter: BigInt(nowS() + 3) });
+    const validAfter = BigInt(nowS() + 3);
+    const { body, id } = await payment(from, { value: 900n, validAfter });
     const held = await settle(body, 200);
     assert.deepEqual(held, {
-      pending: true, response: { success: false, errorReason: 'settlement_pending', errorMessage: pendingMessage, payer: from.address, transaction: '', network: x402Network },
+      pending: true, response: { success: false, errorReason: 'settlement_pending', errorMessage: heldMessage(validAfter), payer: from.address, transaction: '', network: x402Network },
     });
     // The payer moves his tokens away (another authorization of his, sent by anyone) before it is due.
     const away = await payment(from, { value: 900n, to: getAddress(devAccount(5).address) });
@@ -265,6 +269,52 @@ describe('settlePayment', () => {
     });
     assert.equal((await settlementOf(id))?.status, 'failed');
     assert.equal(await balanceOf(from.address), 0n);
+  });
+
+  test('a payment held at acceptance is sent by the settle waiting on it as soon as it is due (before it is 5 s old on the platform\'s clock), in a block after validAfter', async () => {
+    const from = await payer();
+    const validAfter = BigInt(nowS() + 1);
+    const { body, id } = await payment(from, { value: 600n, validAfter });
+    const held = await settle(body, 100);
+    assert.equal(held.response.errorMessage, heldMessage(validAfter));
+    assert.equal(await deps.authorizations.find(id), undefined, 'held: nothing reserved');
+    const dueMs = Number(validAfter + 1n) * 1000;
+    while (Date.now() <= dueMs) await new Promise((resolve) => setTimeout(resolve, 50));
+    const payeeBefore = await balanceOf(payTo);
+    // The platform's clock stands at the due second: the settlement is under 5 s old, so only being due sends it.
+    frozenAt = dueMs;
+    try {
+      const sent = await settle(body, 20_000);
+      assert.equal(sent.response.success, true, JSON.stringify(sent));
+      const receipt = await client().getTransactionReceipt({ hash: sent.response.transaction as Hex });
+      assert.ok((await client().getBlock({ blockNumber: receipt.blockNumber })).timestamp > validAfter);
+      assert.equal(await balanceOf(payTo), payeeBefore + 600n);
+    } finally {
+      frozenAt = undefined;
+    }
+  });
+
+  test('rows an earlier version accepted and this one would refuse are failed by the sweep, nothing sent: a validAfter past 2^53 (beyond the hold), a validBefore already passed', async () => {
+    const from = await payer();
+    const beyond = await payment(from, { value: 100n, validAfter: 2n ** 53n, validBefore: 2n ** 53n + 600n });
+    const expired = await payment(from, { value: 100n, validBefore: BigInt(nowS() - 1) });
+    const old = Date.now() - 60_000;
+    for (const p of [beyond, expired]) {
+      const a = p.authorization;
+      assert.equal(await deps.settlements.accept({
+        id: p.id, nonce: a.nonce, network, payer: from.address, payTo, asset: token, amount: String(a.value),
+        validBefore: String(a.validBefore), validAfter: String(a.validAfter), signature: p.signature, keyId, createdAt: old, updatedAt: old,
+      }), true);
+    }
+    const sent = await client().getTransactionCount({ address: devAccount(2).address });
+    await facilitator.sweep();
+    assert.deepEqual([(await settlementOf(beyond.id))?.status, (await settlementOf(beyond.id))?.errorReason], ['failed', 'invalid_exact_evm_payload_authorization_valid_after']);
+    assert.deepEqual([(await settlementOf(expired.id))?.status, (await settlementOf(expired.id))?.errorReason], ['failed', 'invalid_exact_evm_payload_authorization_valid_before']);
+    assert.equal(await deps.authorizations.find(beyond.id), undefined);
+    assert.equal(await deps.authorizations.find(expired.id), undefined);
+    assert.equal(await client().getTransactionCount({ address: devAccount(2).address }), sent, 'no transaction: no gas');
+    const answered = await settle(beyond.body, 100);
+    assert.deepEqual([answered.pending, answered.response.errorReason], [false, 'invalid_exact_evm_payload_authorization_valid_after']);
   });
 
   test('a settlement accepted and never sent (its instance crashed) is sent by the next settle of it once 5 s old on the platform\'s clock; younger, it is left to the instance carrying it', async () => {
@@ -283,7 +333,7 @@ describe('settlePayment', () => {
     try {
       const left = await settle(recent.body, 300);
       assert.deepEqual(left, {
-        pending: true, response: { success: false, errorReason: 'settlement_pending', errorMessage: pendingMessage, payer: from.address, transaction: '', network: x402Network },
+        pending: true, response: { success: false, errorReason: 'settlement_pending', errorMessage: unsentMessage, payer: from.address, transaction: '', network: x402Network },
       });
       assert.equal(await deps.authorizations.find(recent.id), undefined, 'nothing reserved or sent for it');
 

@@ -10,6 +10,7 @@ import { observeSettlement } from './observe-settlement.ts';
 import { issueReceipt } from './finish-settlement.ts';
 import { networkOfX402, x402NetworkOf } from './x402-networks.ts';
 import { authorizationKey } from '../chain/mined-receipt.ts';
+import { clockSecondsOf, dueAtSeconds } from './valid-window.ts';
 
 /** The settlements this process is carrying to the chain (facilitator.ts). */
 export interface Carrier {
@@ -61,6 +62,9 @@ export async function settlePayment(deps: X402Deps, carrier: Carrier, body: unkn
       const reason = response.invalidReason ?? 'invalid_payload';
       return failure(reason, response.invalidMessage ?? 'verification failed', requestedNetwork, authorization.from);
     }
+    // Nothing is accepted while custody is down: a payment accepted now would be sent later by the
+    // sweep, after its seller was answered 503 (docs/operations.md "The token lost while running").
+    await deps.custody?.probe();
     const now = deps.clock();
     const accepted = await deps.settlements.accept({
       id, nonce: authorization.nonce, network: verified.network, payer: authorization.from, payTo: authorization.to, asset: verified.asset.address,
@@ -124,9 +128,11 @@ export async function awaitOutcome(deps: X402Deps, carrier: Carrier, accepted: X
     if (state === 'ended') continue;
     // Stryker disable next-line ConditionalExpression: equivalent, carrying one in flight sends nothing (carrySettlement returns once its authorization is no longer reserved)
     if (state === 'resend') {
-      // Sent again once 5 s old on the platform's clock, which wrote updatedAt (as the sweep reads it);
-      // carry joins the attempt when this process is carrying it already.
-      if (deps.clock() - record.updatedAt >= resendAfterMs) void carrier.carry(record);
+      // Not sent yet and custody down: 503 (custody.unavailable), never a pending that waits on a send that cannot happen.
+      await deps.custody?.probe();
+      // Sent again once 5 s old on the platform's clock, which wrote updatedAt (as the sweep reads it),
+      // or as soon as a payment held at acceptance is due; carry joins the attempt when this process is carrying it already.
+      if (deps.clock() - record.updatedAt >= resendAfterMs || becameDue(record, deps.clock())) void carrier.carry(record);
     }
     const left = deadline - Date.now();
     // Stryker disable next-line EqualityOperator: equivalent, with exactly 0 ms left one more look (a sleep of 0) answers the outcome then, as the next settle would
@@ -136,11 +142,27 @@ export async function awaitOutcome(deps: X402Deps, carrier: Carrier, accepted: X
   const authorization = await deps.authorizations.find(accepted.id);
   return {
     response: {
-      success: false, errorReason: 'settlement_pending', errorMessage: 'sent, not mined yet: POST /settle again or GET /x402/settlements/{payer}/{nonce}',
+      success: false, errorReason: 'settlement_pending', errorMessage: `${pendingState(accepted, authorization?.status, deps.clock())}: POST /settle again or GET /x402/settlements/{payer}/{nonce}`,
       payer: accepted.payer, transaction: authorization?.txHash ?? '', network,
     },
     pending: true,
   };
+}
+
+/** Accepted while not due yet (held), and due now: whoever waits on it sends it. */
+function becameDue(record: X402SettlementRecord, nowMs: number): boolean {
+  const validAfter = parseUint256(record.validAfter);
+  if (!validAfter.ok) return false;
+  const dueMs = dueAtSeconds(validAfter.value) * 1000n;
+  return dueMs > BigInt(record.createdAt) && dueMs <= BigInt(nowMs);
+}
+
+/** What a pending answer says of the payment: sent only once its authorization was journaled. */
+function pendingState(record: X402SettlementRecord, status: string | undefined, nowMs: number): string {
+  if (status !== undefined && status !== 'reserved') return 'sent, not mined yet';
+  const validAfter = parseUint256(record.validAfter);
+  if (validAfter.ok && clockSecondsOf(nowMs) < dueAtSeconds(validAfter.value)) return `accepted, not sent yet: held until its validAfter (${validAfter.value}) has passed`;
+  return 'accepted, not sent yet';
 }
 
 function failure(errorReason: string, errorMessage: string, network: string, payer?: string, transaction = ''): SettleAnswer {

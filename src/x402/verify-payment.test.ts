@@ -207,16 +207,44 @@ describe('verifyPayment', () => {
     assert.deepEqual(none.response, { isValid: false, invalidReason: 'invalid_exact_evm_token_name_mismatch', invalidMessage: `extra.name must be "${vixpName}", the token's EIP-712 name`, payer: from.address });
   });
 
-  test('validAfter not before validBefore is refused valid_after; one second before is accepted (not due yet)', async () => {
+  test('a window no block can execute (validAfter not 2 s before validBefore) is refused valid_after; one open under 6 s valid_before; 7 s is accepted (not due yet)', async () => {
     const from = await payer();
     const at = BigInt(nowS() + 300);
     const never = await verifyPayment(deps, (await request(from, { validAfter: at, validBefore: at })).body);
     assert.deepEqual(never.response, {
       isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_valid_after', payer: from.address,
-      invalidMessage: 'validAfter must be before validBefore: this authorization is never valid',
+      invalidMessage: 'validAfter must be at least 2 s before validBefore: no block can execute this authorization',
     });
     assert.equal(await reasonOf((await request(from, { validAfter: at + 1n, validBefore: at })).body), 'invalid_exact_evm_payload_authorization_valid_after');
-    assert.equal(await reasonOf((await request(from, { validAfter: at - 1n, validBefore: at })).body), 'valid');
+    // EIP-3009 executes it only in a block with validAfter < timestamp < validBefore: none at validBefore − 1.
+    assert.equal(await reasonOf((await request(from, { validAfter: at - 1n, validBefore: at })).body), 'invalid_exact_evm_payload_authorization_valid_after');
+    const short = await verifyPayment(deps, (await request(from, { validAfter: at - 6n, validBefore: at })).body);
+    assert.deepEqual(short.response, {
+      isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_valid_before', payer: from.address,
+      invalidMessage: 'validBefore leaves under 6 s to settle it in once it is valid',
+    });
+    assert.equal(await reasonOf((await request(from, { validAfter: at - 7n, validBefore: at })).body), 'valid');
+  });
+
+  test('a validAfter further ahead than the hold (X402_MAX_HOLD_SECONDS, default 600 s) is refused valid_after; exactly the hold is accepted', async () => {
+    const from = await payer();
+    const fixed = Date.now();
+    const nowSeconds = BigInt(Math.floor(fixed / 1000));
+    const far = { validBefore: nowSeconds + 10n ** 30n };
+    for (const [maxHoldSeconds, hold] of [[undefined, 600n], [60n, 60n], [0n, 0n]] as const) {
+      const held = { ...deps, clock: () => fixed, ...(maxHoldSeconds !== undefined && { maxHoldSeconds }) };
+      const beyond = await verifyPayment(held, (await request(from, { ...far, validAfter: nowSeconds + hold + 1n })).body);
+      assert.deepEqual(beyond.response, {
+        isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_valid_after', payer: from.address,
+        invalidMessage: `validAfter is more than ${hold} s ahead: this facilitator holds a payment at most that long (X402_MAX_HOLD_SECONDS)`,
+      });
+      // At the hold itself, accepted; with a hold of 0 that is a validAfter due now, checked by the published verifier's simulation instead.
+      if (hold > 0n) assert.equal((await verifyPayment(held, (await request(from, { ...far, validAfter: nowSeconds + hold })).body)).response.isValid, true, `hold ${hold}`);
+    }
+    // Past 2^53 (a timer's limit) and 2^64: refused the same, every number exact.
+    for (const validAfter of [2n ** 53n, 2n ** 64n]) {
+      assert.equal(await reasonOf((await request(from, { validAfter, validBefore: validAfter + 3600n })).body), 'invalid_exact_evm_payload_authorization_valid_after');
+    }
   });
 
   test('a window a settlement batch cannot carry is refused valid_before; 2^256 − 1 is carried', async () => {
@@ -263,13 +291,13 @@ describe('verifyPayment', () => {
     assert.deepEqual(elsewhere.response, { isValid: false, invalidReason: 'invalid_exact_evm_recipient_mismatch', payer: from.address });
     const more = await verifyPayment(deps, (await request(from, { ...later, amount: 999n, value: 1000n })).body);
     assert.deepEqual(more.response, { isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_value_mismatch', payer: from.address });
-    // validBefore at least 6 seconds ahead of the clock: 6 is accepted, 5 refused.
+    // validBefore at least 6 seconds after the first second it can be executed in (validAfter + 1): 7 after validAfter is accepted, 6 refused.
     const fixed = Date.now();
     const clocked = { ...deps, clock: () => fixed };
-    const window = (ahead: number) => ({ validAfter: BigInt(Math.floor(fixed / 1000) + 1), validBefore: BigInt(Math.floor(fixed / 1000) + ahead) });
-    const five = await verifyPayment(clocked, (await request(from, window(5))).body);
-    assert.deepEqual(five.response, { isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_valid_before', payer: from.address });
-    assert.equal((await verifyPayment(clocked, (await request(from, window(6))).body)).response.isValid, true);
+    const window = (open: number) => ({ validAfter: BigInt(Math.floor(fixed / 1000) + 1), validBefore: BigInt(Math.floor(fixed / 1000) + 1 + open) });
+    const six = await verifyPayment(clocked, (await request(from, window(6))).body);
+    assert.deepEqual(six.response, { isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_valid_before', invalidMessage: 'validBefore leaves under 6 s to settle it in once it is valid', payer: from.address });
+    assert.equal((await verifyPayment(clocked, (await request(from, window(7))).body)).response.isValid, true);
   });
 
   test('validAfter is due from the clock\'s second on: then the published verifier\'s simulation checks it', async () => {

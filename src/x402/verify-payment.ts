@@ -13,6 +13,7 @@ import { authorizationKey } from '../chain/mined-receipt.ts';
 import { carriesWindow } from '../chain/settlement-calldata.ts';
 import { walletSignature, type WalletDeployment } from './contract-signature.ts';
 import { errorSummary } from '#shared/redact.ts';
+import { clockSecondsOf, defaultMaxHoldSeconds, dueAtSeconds, windowRefusal } from './valid-window.ts';
 
 /** A payment verify accepted: what settle needs to carry it. */
 export interface VerifiedPayment {
@@ -25,7 +26,7 @@ export interface VerifiedPayment {
 
 export type VerifyOutcome = { response: VerifyResponse; verified?: VerifiedPayment };
 
-type VerifyDeps = Pick<X402Deps, 'chains' | 'contracts' | 'relayer' | 'authorizations' | 'settlementTokens' | 'clock' | 'walletDeployments'>;
+type VerifyDeps = Pick<X402Deps, 'chains' | 'contracts' | 'relayer' | 'authorizations' | 'settlementTokens' | 'clock' | 'walletDeployments' | 'maxHoldSeconds'>;
 
 /** One published `exact` EVM verifier per network (and per platform: keyed by its chain client). */
 const schemes = new WeakMap<object, ExactEvmScheme>();
@@ -58,13 +59,17 @@ export async function verifyPayment(deps: VerifyDeps, body: unknown): Promise<Ve
   if (requirements.extra?.name !== asset.name) return refused('invalid_exact_evm_token_name_mismatch', `extra.name must be "${asset.name}", the token's EIP-712 name`, payer); // Stryker disable next-line OptionalChaining: equivalent, without extra the name check above has refused
   if (requirements.extra?.version !== asset.version) return refused('invalid_exact_evm_token_version_mismatch', `extra.version must be "${asset.version}"`, payer);
   // Any validAfter a batch can carry (any timestamp; contracts/VixpSettlement.sol); one still in the
-  // future is accepted and held until it is due (carry-settlement.ts), if it ever is before validBefore.
-  if (authorization.validAfter >= authorization.validBefore) {
-    return refused('invalid_exact_evm_payload_authorization_valid_after', 'validAfter must be before validBefore: this authorization is never valid', payer);
+  // future is accepted and held until it is due (carry-settlement.ts) when it is due within
+  // X402_MAX_HOLD_SECONDS and then leaves time to settle it (valid-window.ts).
+  const nowS = clockSecondsOf(deps.clock());
+  if (dueAtSeconds(authorization.validAfter) >= authorization.validBefore) {
+    return refused('invalid_exact_evm_payload_authorization_valid_after', 'validAfter must be at least 2 s before validBefore: no block can execute this authorization', payer);
   }
   if (!carriesWindow(authorization.validAfter, authorization.validBefore)) {
     return refused('invalid_exact_evm_payload_authorization_valid_before', 'validAfter must be below 2^128 − 1, validBefore below 2^128 − 1 or exactly 2^256 − 1', payer);
   }
+  const window = windowRefusal(authorization.validAfter, authorization.validBefore, nowS, deps.maxHoldSeconds ?? defaultMaxHoldSeconds);
+  if (window) return refused(window.reason, window.message, payer);
 
   const chain = deps.chains[network];
   // A smart wallet's signature (contract-signature.ts): an ERC-6492 wrapper of a deployed wallet is
@@ -79,10 +84,10 @@ export async function verifyPayment(deps: VerifyDeps, body: unknown): Promise<Ve
   // The published verifier refuses a validAfter still ahead of the clock; the platform holds such a
   // payment until it is due (carry-settlement.ts), so it checks the same fields itself (the
   // simulation aside: the balance and the nonce are read below).
-  const due = authorization.validAfter <= BigInt(Math.floor(deps.clock() / 1000));
+  const due = authorization.validAfter <= nowS;
   const checked = wallet.deployment
-    ? await verifyCounterfactual(chain, asset, bound, authorization, signature, { ...wallet.deployment, signature: wallet.signature }, { due, sender: deps.relayer.address }, deps.clock())
-    : due ? await scheme.verify(checkedPayload, requirements) : await verifyNotYetDue(chain, asset, bound, authorization, wallet.signature, deps.clock());
+    ? await verifyCounterfactual(chain, asset, bound, authorization, signature, { ...wallet.deployment, signature: wallet.signature }, { due, sender: deps.relayer.address })
+    : due ? await scheme.verify(checkedPayload, requirements) : await verifyNotYetDue(chain, asset, bound, authorization, wallet.signature);
   const [balance, held, used] = await Promise.all([
     chain.client.readContract({ address: asset.address, abi: vixpTokenAbi, functionName: 'balanceOf', args: [payer] }),
     deps.authorizations.held({ network, contractAddress: asset.address, fromAddress: payer }),
@@ -110,12 +115,12 @@ export async function verifyPayment(deps: VerifyDeps, body: unknown): Promise<Ve
  * What `ExactEvmScheme.verify` checks of an EIP-3009 authorization, for one whose validAfter is still
  * ahead: the payer's signature over it in the token's EIP-712 domain (viem's verifyTypedData: an
  * ECDSA key, a deployed wallet's ERC-1271 answer, or an ERC-6492 wrapper's: the factory call then
- * `isValidSignature`, in one deployless call), `to` = `payTo`, the amount, and validBefore at least
- * 6 seconds ahead, with the published verifier's reasons.
+ * `isValidSignature`, in one deployless call), `to` = `payTo` and the amount, with the published verifier's reasons
+ * (validBefore's margin is checked before, for every payment: valid-window.ts).
  */
 async function verifyNotYetDue(
   chain: VerifyDeps['chains'][NetworkName], asset: X402Asset, bound: BoundRequirements,
-  authorization: ExactAuthorization, signature: Hex, nowMs: number,
+  authorization: ExactAuthorization, signature: Hex,
 ): Promise<VerifyResponse> {
   const payer = authorization.from;
   const signed = await chain.client.verifyTypedData({
@@ -126,7 +131,6 @@ async function verifyNotYetDue(
   }).catch(/* Stryker disable next-line ArrowFunction: equivalent, undefined is as falsy as false */ () => false);
   if (!signed) return { isValid: false, invalidReason: 'invalid_exact_evm_signature', payer };
   if (!isAddressEqual(authorization.to, bound.payTo)) return { isValid: false, invalidReason: 'invalid_exact_evm_recipient_mismatch', payer };
-  if (authorization.validBefore < BigInt(Math.floor(nowMs / 1000) + 6)) return { isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_valid_before', payer };
   if (authorization.value !== bound.amount) return { isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_value_mismatch', payer };
   return { isValid: true, payer };
 }
@@ -146,9 +150,9 @@ async function verifyNotYetDue(
  */
 async function verifyCounterfactual(
   chain: VerifyDeps['chains'][NetworkName], asset: X402Asset, bound: BoundRequirements, authorization: ExactAuthorization,
-  wrapped: Hex, deployment: WalletDeployment & { signature: Hex }, simulation: { due: boolean; sender: Address }, nowMs: number,
+  wrapped: Hex, deployment: WalletDeployment & { signature: Hex }, simulation: { due: boolean; sender: Address },
 ): Promise<VerifyResponse> {
-  const fields = await verifyNotYetDue(chain, asset, bound, authorization, wrapped, nowMs);
+  const fields = await verifyNotYetDue(chain, asset, bound, authorization, wrapped);
   if (!fields.isValid || !simulation.due) return fields;
   const { from, to, value, validAfter, validBefore, nonce } = authorization;
   let results;

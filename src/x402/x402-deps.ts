@@ -51,6 +51,16 @@ export interface X402Deps {
    * and the relayer's journal, where a wallet's deployment is looked up; without them no wallet is deployed.
    */
   walletDeployments?: { factories: readonly Address[]; journal: Pick<ChainJournal, 'findLatest'> };
+  /**
+   * How far ahead of the clock (seconds) a validAfter may lie to be accepted and held
+   * (`X402_MAX_HOLD_SECONDS`); default `defaultMaxHoldSeconds` (valid-window.ts).
+   */
+  maxHoldSeconds?: bigint;
+  /**
+   * The HSM token when KEY_CUSTODY=pkcs11: probed before a settlement is accepted and while one not
+   * sent yet is waited on, so that a settle answers 503 (`custody.unavailable`) while it is down.
+   */
+  custody?: { probe(): Promise<void> };
   /** The fault suite's failpoints (src/shared/failpoints.ts); none unless a test arms them. */
   faults?: Faults;
   /** The payment-identifier extension's ids (payment-identifier.ts); without them the extension is not offered. */

@@ -6,6 +6,7 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import { z } from 'zod';
 import { DomainError, isDomainError } from '#shared/errors.ts';
+import { LoginRateLimitedError } from '../../../identity/login-rate-limiter.ts';
 import { loginOperator, logoutOperator, operatorOfSession, type OperatorDeps } from '../../../console/operators.ts';
 import { zodRoute } from '../route-schema.ts';
 import { consoleApiRoutes, type ConsoleApiDeps } from './console-api.ts';
@@ -117,6 +118,7 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleRoutesDep
     } catch (error) {
       if (!isDomainError(error)) throw error;
       const status = error.code === 'auth.rate_limited' ? 429 : 401;
+      if (error instanceof LoginRateLimitedError) reply.header('retry-after', String(error.retryAfterSeconds));
       const message = status === 429 ? 'Too many failed logins: try again later.' : 'Wrong username or password.';
       return reply.status(status).type(html).send(renderLogin(message));
     }
