@@ -22,6 +22,7 @@ import * as x402ExactValidBefore from './0021-x402-exact-valid-before.ts';
 import * as x402AuthorizerNonces from './0022-x402-authorizer-nonces.ts';
 import * as x402ValidAfter from './0023-x402-valid-after.ts';
 import * as x402SettleAnswers from './0024-x402-settle-answers.ts';
+import * as chainTxL1Fees from './0025-chain-tx-l1-fees.ts';
 
 /** Every migration, in order. Each domain adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '0022-x402-authorizer-nonces': x402AuthorizerNonces,
   '0023-x402-valid-after': x402ValidAfter,
   '0024-x402-settle-answers': x402SettleAnswers,
+  '0025-chain-tx-l1-fees': chainTxL1Fees,
 };
