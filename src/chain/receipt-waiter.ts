@@ -49,6 +49,7 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
   const minedFacts = new Map<NetworkName, ReturnType<typeof createMinedFacts>>();
   const factsOf = (network: NetworkName, receipt: TransactionReceipt) => {
     let facts = minedFacts.get(network);
+    // Stryker disable next-line ConditionalExpression: equivalent, a reader made anew reads the same header (the one read per block is asserted in mined-receipt.test.ts)
     if (!facts) minedFacts.set(network, facts = createMinedFacts(chains[network].client));
     return facts(receipt);
   };
