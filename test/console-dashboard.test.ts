@@ -16,6 +16,7 @@ import {
 } from './support/scripted-payments.ts';
 import { addOperator } from '../src/console/operators.ts';
 import { localDateTime } from '../src/statements/statement-day.ts';
+import { roundedForPerson } from '../src/console/fee-parts.ts';
 import { createOperatorRepository } from '../src/store/operator-repository.ts';
 import { createPasswordHasher } from '../src/identity/password-hasher.ts';
 import { consoleContentSecurityPolicy } from '../src/transports/http/routes/console.ts';
@@ -192,18 +193,21 @@ test('the console after a scripted day: figures match the database and the chain
     }
   }
 
-  // Settlement costs today, network by network, against what the chain's receipts add up to.
+  // Settlement costs today, network by network, against what the chain's receipts add up to:
+  // settlement fees the headline, deploys and mints apart, every fee in the network's coin with wei on hover.
   for (const network of networkNames) {
-    const mined = await db.selectFrom('chain_txs').select('tx_hash').where('network', '=', network).where('status', '!=', 'signed').execute();
+    const mined = await db.selectFrom('chain_txs').select(['tx_hash', 'kind']).where('network', '=', network).where('status', '!=', 'signed').execute();
     let gas = 0n;
     let fees = 0n;
+    let settlementFees = 0n;
     let settlementGas = 0n;
     let settlements = 0;
     let transfers = 0;
-    for (const { tx_hash: hash } of mined) {
+    for (const { tx_hash: hash, kind } of mined) {
       const receipt = await p.t.platform.chains[network].client.getTransactionReceipt({ hash: hash as `0x${string}` });
       gas += receipt.gasUsed;
       fees += receipt.gasUsed * receipt.effectiveGasPrice;
+      if (kind === 'settlement') settlementFees += receipt.gasUsed * receipt.effectiveGasPrice;
       const executed = (await db.selectFrom('authorizations').select('nonce').where('network', '=', network).where('tx_hash', '=', hash).where('status', '=', 'used').execute()).length;
       if (executed > 0) {
         settlements++;
@@ -212,24 +216,29 @@ test('the console after a scripted day: figures match the database and the chain
       }
     }
     const row = page.locator(`#settlement-costs tr[data-network="${network}"] td`);
-    assert.equal(await row.nth(1).innerText(), String(mined.length), `${network} transactions`);
-    assert.equal(await row.nth(2).innerText(), gas.toLocaleString('en-US'), `${network} gas`);
     const currency = network.includes('bnb') ? 'BNB' : 'ETH';
-    assert.equal(await row.nth(3).getAttribute('title'), `${formatEther(fees)} ${currency} (${fees} wei)`, `${network} fees, in ${currency} with wei beside`);
-    assert.match(await row.nth(3).innerText(), new RegExp(`^[\\d.,]+ ${network.includes('bnb') ? 'BNB' : 'ETH'}$`));
+    const feeTitle = (wei: bigint) => `${formatEther(wei)} ${currency} (${wei} wei): execution ${formatEther(wei)} (${wei} wei) + L1 data 0 (0 wei) + operator 0 (0 wei)`;
+    assert.equal(await row.nth(1).getAttribute('title'), feeTitle(settlementFees), `${network} settlement fees, in ${currency} with wei beside`);
+    assert.match(await row.nth(1).innerText(), new RegExp(`^[\\d.,]+ ${currency}$`));
+    assert.equal(await row.nth(2).innerText(), `0.00 ${currency}`, `${network}: no L1 data fee on anvil`);
+    const perTransfer = transfers ? (settlementFees * 2n + BigInt(transfers)) / (2n * BigInt(transfers)) : undefined;
+    assert.equal(await row.nth(3).innerText(), perTransfer === undefined ? '–' : roundedForPerson(formatEther(perTransfer), currency), `${network} fee per transfer`);
     assert.equal(await row.nth(4).innerText(), String(settlements), `${network} settlement transactions`);
     assert.equal(await row.nth(5).innerText(), String(transfers), `${network} transfers`);
     assert.equal(await row.nth(6).innerText(), transfers ? Math.round(Number(settlementGas) / transfers).toLocaleString('en-US') : '–', `${network} gas per transfer`);
     assert.equal(await row.nth(7).innerText(), settlements ? String(Number((transfers / settlements).toFixed(2))) : '–');
-    // Deploys and mints apart from the settlements, and the settlements' POS and x402 transfers.
-    const others = await db.selectFrom('chain_txs').select('kind').where('network', '=', network).where('kind', '!=', 'settlement')
-      .where('tx_hash', 'in', mined.length ? mined.map((m) => m.tx_hash) : ['none']).execute();
+    // Deploys and mints apart from the settlements, each kind with its fees.
+    const others = mined.filter((m) => m.kind !== 'settlement');
     const otherKinds = [...new Set(others.map((o) => o.kind))].map((kind) => `${others.filter((o) => o.kind === kind).length} ${kind}`);
-    assert.deepEqual((await row.nth(8).innerText()).split(', ').sort(), (otherKinds.length ? otherKinds : ['–']).sort(), `${network} other transactions`);
+    const shownOthers = (await row.nth(8).innerText()).split(', ').map((entry) => entry.replace(new RegExp(` [\\d.,]+ ${currency}$`), ''));
+    assert.deepEqual(shownOthers.sort(), (otherKinds.length ? otherKinds : ['–']).sort(), `${network} other transactions`);
+    assert.equal(await row.nth(9).innerText(), String(mined.length), `${network} transactions`);
+    assert.equal(await row.nth(10).innerText(), gas.toLocaleString('en-US'), `${network} gas`);
+    assert.equal(await row.nth(11).getAttribute('title'), feeTitle(fees), `${network} all fees`);
     assert.equal(await row.nth(5).getAttribute('title'), `${transfers} POS · 0 x402`);
     if (network === 'ethereum') {
       assert.ok(transfers >= 8, 'the day\'s approvals, refund and claims settled on ethereum');
-      assert.ok(gas > 0n && fees > 0n);
+      assert.ok(gas > 0n && fees > settlementFees && settlementFees > 0n, 'settlement fees are a part of the fees');
     }
   }
 

@@ -1,17 +1,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { createPublicClient, http, parseEther, toHex } from 'viem';
 import { generatePrivateKey } from 'viem/accounts';
 import { loadConfig } from '../src/config/config.ts';
-import { loadRelayerLanes } from '../src/chain/platform-account.ts';
-import { skipWithout } from './support/parts.ts';
-import { freePort } from './support/server-process.ts';
-import { waitFor } from './support/wait-for.ts';
+import { dateOf } from '../src/statements/statement-day.ts';
+import { relayerLanesOf, skipWithoutHardhat, startHardhatNode, type HardhatNode } from './support/hardhat-node.ts';
 import { startTestPlatform } from './support/platform.ts';
 import {
   balanceOf, newUser, openSession, startPaymentTest, unary, type PaymentTest, type TestUser,
@@ -22,58 +16,10 @@ import { scriptedPayment } from './support/scripted-payments.ts';
 // (`npx hardhat node`, with the tiny config of test/support), the payment network reached by RPC URL,
 // the platform contracts deployed on it at first start. The other networks stay on anvil.
 
-const root = path.resolve(import.meta.dirname, '..');
-const configFile = path.join(root, 'test/support/hardhat.config.ts');
-
-function hardhatCli(): string | undefined {
-  try {
-    const require = createRequire(import.meta.url);
-    return path.join(path.dirname(require.resolve('hardhat/package.json')), 'dist/src/cli.js');
-  } catch {
-    return undefined;
-  }
-}
-
-const cli = hardhatCli();
-const nodeMajor = Number(process.versions.node.split('.')[0]);
-const skip = skipWithout('hardhat', !cli ? 'the hardhat package is not installed' : nodeMajor < 22 ? `Node.js ${process.versions.node} is older than 22` : false);
-
-/** The relayer's accounts for `key` (the platform account and its lanes, RELAYER_LANES by default): what needs gas on a node we do not run. */
-function relayerLanesOf(key: `0x${string}`) {
-  return loadRelayerLanes({ privateKey: key, dataDir: root, vault: undefined as never, count: loadConfig({}).relayerLanes });
-}
-
-/** `hardhat node` on a free loopback port; resolves once it answers eth_chainId. */
-async function startHardhatNode(): Promise<{ url: string; child: ChildProcess; output(): string; stop(): Promise<void> }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [cli as string, '--config', configFile, 'node', '--hostname', '127.0.0.1', '--port', String(port)], {
-    cwd: root, stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
-  child.stderr?.on('data', (d: Buffer) => { output += d.toString(); });
-  const url = `http://127.0.0.1:${port}`;
-  const probe = createPublicClient({ transport: http(url, { retryCount: 0 }) });
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    await exited;
-  };
-  try {
-    await waitFor(async () => {
-      if (child.exitCode !== null) throw new Error(`hardhat node exited (${child.exitCode}):\n${output}`);
-      return probe.getChainId().then(() => true, () => false);
-    }, { timeoutMs: 90_000, intervalMs: 200, message: `hardhat node answers at ${url}` });
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { url, child, output: () => output, stop };
-}
+const skip = skipWithoutHardhat;
 
 describe('the platform on a Hardhat node (EDR) by RPC URL', { skip }, () => {
-  let node: Awaited<ReturnType<typeof startHardhatNode>>;
+  let node: HardhatNode;
   let relayerKey: `0x${string}`;
   let p: PaymentTest;
   let store: { tid: string; name: string; settlementAddress: string; apiKey: string };
@@ -121,6 +67,12 @@ describe('the platform on a Hardhat node (EDR) by RPC URL', { skip }, () => {
     assert.equal(Number(await balanceOf(p, store.settlementAddress)) - Number(storeBefore), 12);
     const receipt = await p.t.platform.chains.ethereum.client.getTransactionReceipt({ hash: r.posEnd.content.transfer_transaction_id });
     assert.equal(receipt.status, 'success');
+    // Its block's time recorded from the block header (Hardhat's receipts carry none), so the operator's day lists it.
+    const block = await p.t.platform.chains.ethereum.client.getBlock({ blockHash: receipt.blockHash });
+    const row = await p.t.platform.store.db.selectFrom('chain_txs').select('block_timestamp').where('tx_hash', '=', receipt.transactionHash).executeTakeFirstOrThrow();
+    assert.equal(Number(row.block_timestamp), Number(block.timestamp));
+    const day = await p.t.platform.statements.operatorDay(dateOf(Number(block.timestamp) * 1000, p.t.config.timeZone));
+    assert.equal(day.transactions.find((t) => t.txHash === receipt.transactionHash)?.kind, 'pos-settlement');
 
     const refund = await unary(p.client, 'CancelPayment', store.apiKey, {
       tid: store.tid, transfer_transaction_id: r.posEnd.content.transfer_transaction_id, user_address: user.address,

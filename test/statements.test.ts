@@ -190,7 +190,8 @@ test('the operator: vixpay statement and operator-day beside the platform, and t
   assert.equal(compact.stderr, '');
   const readable = await runCli('operator-day', '--network', 'ethereum');
   assert.match(readable.stderr, new RegExp(`^operator's day: ${today()} in Asia/Seoul \\(TIME_ZONE\\)`));
-  assert.match(readable.stderr, /\n {2}ethereum: \d+ settlement transactions \(\d+ POS, 0 x402, 0 both\), other: .*\d+ mint.*; fees [\d.]+ ETH \(\d+ wei\), \d+ transfers\n/);
+  // Settlement fees first, deploys and mints apart, every fee in ETH with wei beside.
+  assert.match(readable.stderr, /\n {2}ethereum: settlement fees [\d.]+ ETH \(\d+ wei\) over \d+ settlement transactions \(\d+ POS, 0 x402, 0 both\), \d+ transfers, [\d.]+ ETH per transfer; not settlement: .*\d+ mint [\d.]+ ETH.*; all fees [\d.]+ ETH \(\d+ wei\)\n/);
   const day = JSON.parse(await cli('operator-day', '--date', today(), '--network', 'ethereum', '--json'));
   assert.deepEqual(JSON.parse(readable.stdout), day, 'the same document, indented');
   assert.deepEqual(day.networks.map((n: any) => n.network), ['ethereum']);
@@ -206,9 +207,21 @@ test('the operator: vixpay statement and operator-day beside the platform, and t
   assert.ok(ethereum.otherTransactions.mint >= 1 && ethereum.otherTransactions.deploy >= 1, 'deploys and mints counted apart');
   assert.equal(ethereum.settlementTransactions, day.transactions.filter((t: any) => t.kind.endsWith('settlement')).length);
   assert.equal(parseUnits(ethereum.feesPaid, 18), BigInt(ethereum.feesPaidWei));
+  // The headline: what the settlement transactions cost, apart from the deploys' and mints'.
+  const settlementWei = day.transactions.filter((t: any) => t.kind.endsWith('settlement')).reduce((sum: bigint, t: any) => sum + BigInt(t.feeWei), 0n);
+  assert.equal(ethereum.settlementFees.total.wei, String(settlementWei));
+  assert.equal(ethereum.settlementFees.l1Data.wei, '0', 'no L1 data fee on ethereum');
+  assert.equal(BigInt(ethereum.otherFees.total.wei), BigInt(ethereum.feesPaidWei) - settlementWei);
+  assert.ok(BigInt(ethereum.otherFeesByKind.deploy.total.wei) > 0n && BigInt(ethereum.otherFeesByKind.mint.total.wei) > 0n);
+  assert.equal(readable.stderr.includes(`settlement fees ${ethereum.settlementFees.total.amount} ETH (${settlementWei} wei)`), true);
   const csv = (await cli('operator-day', '--date', today(), '--csv')).trim().split('\r\n');
-  assert.equal(csv[0], 'network,tx_hash,kind,block_number,status,gas_used,fee,currency,fee_wei,transfers,pos_transfers,x402_transfers,gas_per_transfer');
+  assert.equal(csv[0], 'network,tx_hash,kind,block_number,status,gas_used,fee,currency,fee_wei,transfers,pos_transfers,x402_transfers,gas_per_transfer,'
+    + 'execution_fee,execution_fee_wei,l1_data_fee,l1_data_fee_wei,operator_fee,operator_fee_wei,fee_per_transfer,fee_per_transfer_wei');
   assert.equal(csv.filter((r) => r.split(',')[1] === 'total').length, 4, 'a total row per network');
+  assert.equal(csv.filter((r) => r.split(',')[1] === 'settlements').length, 4, 'a settlements row per network');
+  const settlementsRow = csv.find((r) => r.startsWith('ethereum,settlements,'))!.split(',');
+  assert.deepEqual([settlementsRow[6], settlementsRow[8]], [ethereum.settlementFees.total.amount, String(settlementWei)]);
+  assert.ok(csv.some((r) => r.startsWith('ethereum,other,deploy: ')) && csv.some((r) => r.startsWith('ethereum,other,mint: ')), 'deploys and mints on rows of their own');
   const settledRow = csv.find((r) => r.split(',')[1] === settled.txHash)!.split(',');
   assert.deepEqual([settledRow[2], settledRow[6], settledRow[7], settledRow[8]], ['pos-settlement', settled.fee, 'ETH', settled.feeWei]);
 

@@ -1,6 +1,7 @@
 import type { Address, Hex, PublicClient, TransactionReceipt } from 'viem';
 import type { ChainJournal, LostTransaction } from './chain-journal.ts';
 import { positionOf } from './mined-receipt.ts';
+import { createMinedFacts } from './mined-facts.ts';
 import type { Clock } from '#shared/clock.ts';
 import type { Logger } from '#shared/logger.ts';
 import { errorSummary } from '#shared/redact.ts';
@@ -45,6 +46,7 @@ export async function rebuildLostBlocks(network: string, deps: RebuildDeps): Pro
   const automine = await request('anvil_getAutomine');
   await request('evm_setAutomine', [false]);
   let rebuilt = 0;
+  const factsOf = createMinedFacts(client);
   try {
     for (const tx of lost) {
       // A gap below it in its lane: the journaled transactions that fill it go first, at its time.
@@ -56,7 +58,7 @@ export async function rebuildLostBlocks(network: string, deps: RebuildDeps): Pro
       rebuilt++;
       const status = receipt.status === 'success' ? 'confirmed' : 'failed';
       if (status !== tx.status) logger.error({ network, txHash: tx.txHash, was: tx.status, now: status }, 'a transaction mined again ended otherwise than the first time');
-      await journal.markMined(tx.id, status, positionOf(receipt), deps.clock());
+      await journal.markMined(tx.id, status, positionOf(receipt, await factsOf(receipt)), deps.clock());
     }
   } finally {
     await request('anvil_setTime', [Math.floor(deps.clock() / 1000)]).catch(() => undefined);

@@ -46,13 +46,16 @@ export interface UnminedTransaction {
 /** Where a transaction was mined. */
 export interface MinedPosition {
   blockNumber: number;
-  /** The block's timestamp in seconds, where the node's receipt tells it (anvil's does). */
+  /** The block's timestamp in seconds, from the block's header. */
   blockTimestamp?: number | undefined;
   /** Its index in the block. */
   txIndex?: number | undefined;
   /** What it cost, from its receipt: gas used, and the fee paid in wei (gas used × effective gas price). */
   gasUsed?: number | undefined;
   feeWei?: bigint | undefined;
+  /** OP stack: the L1 data fee its receipt states (`l1Fee`) and the operator fee, in wei; undefined elsewhere. */
+  l1FeeWei?: bigint | undefined;
+  operatorFeeWei?: bigint | undefined;
 }
 
 /** A transaction recorded mined whose block the node no longer has (a managed anvil's crash). */

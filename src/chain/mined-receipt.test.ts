@@ -1,10 +1,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { toHex, type Hex, type TransactionReceipt } from 'viem';
+import { createPublicClient, http, toHex, type Hex, type TransactionReceipt } from 'viem';
 import { foundry } from 'viem/chains';
 import { startAnvil, type AnvilProcess } from './anvil-process.ts';
-import { authorizationKey, executedItems, itemKey, positionOf, usedAuthorizationKeys, usedNonces } from './mined-receipt.ts';
+import { authorizationKey, executedItems, itemKey, l1FeeOf, paysOperatorFee, positionOf, usedAuthorizationKeys, usedNonces } from './mined-receipt.ts';
+import { createMinedFacts } from './mined-facts.ts';
+import { countingRpcCalls } from './node-rpc-calls.ts';
 import { deployContracts, holder, payee, relayer, splitSignature, tokenDomain, type ContractsChain } from '../../test/support/token-contracts.ts';
 
 // What the relayer reads from a mined receipt, on a real anvil with the platform's token: where it was
@@ -74,16 +76,18 @@ test('keys are lowercase whatever the case they are given in: an item by token, 
   assert.equal(authorizationKey('base', token, authorizer, nonce), `base:${itemKey(token, authorizer, nonce)}`);
 });
 
-test('where a receipt says it was mined, as the journal records it: block, its timestamp, index in the block, gas used and the fee paid', async () => {
+test('where a receipt says it was mined, as the journal records it: block, its header\'s timestamp, index in the block, gas used and the fees paid', async () => {
   const { publicClient } = chain;
   // Two transactions in one block: the second has index 1.
   await publicClient.request({ method: 'evm_setAutomine' as never, params: [false] as never });
   let receipt: TransactionReceipt;
+  let first: TransactionReceipt;
   try {
-    await chain.tokenAs(holder).write.transfer([payee.address, 1n]);
+    const one = await chain.tokenAs(holder).write.transfer([payee.address, 1n]);
     const second = await chain.tokenAs(holder).write.transfer([payee.address, 2n]);
     await publicClient.request({ method: 'evm_mine' as never, params: [] as never });
     receipt = await publicClient.getTransactionReceipt({ hash: second });
+    first = await publicClient.getTransactionReceipt({ hash: one });
   } finally {
     await publicClient.request({ method: 'evm_setAutomine' as never, params: [true] as never });
   }
@@ -92,15 +96,31 @@ test('where a receipt says it was mined, as the journal records it: block, its t
   assert.ok(receipt.effectiveGasPrice > 0n);
   const expected = {
     blockNumber: Number(receipt.blockNumber), blockTimestamp: Number(block.timestamp), txIndex: 1,
-    gasUsed: Number(receipt.gasUsed), feeWei: receipt.gasUsed * receipt.effectiveGasPrice,
+    gasUsed: Number(receipt.gasUsed), feeWei: receipt.gasUsed * receipt.effectiveGasPrice, l1FeeWei: undefined, operatorFeeWei: undefined,
   };
-  assert.deepEqual(positionOf(receipt), expected);
-  // Another node's receipts: the timestamp as a bigint, as hex, or none; no effective gas price, no index.
+  // The block's time from its header, one read for the block's two receipts (anvil's receipts also say it; Hardhat's do not).
+  const calls: string[] = [];
+  const counted = createPublicClient({ chain: foundry, transport: http(anvil!.url, countingRpcCalls('ethereum', (_, method) => calls.push(method))) });
+  const factsOf = createMinedFacts(counted);
+  const [facts, firstFacts] = await Promise.all([factsOf(receipt), factsOf(first)]);
+  assert.deepEqual(facts, { blockTimestamp: Number(block.timestamp), operatorFeeWei: undefined });
+  assert.deepEqual(firstFacts, facts);
+  assert.deepEqual(await factsOf(receipt), facts);
+  assert.deepEqual(calls, ['eth_getBlockByHash']);
+  assert.deepEqual(positionOf(receipt, facts), expected);
+  // What the receipt itself says of its block's time is not read: the header's is recorded.
   const other = (fields: Record<string, unknown>) => ({ ...receipt, ...fields }) as TransactionReceipt;
-  assert.deepEqual(positionOf(other({ blockTimestamp: block.timestamp })), expected);
-  assert.deepEqual(positionOf(other({ blockTimestamp: toHex(block.timestamp) })), expected);
-  assert.deepEqual(positionOf(other({ blockTimestamp: undefined })), { ...expected, blockTimestamp: undefined });
-  assert.deepEqual(positionOf(other({ blockTimestamp: null })), { ...expected, blockTimestamp: undefined });
-  assert.deepEqual(positionOf(other({ effectiveGasPrice: undefined })), { ...expected, feeWei: undefined });
-  assert.deepEqual(positionOf(other({ transactionIndex: null })), { ...expected, txIndex: undefined });
+  assert.deepEqual(positionOf(other({ blockTimestamp: 1n }), facts), expected);
+  assert.deepEqual(positionOf(receipt, { blockTimestamp: undefined }), { ...expected, blockTimestamp: undefined });
+  // Another node's receipts: no effective gas price, no index.
+  assert.deepEqual(positionOf(other({ effectiveGasPrice: undefined }), facts), { ...expected, feeWei: undefined });
+  assert.deepEqual(positionOf(other({ transactionIndex: null }), facts), { ...expected, txIndex: undefined });
+  // An OP-stack receipt: its l1Fee (hex as the node sends it, or a bigint), the operator fee read beside it.
+  assert.deepEqual(positionOf(other({ l1Fee: '0xff9ca94740' }), { ...facts, operatorFeeWei: 16_000n }), { ...expected, l1FeeWei: 1_097_845_000_000n, operatorFeeWei: 16_000n });
+  assert.deepEqual(positionOf(other({ l1Fee: 5n }), facts), { ...expected, l1FeeWei: 5n });
+  for (const l1Fee of ['0x', 'ff', '-0x1', 12, -1n, null]) assert.equal(l1FeeOf(other({ l1Fee })), undefined, `l1Fee ${String(l1Fee)} is not a quantity`);
+  assert.equal(paysOperatorFee(other({ operatorFeeScalar: '0x0', operatorFeeConstant: '0x0' })), false);
+  assert.equal(paysOperatorFee(receipt), false);
+  assert.equal(paysOperatorFee(other({ operatorFeeScalar: '0x7', operatorFeeConstant: '0x0' })), true);
+  assert.equal(paysOperatorFee(other({ operatorFeeScalar: '0x0', operatorFeeConstant: '0x3e80' })), true);
 });

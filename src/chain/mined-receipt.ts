@@ -2,17 +2,45 @@ import { parseEventLogs, type TransactionReceipt } from 'viem';
 import type { MinedPosition } from './chain-journal.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 
-/** Where a receipt says its transaction was mined (anvil's receipts carry their block's timestamp). */
-export function positionOf(receipt: TransactionReceipt): MinedPosition {
-  const { blockTimestamp } = receipt as { blockTimestamp?: bigint | string | null };
+/** What the relayer reads beside a receipt (src/chain/mined-facts.ts): its block header's time, and an OP-stack operator fee. */
+export interface MinedFacts {
+  /** The block's timestamp (seconds) from its header; undefined when the node did not answer for the block. */
+  blockTimestamp: number | undefined;
+  /** The operator fee in wei (OP stack since Isthmus); undefined where the chain has none. */
+  operatorFeeWei?: bigint | undefined;
+}
+
+/**
+ * Where a receipt's transaction was mined and what it cost: execution (gasUsed × effectiveGasPrice),
+ * and on an OP-stack chain the L1 data fee the receipt states (`l1Fee`) and the operator fee. The
+ * block's time comes from its header (`facts`): the JSON-RPC receipt has no timestamp (anvil adds
+ * `blockTimestamp`, Hardhat's node does not).
+ */
+export function positionOf(receipt: TransactionReceipt, facts: MinedFacts): MinedPosition {
   return {
     blockNumber: Number(receipt.blockNumber),
-    blockTimestamp: blockTimestamp === undefined || blockTimestamp === null ? undefined : Number(BigInt(blockTimestamp)),
+    blockTimestamp: facts.blockTimestamp,
     txIndex: receipt.transactionIndex ?? undefined,
     gasUsed: Number(receipt.gasUsed),
     feeWei: receipt.effectiveGasPrice === undefined ? undefined : receipt.gasUsed * receipt.effectiveGasPrice,
+    l1FeeWei: l1FeeOf(receipt),
+    operatorFeeWei: facts.operatorFeeWei,
   };
 }
+
+/** A receipt field that is a JSON-RPC quantity (viem's default formatter leaves the OP-stack ones as hex), exactly; undefined when absent or not one. */
+function quantityField(receipt: TransactionReceipt, field: string): bigint | undefined {
+  const value = (receipt as unknown as Record<string, unknown>)[field];
+  if (typeof value === 'bigint') return value >= 0n ? value : undefined;
+  return typeof value === 'string' && /^0x[0-9a-fA-F]{1,64}$/.test(value) ? BigInt(value) : undefined;
+}
+
+/** The L1 data fee (wei) an OP-stack receipt states (`l1Fee`); undefined on a chain without one. */
+export const l1FeeOf = (receipt: TransactionReceipt): bigint | undefined => quantityField(receipt, 'l1Fee');
+
+/** Whether an OP-stack receipt's operator fee parameters are set (`operatorFeeScalar`, `operatorFeeConstant`): then it paid an operator fee. */
+export const paysOperatorFee = (receipt: TransactionReceipt): boolean =>
+  (quantityField(receipt, 'operatorFeeScalar') ?? 0n) > 0n || (quantityField(receipt, 'operatorFeeConstant') ?? 0n) > 0n;
 
 /** One settlement item's key: its token, authorizer and authorization nonce. */
 export const itemKey = (token: string, authorizer: string, nonce: string) => `${token.toLowerCase()}:${authorizer.toLowerCase()}:${nonce.toLowerCase()}`;

@@ -53,9 +53,10 @@ test('a mined transaction is recorded with its cost: confirmed when it succeeded
   assert.equal(reverted.status, 'failed');
   assert.equal(reverted.receipt?.status, 'reverted');
   assert.deepEqual(await parts.journal.listUnmined('ethereum', account.address), [], 'both recorded mined');
-  const cost = (receipt: TransactionReceipt | undefined) => receipt && [receipt.blockNumber, receipt.gasUsed, receipt.gasUsed * receipt.effectiveGasPrice, 0];
+  // anvil is no OP-stack chain: no L1 data fee, no operator fee (0, not missing).
+  const cost = (receipt: TransactionReceipt | undefined) => receipt && [receipt.blockNumber, receipt.gasUsed, receipt.gasUsed * receipt.effectiveGasPrice, 0n, 0n, 0];
   assert.ok((deployed.receipt?.effectiveGasPrice ?? 0n) > 0n);
-  assert.deepEqual(mined.map((c) => [c.blockNumber, c.gasUsed, c.feeWei, c.transfers]), [cost(deployed.receipt), cost(reverted.receipt)]);
+  assert.deepEqual(mined.map((c) => [c.blockNumber, c.gasUsed, c.feeWei, c.l1FeeWei, c.operatorFeeWei, c.transfers]), [cost(deployed.receipt), cost(reverted.receipt)]);
   // The journal's record of each: its status, hash, block, the block's time and its index in the block.
   const recorded = await parts.journal.listLost('ethereum', new Map([[account.address, 0]]));
   const expected = [];

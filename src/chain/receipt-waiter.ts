@@ -3,6 +3,7 @@ import type { ChainJournal } from './chain-journal.ts';
 import type { ChainClients } from './chain-clients.ts';
 import { ReceiptNotFinalError } from './receipt-not-final.ts';
 import { positionOf, usedNonces } from './mined-receipt.ts';
+import { createMinedFacts } from './mined-facts.ts';
 import type { MinedCost, RelayResult } from './relay-types.ts';
 import type { Clock } from '#shared/clock.ts';
 import type { Logger } from '#shared/logger.ts';
@@ -44,6 +45,14 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
   const { journal, chains, clock, logger, receiptTimeoutMs } = deps;
   /** Waits of this process for a journaled transaction (`id`), each told of every version of it re-priced meanwhile. */
   const versionWaits = new Set<{ id: string; watch: (hash: Hex) => void }>();
+  /** Per network: the block times (one header read per block) and operator fees recorded beside receipts. */
+  const minedFacts = new Map<NetworkName, ReturnType<typeof createMinedFacts>>();
+  const factsOf = (network: NetworkName, receipt: TransactionReceipt) => {
+    let facts = minedFacts.get(network);
+    // Stryker disable next-line ConditionalExpression: equivalent, a reader made anew reads the same header (the one read per block is asserted in mined-receipt.test.ts)
+    if (!facts) minedFacts.set(network, facts = createMinedFacts(chains[network].client));
+    return facts(receipt);
+  };
 
   /**
    * The final receipt; `replaced` when another transaction took its nonce; undefined while it may
@@ -128,9 +137,11 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
         return { txHash: hashes[0] as Hex, status: 'failed' };
       }
       const status = receipt.status === 'success' ? 'confirmed' : 'failed';
-      await journal.markMined(id, status, positionOf(receipt), clock(), receipt.transactionHash);
+      const position = positionOf(receipt, await factsOf(network, receipt));
+      await journal.markMined(id, status, position, clock(), receipt.transactionHash);
       deps.onMined?.(network, {
-        blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed, feeWei: receipt.gasUsed * (receipt.effectiveGasPrice ?? 0n), transfers: usedNonces(receipt).length,
+        blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed, feeWei: position.feeWei ?? 0n,
+        l1FeeWei: position.l1FeeWei ?? 0n, operatorFeeWei: position.operatorFeeWei ?? 0n, transfers: usedNonces(receipt).length,
       });
       return { txHash: receipt.transactionHash, status, receipt };
     },

@@ -49,8 +49,11 @@ export interface SettlementItem {
 export interface MinedCost {
   blockNumber: bigint;
   gasUsed: bigint;
-  /** Gas used × effective gas price, in wei. */
+  /** Gas used × effective gas price (execution), in wei. */
   feeWei: bigint;
+  /** OP stack: the L1 data fee and the operator fee, in wei (0 elsewhere). The transaction cost the three together. */
+  l1FeeWei: bigint;
+  operatorFeeWei: bigint;
   /** The transfer authorizations it executed (0 for a deployment, a mint or a cancellation). */
   transfers: number;
 }

@@ -1,7 +1,7 @@
 import { DomainError } from '#shared/errors.ts';
 import { isNetworkName, networkNames } from '#shared/networks.ts';
 import { batched, statementCsv, statementJson } from '../statements/statement-render.ts';
-import { operatorDayCsv } from '../statements/operator-day.ts';
+import { operatorDayCsv, operatorDayLine } from '../statements/operator-day.ts';
 import { dateOf } from '../statements/statement-day.ts';
 import type { CliCommand, CliContext } from './commands.ts';
 import { withPlatform } from './cli-deps.ts';
@@ -49,7 +49,7 @@ export const statementCommand: CliCommand = {
 };
 
 export const operatorDayCommand: CliCommand = {
-  summary: '[--date YYYY-MM-DD] [--network NAME] [--csv]  settlement transactions, gas and fees (ETH/BNB, wei beside) of a day in TIME_ZONE, today by default',
+  summary: '[--date YYYY-MM-DD] [--network NAME] [--csv]  settlement fees (execution, L1 data; ETH/BNB, wei beside), apart from deploys and mints, of a day in TIME_ZONE, today by default',
   options: { date: { type: 'string' }, network: { type: 'string' }, csv: { type: 'boolean' } },
   run: async (context) => {
     const { network } = context.values;
@@ -61,12 +61,7 @@ export const operatorDayCommand: CliCommand = {
     if (context.values.json !== true) {
       dayNote('operator\'s day', day);
       // A line per network a person reads at a glance; the document follows on standard output.
-      for (const n of shown.networks) {
-        const { pos, x402, mixed } = n.settlementsByKind;
-        const other = Object.entries(n.otherTransactions).map(([kind, count]) => `${count} ${kind}`).join(', ') || 'none';
-        process.stderr.write(`  ${n.network}: ${n.settlementTransactions} settlement transactions (${pos} POS, ${x402} x402, ${mixed} both), other: ${other}; `
-          + `fees ${n.feesPaid} ${n.currency} (${n.feesPaidWei} wei), ${n.transfers} transfers\n`);
-      }
+      for (const n of shown.networks) process.stderr.write(`  ${operatorDayLine(n)}\n`);
     }
     return context.values.csv ? operatorDayCsv(shown).trimEnd() : shown;
   },

@@ -155,7 +155,11 @@ export function recordMinedCost(metrics: Metrics): (network: NetworkName, mined:
   const perBlock = new Map<NetworkName, Map<bigint, number>>();
   return (network, mined) => {
     metrics.relayerGasUsed.inc({ network }, Number(mined.gasUsed));
-    metrics.relayerFeesPaid.inc({ network }, Number(formatEther(mined.feeWei)));
+    metrics.relayerFeesPaid.inc({ network }, Number(formatEther(mined.feeWei + mined.l1FeeWei + mined.operatorFeeWei)));
+    const purpose = mined.transfers > 0 ? 'settlement' : 'other';
+    for (const [part, wei] of [['execution', mined.feeWei], ['l1_data', mined.l1FeeWei], ['operator', mined.operatorFeeWei]] as const) {
+      metrics.relayerFeeParts.inc({ network, part, purpose }, Number(formatEther(wei)));
+    }
     if (mined.transfers === 0) return;
     metrics.settlementTransfersPerTransaction.observe({ network }, mined.transfers);
     const blocks = perBlock.get(network) ?? new Map<bigint, number>();

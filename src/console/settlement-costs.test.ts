@@ -28,18 +28,30 @@ test('settlement costs: every network named, fees in ETH with wei beside, settle
     { network: 'ethereum', kind: 'deploy', gasUsed: '900000', feeWei: '5000000000000', transfers: 0, x402Transfers: 0 },
     { network: 'ethereum', kind: 'mint', gasUsed: '50000', feeWei: null, transfers: 0, x402Transfers: 0 },
   ]);
-  assert.deepEqual(costs[0], {
+  const [ethereum, bnb] = costs;
+  const { settlementFees, settlementFeePerTransfer, settlementFeePerTransaction, otherFees, otherFeesByKind, fees, ...flat } = ethereum!;
+  assert.deepEqual(flat, {
     network: 'ethereum', currency: 'ETH', transactions: 5, gasUsed: '1610000',
     feesPaid: '0.001165', feesPaidWei: '1165000000000000', feesPaidRounded: '0.00117 ETH',
-    settlementTransactions: 3, settlementFeesPaid: '0.00116', settlementFeesPaidWei: '1160000000000000',
+    settlementTransactions: 3, settlementFeesPaid: '0.00116', settlementFeesPaidWei: '1160000000000000', settlementFeesPaidRounded: '0.00116 ETH',
     settlementsByKind: { pos: 1, x402: 1, mixed: 1 }, otherTransactions: { deploy: 1, mint: 1 },
     transfers: 14, posTransfers: 12, x402Transfers: 2, averageGasPerTransfer: 47143, transfersPerTransaction: 4.67,
   });
-  assert.deepEqual(costs[1], {
+  const zero = { amount: '0', wei: '0', rounded: '0.00 ETH' };
+  // Not an OP-stack network: execution alone, no L1 data or operator fee.
+  assert.deepEqual(settlementFees, { execution: { amount: '0.00116', wei: '1160000000000000', rounded: '0.00116 ETH' }, l1Data: zero, operator: zero, total: { amount: '0.00116', wei: '1160000000000000', rounded: '0.00116 ETH' } });
+  assert.deepEqual(settlementFeePerTransfer!.total, { amount: '0.000082857142857143', wei: '82857142857143', rounded: '0.0000829 ETH' });
+  assert.deepEqual(settlementFeePerTransaction!.total.wei, '386666666666667');
+  assert.deepEqual(otherFees.total, { amount: '0.000005', wei: '5000000000000', rounded: '0.000005 ETH' });
+  assert.deepEqual(Object.fromEntries(Object.entries(otherFeesByKind).map(([kind, f]) => [kind, f.total.wei])), { deploy: '5000000000000', mint: '0' });
+  assert.equal(fees.total.wei, '1165000000000000');
+  assert.deepEqual({ ...bnb, settlementFees: undefined, otherFees: undefined, fees: undefined }, {
     network: 'bnb', currency: 'BNB', transactions: 0, gasUsed: '0', feesPaid: '0', feesPaidWei: '0', feesPaidRounded: '0.00 BNB',
-    settlementTransactions: 0, settlementFeesPaid: '0', settlementFeesPaidWei: '0', settlementsByKind: { pos: 0, x402: 0, mixed: 0 }, otherTransactions: {},
+    settlementTransactions: 0, settlementFeesPaid: '0', settlementFeesPaidWei: '0', settlementFeesPaidRounded: '0.00 BNB', settlementsByKind: { pos: 0, x402: 0, mixed: 0 }, otherTransactions: {},
     transfers: 0, posTransfers: 0, x402Transfers: 0, averageGasPerTransfer: null, transfersPerTransaction: null,
+    settlementFeePerTransfer: null, settlementFeePerTransaction: null, otherFeesByKind: {}, settlementFees: undefined, otherFees: undefined, fees: undefined,
   });
+  assert.equal(bnb!.settlementFees.total.rounded, '0.00 BNB');
   assert.equal(costKindOf({ kind: 'settlement', transfers: 2, x402Transfers: 0 }), 'pos-settlement');
   assert.equal(costKindOf({ kind: 'settlement', transfers: 2, x402Transfers: 2 }), 'x402-settlement');
   assert.equal(costKindOf({ kind: 'settlement', transfers: 2, x402Transfers: 1 }), 'mixed-settlement');

@@ -1,4 +1,4 @@
-import { formatEther } from 'viem';
+import { addWei, feeParts, feePartsPer, noWei, totalWei, weiPartsOf, type FeeParts, type WeiParts } from './fee-parts.ts';
 import type { MinedCostRow } from '../store/console-repository.ts';
 
 /** The native currency each network pays its gas in (what a relayer lane's balance is counted in). */
@@ -9,18 +9,32 @@ export interface SettlementCosts {
   network: string;
   /** The native currency its gas is paid in: ETH (ethereum, optimism) or BNB (bnb, opbnb). */
   currency: string;
+  /**
+   * The headline: what the settlement transactions (the batches that execute transfers) cost, by
+   * part (execution, L1 data fee on OP-stack networks, operator fee) and in all; per transfer they
+   * executed and per settlement transaction (null without any).
+   */
+  settlementFees: FeeParts;
+  settlementFeePerTransfer: FeeParts | null;
+  settlementFeePerTransaction: FeeParts | null;
+  /** The rest, not settlement: deploys, mints, cancellations (`otherTransactions` counts them by kind), their fees in all and by kind. */
+  otherFees: FeeParts;
+  otherFeesByKind: Record<string, FeeParts>;
+  /** Every relayed transaction mined today, settlements and the rest: their fees by part and in all. */
+  fees: FeeParts;
   /** Relayed transactions mined today, every kind (settlements, and the deploys, mints and cancellations apart below). */
   transactions: number;
   /** Their gas (receipts' gasUsed), summed. */
   gasUsed: string;
-  /** Their fees (gasUsed × effectiveGasPrice) in `currency`, exact; in wei beside; rounded for a person. */
+  /** Every transaction's fees (= `fees.total`: execution, L1 data and operator fees) in `currency`, exact; in wei beside; rounded for a person. */
   feesPaid: string;
   feesPaidWei: string;
   feesPaidRounded: string;
-  /** Settlement transactions (the batches that execute transfers) and their fees alone. */
+  /** Settlement transactions and their fees alone (= `settlementFees.total`). */
   settlementTransactions: number;
   settlementFeesPaid: string;
   settlementFeesPaidWei: string;
+  settlementFeesPaidRounded: string;
   /** Settlement transactions by what they carried: POS transfers only, x402 payments only, both in one batch. */
   settlementsByKind: { pos: number; x402: number; mixed: number };
   /** The other transactions by kind (`deploy`, `mint`, `cancel-authorization`, `wallet-deploy`): not settlements. */
@@ -42,15 +56,8 @@ export function costKindOf(row: Pick<MinedCostRow, 'kind' | 'transfers' | 'x402T
   return row.x402Transfers === row.transfers ? 'x402-settlement' : 'mixed-settlement';
 }
 
-/**
- * An amount of ether (or BNB) as a person reads it: thousands grouped, two decimals from 1 up, three
- * significant digits below (`999999.994518507748618634` → `999,999.99 ETH`, `0.000046221` → `0.0000462 ETH`).
- */
-export function roundedForPerson(amount: string, symbol: string): string {
-  const value = Number(amount);
-  const digits = value === 0 || Math.abs(value) >= 1 ? { minimumFractionDigits: 2, maximumFractionDigits: 2 } : { maximumSignificantDigits: 3 };
-  return `${new Intl.NumberFormat('en-US', digits).format(value)} ${symbol}`;
-}
+// How fees are rounded for a person: src/console/fee-parts.ts.
+export { roundedForPerson } from './fee-parts.ts';
 
 // The start of a day in a zone: src/shared/day-start.ts (a statement's day reads it without viem).
 export { startOfDay } from '#shared/day-start.ts';
@@ -60,28 +67,30 @@ export function settlementCosts(networks: readonly string[], rows: readonly Mine
   return networks.map((network) => {
     const currency = nativeSymbols[network] ?? 'ETH';
     let gas = 0n;
-    let fees = 0n;
-    let settlementFees = 0n;
     let transactions = 0;
     let settlementTransactions = 0;
     let settlementGas = 0n;
     let transfers = 0;
     let x402Transfers = 0;
+    const settlementWei = noWei();
+    const otherWei = noWei();
+    const otherWeiByKind: Record<string, WeiParts> = {};
     const settlementsByKind = { pos: 0, x402: 0, mixed: 0 };
     const otherTransactions: Record<string, number> = {};
     for (const row of rows) {
       if (row.network !== network) continue;
       transactions++;
       const used = BigInt(row.gasUsed ?? 0);
-      const fee = BigInt(row.feeWei ?? 0);
+      const parts = weiPartsOf(row);
       gas += used;
-      fees += fee;
       if (row.kind !== 'settlement') {
         otherTransactions[row.kind] = (otherTransactions[row.kind] ?? 0) + 1;
+        addWei(otherWei, parts);
+        addWei(otherWeiByKind[row.kind] ??= noWei(), parts);
         continue;
       }
       settlementTransactions++;
-      settlementFees += fee;
+      addWei(settlementWei, parts);
       const kind = costKindOf(row);
       if (kind === 'pos-settlement') settlementsByKind.pos++;
       else if (kind === 'x402-settlement') settlementsByKind.x402++;
@@ -93,10 +102,23 @@ export function settlementCosts(networks: readonly string[], rows: readonly Mine
       }
     }
     const carrying = settlementsByKind.pos + settlementsByKind.x402 + settlementsByKind.mixed;
-    const feesPaid = formatEther(fees);
+    const allWei = noWei();
+    addWei(allWei, settlementWei);
+    addWei(allWei, otherWei);
+    const fees = feeParts(allWei, currency);
+    const settlementFees = feeParts(settlementWei, currency);
     return {
-      network, currency, transactions, gasUsed: gas.toString(), feesPaid, feesPaidWei: fees.toString(), feesPaidRounded: roundedForPerson(feesPaid, currency),
-      settlementTransactions, settlementFeesPaid: formatEther(settlementFees), settlementFeesPaidWei: settlementFees.toString(),
+      network, currency,
+      settlementFees,
+      // Every settlement transaction's fee (one that executed nothing too: it was paid) over the transfers executed.
+      settlementFeePerTransfer: transfers === 0 ? null : feePartsPer(settlementWei, transfers, currency),
+      settlementFeePerTransaction: settlementTransactions === 0 ? null : feePartsPer(settlementWei, settlementTransactions, currency),
+      otherFees: feeParts(otherWei, currency),
+      otherFeesByKind: Object.fromEntries(Object.entries(otherWeiByKind).map(([kind, parts]) => [kind, feeParts(parts, currency)])),
+      fees,
+      transactions, gasUsed: gas.toString(), feesPaid: fees.total.amount, feesPaidWei: fees.total.wei, feesPaidRounded: fees.total.rounded,
+      settlementTransactions, settlementFeesPaid: settlementFees.total.amount, settlementFeesPaidWei: totalWei(settlementWei).toString(),
+      settlementFeesPaidRounded: settlementFees.total.rounded,
       settlementsByKind, otherTransactions, transfers, posTransfers: transfers - x402Transfers, x402Transfers,
       averageGasPerTransfer: transfers === 0 ? null : Math.round(Number(settlementGas) / transfers),
       transfersPerTransaction: carrying === 0 ? null : Number((transfers / carrying).toFixed(2)),

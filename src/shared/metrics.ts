@@ -72,8 +72,12 @@ export function createMetrics() {
       labelNames: ['network'] as const, registers: [registry],
     }),
     relayerFeesPaid: new Counter({
-      name: 'vixpay_relayer_fees_paid_ether_total', help: 'Fees paid for the relayer\'s mined transactions (gas used × effective gas price), in ether, by network',
+      name: 'vixpay_relayer_fees_paid_ether_total', help: 'Fees paid for the relayer\'s mined transactions (execution, plus the L1 data and operator fees on OP-stack networks), in the network\'s coin (ETH, BNB), by network',
       labelNames: ['network'] as const, registers: [registry],
+    }),
+    relayerFeeParts: new Counter({
+      name: 'vixpay_relayer_fee_parts_ether_total', help: 'The same fees by part (execution: gas used × effective gas price; l1_data: the receipt\'s l1Fee; operator), in the network\'s coin, by network, part and purpose (settlement: transactions that executed transfers; other: deploys, mints, cancellations)',
+      labelNames: ['network', 'part', 'purpose'] as const, registers: [registry],
     }),
     settlementTransfersPerTransaction: new Histogram({
       name: 'vixpay_settlement_transfers_per_transaction', help: 'Transfers executed by each mined settlement transaction (its AuthorizationUsed logs), by network',

@@ -102,12 +102,12 @@ for (const factory of storeFactories) {
           {
             id: 'tx-1', network: 'bnb', kind: 'transfer', reference: 'pay-1', relayer: laneA, nonce: 3, raw_tx: '0xraw1', tx_hash: hash(1),
             from_address: '0xf1', to_address: '0xe1', contract_address: '0xc1', amount: '12345678901234567890', status: 'signed',
-            block_number: null, block_timestamp: null, tx_index: null, gas_used: null, fee_wei: null, error: null, created_at: 1_000, updated_at: 1_000,
+            block_number: null, block_timestamp: null, tx_index: null, gas_used: null, fee_wei: null, l1_fee_wei: null, operator_fee_wei: null, error: null, created_at: 1_000, updated_at: 1_000,
           },
           {
             id: 'tx-2', network: 'bnb', kind: 'deploy', reference: null, relayer: laneA, nonce: 4, raw_tx: '0xraw2', tx_hash: hash(2),
             from_address: null, to_address: null, contract_address: null, amount: null, status: 'signed',
-            block_number: null, block_timestamp: null, tx_index: null, gas_used: null, fee_wei: null, error: null, created_at: 2_000, updated_at: 2_000,
+            block_number: null, block_timestamp: null, tx_index: null, gas_used: null, fee_wei: null, l1_fee_wei: null, operator_fee_wei: null, error: null, created_at: 2_000, updated_at: 2_000,
           },
         ]);
       });
@@ -163,24 +163,24 @@ for (const factory of storeFactories) {
       });
     });
 
-    test('mined: the row keeps the block, its timestamp and index, gas and fee; reverted is failed; a position without details leaves them empty', async () => {
+    test('mined: the row keeps the block, its timestamp and index, gas and fees (execution, L1 data, operator); reverted is failed; a position without details leaves them empty', async () => {
       await withJournal(async ({ store, journal, sign }) => {
         await journal.syncNonce('ethereum', laneA, 0);
         await journal.journal(plain(), 10, sign);
         await journal.journal(plain(), 10, sign);
         await journal.journal(plain(), 10, sign);
-        await journal.markMined('tx-1', 'confirmed', { blockNumber: 7, blockTimestamp: 1_700_000_000, txIndex: 2, gasUsed: 51_234, feeWei: 2n ** 64n + 1n }, 20);
+        await journal.markMined('tx-1', 'confirmed', { blockNumber: 7, blockTimestamp: 1_700_000_000, txIndex: 2, gasUsed: 51_234, feeWei: 2n ** 64n + 1n, l1FeeWei: 2n ** 70n + 3n, operatorFeeWei: 16_000n }, 20);
         await journal.markMined('tx-2', 'failed', { blockNumber: 8, txIndex: 0 }, 30);
         await journal.markMined('tx-3', 'confirmed', { blockNumber: 9 }, 40, hash(3));
-        const rows = await store.db.selectFrom('chain_txs').select(['id', 'status', 'block_number', 'block_timestamp', 'tx_index', 'gas_used', 'fee_wei', 'error', 'updated_at', 'tx_hash'])
+        const rows = await store.db.selectFrom('chain_txs').select(['id', 'status', 'block_number', 'block_timestamp', 'tx_index', 'gas_used', 'fee_wei', 'l1_fee_wei', 'operator_fee_wei', 'error', 'updated_at', 'tx_hash'])
           .orderBy('id').execute();
         assert.deepEqual(rows.map((r) => ({
           ...r, block_number: Number(r.block_number), block_timestamp: r.block_timestamp === null ? null : Number(r.block_timestamp),
           tx_index: r.tx_index === null ? null : Number(r.tx_index), gas_used: r.gas_used === null ? null : Number(r.gas_used), updated_at: Number(r.updated_at),
         })), [
-          { id: 'tx-1', status: 'confirmed', block_number: 7, block_timestamp: 1_700_000_000, tx_index: 2, gas_used: 51_234, fee_wei: '18446744073709551617', error: null, updated_at: 20, tx_hash: hash(1) },
-          { id: 'tx-2', status: 'failed', block_number: 8, block_timestamp: null, tx_index: 0, gas_used: null, fee_wei: null, error: 'reverted', updated_at: 30, tx_hash: hash(2) },
-          { id: 'tx-3', status: 'confirmed', block_number: 9, block_timestamp: null, tx_index: null, gas_used: null, fee_wei: null, error: null, updated_at: 40, tx_hash: hash(3) },
+          { id: 'tx-1', status: 'confirmed', block_number: 7, block_timestamp: 1_700_000_000, tx_index: 2, gas_used: 51_234, fee_wei: '18446744073709551617', l1_fee_wei: '1180591620717411303427', operator_fee_wei: '16000', error: null, updated_at: 20, tx_hash: hash(1) },
+          { id: 'tx-2', status: 'failed', block_number: 8, block_timestamp: null, tx_index: 0, gas_used: null, fee_wei: null, l1_fee_wei: null, operator_fee_wei: null, error: 'reverted', updated_at: 30, tx_hash: hash(2) },
+          { id: 'tx-3', status: 'confirmed', block_number: 9, block_timestamp: null, tx_index: null, gas_used: null, fee_wei: null, l1_fee_wei: null, operator_fee_wei: null, error: null, updated_at: 40, tx_hash: hash(3) },
         ]);
         assert.deepEqual(await versions(store), []);
       });

@@ -82,6 +82,7 @@ export function createChainJournal(db: Db, newId: () => string): ChainJournal {
           .set({
             status, block_number: position.blockNumber, block_timestamp: position.blockTimestamp ?? null, tx_index: position.txIndex ?? null,
             gas_used: position.gasUsed ?? null, fee_wei: position.feeWei?.toString() ?? null,
+            l1_fee_wei: position.l1FeeWei?.toString() ?? null, operator_fee_wei: position.operatorFeeWei?.toString() ?? null,
             updated_at: now, error: status === 'failed' ? 'reverted' : null,
           })
           .where('id', '=', id).execute();

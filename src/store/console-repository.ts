@@ -52,8 +52,11 @@ export interface RelayerLaneRow {
 export interface MinedCostRow {
   network: string;
   gasUsed: string | null;
-  /** gasUsed × effectiveGasPrice, wei (decimal text). */
+  /** gasUsed × effectiveGasPrice (execution), wei (decimal text). */
   feeWei: string | null;
+  /** OP stack: the receipt's L1 data fee and the operator fee, wei (decimal text); null elsewhere. */
+  l1FeeWei?: string | null;
+  operatorFeeWei?: string | null;
   /** Authorizations used by this transaction (0 for a mint, a deployment, a cancellation). */
   transfers: number;
   /** Of them, x402 payments (the facilitator's); the rest are POS payments, refunds and rewards. */
@@ -221,13 +224,13 @@ export function createConsoleRepository(db: Db): ConsoleRepository {
 
     async minedSince(networks, sinceMs) {
       const rows = await db.selectFrom('chain_txs as c')
-        .select(['c.network', 'c.kind', 'c.gas_used', 'c.fee_wei', usedAuthorizations.all.as('transfers'), usedAuthorizations.x402.as('x402_transfers')])
+        .select(['c.network', 'c.kind', 'c.gas_used', 'c.fee_wei', 'c.l1_fee_wei', 'c.operator_fee_wei', usedAuthorizations.all.as('transfers'), usedAuthorizations.x402.as('x402_transfers')])
         // updated_at (when it was recorded mined, never before its block) narrows on chain_txs_network_updated.
         .where('c.network', 'in', networks).where('c.updated_at', '>=', sinceMs)
         .where('c.status', '!=', 'signed').where('c.block_timestamp', '>=', Math.floor(sinceMs / 1000)).execute();
       return rows.map((r) => ({
         network: r.network, kind: r.kind, gasUsed: r.gas_used === null ? null : String(r.gas_used), feeWei: r.fee_wei,
-        transfers: Number(r.transfers), x402Transfers: Number(r.x402_transfers),
+        l1FeeWei: r.l1_fee_wei, operatorFeeWei: r.operator_fee_wei, transfers: Number(r.transfers), x402Transfers: Number(r.x402_transfers),
       }));
     },
 

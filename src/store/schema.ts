@@ -86,6 +86,9 @@ export interface ChainTxsTable {
   /** Migration 0016: the gas the receipt says it used, and the fee paid in wei (decimal string). */
   gas_used: number | null;
   fee_wei: string | null;
+  /** Migration 0025: OP stack, the receipt's L1 data fee (`l1Fee`) and the operator fee, in wei (decimal strings); NULL elsewhere. */
+  l1_fee_wei: string | null;
+  operator_fee_wei: string | null;
   error: string | null;
   created_at: number;
   updated_at: number;

@@ -125,13 +125,14 @@ export function createStatementRepository(db: Db): StatementRepository {
 
     async minedBetween(networks, fromSec, toSec) {
       const rows = await db.selectFrom('chain_txs as c')
-        .select(['c.network', 'c.tx_hash', 'c.kind', 'c.block_number', 'c.status', 'c.gas_used', 'c.fee_wei', usedAuthorizations.all.as('transfers'), usedAuthorizations.x402.as('x402_transfers')])
+        .select(['c.network', 'c.tx_hash', 'c.kind', 'c.block_number', 'c.status', 'c.gas_used', 'c.fee_wei', 'c.l1_fee_wei', 'c.operator_fee_wei', usedAuthorizations.all.as('transfers'), usedAuthorizations.x402.as('x402_transfers')])
         .where('c.network', 'in', networks).where('c.status', '!=', 'signed')
         .where('c.block_timestamp', '>=', fromSec).where('c.block_timestamp', '<', toSec)
         .orderBy('c.network').orderBy('c.block_number').orderBy('c.tx_index').execute();
       return rows.map((r) => ({
         network: r.network, txHash: r.tx_hash, kind: r.kind, blockNumber: Number(r.block_number), status: r.status,
-        gasUsed: r.gas_used === null ? null : String(r.gas_used), feeWei: r.fee_wei, transfers: Number(r.transfers),
+        gasUsed: r.gas_used === null ? null : String(r.gas_used), feeWei: r.fee_wei, l1FeeWei: r.l1_fee_wei, operatorFeeWei: r.operator_fee_wei,
+        transfers: Number(r.transfers),
         x402Transfers: Number(r.x402_transfers),
       }));
     },

@@ -181,20 +181,31 @@ async function refresh() {
   const costs = figures.settlementCosts;
   figure('settlementCosts.since', inZone(costs.since));
   figure('settlementCosts.timeZone', costs.timeZone);
+  // A fee rounded for a person; exact, by part and in wei, on hover (src/console/fee-parts.ts).
+  const feeCell = (row, fees, currency) => {
+    const td = cell(row, fees ? fees.total.rounded : '–');
+    if (fees) {
+      td.title = `${fees.total.amount} ${currency} (${fees.total.wei} wei): execution ${fees.execution.amount} (${fees.execution.wei} wei)`
+        + ` + L1 data ${fees.l1Data.amount} (${fees.l1Data.wei} wei) + operator ${fees.operator.amount} (${fees.operator.wei} wei)`;
+    }
+    return td;
+  };
   fillTable('settlement-costs', costs.networks, (row, c) => {
     row.dataset.network = c.network;
     cell(row, c.network);
-    cell(row, grouped(c.transactions));
-    cell(row, grouped(c.gasUsed));
-    // In ETH (BNB) rounded for a person; exact, and in wei, on hover.
-    cell(row, c.feesPaidRounded).title = `${c.feesPaid} ${c.currency} (${c.feesPaidWei} wei)`;
+    feeCell(row, c.settlementFees, c.currency);
+    cell(row, c.settlementFees.l1Data.rounded).title = `${c.settlementFees.l1Data.amount} ${c.currency} (${c.settlementFees.l1Data.wei} wei)`;
+    feeCell(row, c.settlementFeePerTransfer, c.currency);
     const byKind = c.settlementsByKind;
-    cell(row, grouped(c.settlementTransactions)).title = `${byKind.pos} POS · ${byKind.x402} x402 · ${byKind.mixed} both; fees ${c.settlementFeesPaid} ${c.currency} (${c.settlementFeesPaidWei} wei)`;
+    cell(row, grouped(c.settlementTransactions)).title = `${byKind.pos} POS · ${byKind.x402} x402 · ${byKind.mixed} both`;
     cell(row, grouped(c.transfers)).title = `${c.posTransfers} POS · ${c.x402Transfers} x402`;
     cell(row, c.averageGasPerTransfer === null ? '–' : grouped(c.averageGasPerTransfer));
     cell(row, c.transfersPerTransaction === null ? '–' : String(c.transfersPerTransaction));
-    const other = Object.entries(c.otherTransactions).map(([kind, n]) => `${n} ${kind}`);
-    cell(row, other.length === 0 ? '–' : other.join(', '));
+    const other = Object.entries(c.otherTransactions).map(([kind, n]) => `${n} ${kind} ${c.otherFeesByKind[kind]?.total.rounded ?? ''}`.trim());
+    cell(row, other.length === 0 ? '–' : other.join(', ')).title = `${c.otherFees.total.amount} ${c.currency} (${c.otherFees.total.wei} wei)`;
+    cell(row, grouped(c.transactions));
+    cell(row, grouped(c.gasUsed));
+    feeCell(row, c.fees, c.currency);
   });
   fillTable('relayers', figures.relayers, (row, r) => {
     row.dataset.relayer = `${r.network}:${r.address}`;
