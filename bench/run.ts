@@ -19,6 +19,7 @@ import { paymentPairs, paymentTargetOf, summarisePayments, type PaymentBurst } f
 import { measureRequestRate, requestProbes } from './request-rate.ts';
 import { fundedSenders, summariseLevel, transferBurst, type TransferBurst } from './token-transfers.ts';
 import { benchIpfsUpload } from './ipfs-upload.ts';
+import { measureIpfsBlockstores } from './ipfs-blockstores.ts';
 import { measureSettlementHistory } from './settlement-history.ts';
 import { measureStorageGrowth } from './storage-growth.ts';
 import { measureIdleStreams } from './idle-streams.ts';
@@ -40,7 +41,7 @@ const plan = quick
     realChain: { blockTimes: [2, 12], rates: [1, 10, 100], durationMs: 30_000, runs: 2, accounts: 100 },
     x402: { payments: 200, ratePerSecond: 10, blockTime: 2, publishedSigners: 40 },
   };
-const sections = ['token-api', 'requests', 'payments', 'chain-history', 'settlement-history', 'storage-growth', 'idle-streams', 'real-chain', 'statements', 'x402'] as const;
+const sections = ['token-api', 'requests', 'payments', 'chain-history', 'settlement-history', 'storage-growth', 'idle-streams', 'real-chain', 'statements', 'x402', 'ipfs'] as const;
 type Section = typeof sections[number];
 const onlyArgument = process.argv.find((arg) => arg.startsWith('--only='));
 const only = onlyArgument?.slice('--only='.length).split(',').filter(Boolean);
@@ -231,6 +232,8 @@ if (runs('x402')) {
 }
 
 const ipfsUpload = process.argv.includes('--ipfs') ? await benchIpfsUpload() : undefined;
+// Add and cat of 64 MiB on the file and the PostgreSQL blockstores beside sha256sum (bench/ipfs-blockstores.ts).
+const ipfsBlockstores = runs('ipfs') ? await measureIpfsBlockstores() : undefined;
 
 const date = new Date().toISOString().slice(0, 10);
 const results = {
@@ -252,6 +255,7 @@ const results = {
   ...(statements && { statements }),
   ...(x402 && { x402 }),
   ...(ipfsUpload && { ipfsUpload }),
+  ...(ipfsBlockstores && { ipfsBlockstores }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 const jsonFile = new URL(`./results/${quick ? 'quick-' : ''}${only ? 'partial-' : ''}${date}.json`, import.meta.url);
