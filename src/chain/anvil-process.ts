@@ -22,6 +22,8 @@ export interface AnvilOptions {
    * leaves it running; the next start adopts it (src/chain/chain-supervisor.ts).
    */
   ownSession?: boolean;
+  /** Mines a block every this many seconds (anvil's `--block-time`, fractions allowed: 0.25), on demand when absent. */
+  blockTime?: number;
 }
 
 export interface AnvilProcess {
@@ -51,6 +53,7 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilProcess> {
   // transaction, receipt and log stays (docs/decisions/platform.md "Historical states").
   const args = ['--host', '127.0.0.1', '--port', String(options.port ?? 0), '--chain-id', String(options.chainId), '--prune-history', '64'];
   if (options.loadStatePath && existsSync(options.loadStatePath)) args.push('--load-state', options.loadStatePath);
+  if (options.blockTime !== undefined) args.push('--block-time', String(options.blockTime));
   const child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.ownSession === true });
   const exited = once(child, 'exit').then(([code]) => code as number | null);
   const url = await waitForListening(child, options.onOutput);
