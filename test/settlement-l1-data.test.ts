@@ -14,6 +14,7 @@ import type { SettlementItem } from '../src/chain/relay-types.ts';
 import { vixpTokenAbi, vixpTokenBytecode } from '../src/gen/contracts/vixp-token.ts';
 import { vixpSettlementAbi, vixpSettlementBytecode } from '../src/gen/contracts/vixp-settlement.ts';
 import { transferAuthorizationTypes } from '../src/wallet/authorize-transfer.ts';
+import { nextAuthorizationNonce } from '../src/wallet/authorization-nonce.ts';
 import { skipWithout } from './support/parts.ts';
 import { freePort } from './support/server-process.ts';
 import { waitFor } from './support/wait-for.ts';
@@ -107,15 +108,26 @@ describe('settlement on an OP-stack chain: L1 data gas per transfer (Hardhat EDR
     process.stdout.write(`${JSON.stringify(Object.fromEntries(measured))}\n`);
   });
 
+  test('at 100 items: at most 1,500 L1 data gas per transfer for custodial payers, 1,900 for x402 ones; execution gas within 1% of the 44,524 floor', () => {
+    assert.ok(measured.get('custodial × 100')!.l1GasPerTransfer <= 1_500, JSON.stringify(measured.get('custodial × 100')));
+    assert.ok(measured.get('x402 × 100')!.l1GasPerTransfer <= 1_900, JSON.stringify(measured.get('x402 × 100')));
+    for (const payer of ['custodial', 'x402']) assert.ok(measured.get(`${payer} × 100`)!.gasPerTransfer <= 44_524 * 1.01, payer);
+    for (const [name, entry] of measured) assert.ok(entry.l1GasPerTransfer < entry.earlierL1GasPerTransfer, `${name}: less L1 data gas than the earlier layout`);
+  });
+
   test('exact figures per transfer, this layout beside the earlier one (docs/performance.md has the table)', () => {
     assert.deepEqual(Object.fromEntries(measured), expected);
   });
 });
 
-/** Measured here (docs/performance.md, "Settlement on OP-stack chains: the L1 data fee"). */
+/**
+ * Measured here (docs/performance.md, "Settlement on OP-stack chains: the L1 data fee"). The earlier
+ * layout's custodial figures are with counter nonces too; with the random nonces it was sent with
+ * (the release before), 2,008 and 1,773.
+ */
 const expected: Record<string, Measured> = {
-  'custodial × 10': { l1GasPerTransfer: 1869, gasPerTransfer: 46328, bytesPerTransfer: 141, earlierL1GasPerTransfer: 2008, earlierBytesPerTransfer: 244 },
-  'custodial × 100': { l1GasPerTransfer: 1681, gasPerTransfer: 43149, bytesPerTransfer: 129, earlierL1GasPerTransfer: 1773, earlierBytesPerTransfer: 226 },
+  'custodial × 10': { l1GasPerTransfer: 1466, gasPerTransfer: 45936, bytesPerTransfer: 119, earlierL1GasPerTransfer: 1581, earlierBytesPerTransfer: 244 },
+  'custodial × 100': { l1GasPerTransfer: 1267, gasPerTransfer: 42750, bytesPerTransfer: 104, earlierL1GasPerTransfer: 1370, earlierBytesPerTransfer: 226 },
   'x402 × 10': { l1GasPerTransfer: 1878, gasPerTransfer: 46408, bytesPerTransfer: 148, earlierL1GasPerTransfer: 1984, earlierBytesPerTransfer: 244 },
   'x402 × 100': { l1GasPerTransfer: 1682, gasPerTransfer: 43227, bytesPerTransfer: 133, earlierL1GasPerTransfer: 1792, earlierBytesPerTransfer: 226 },
 };
@@ -156,7 +168,9 @@ async function sendFromFreshKey(call: SettlementCall): Promise<TransactionReceip
 
 /** `holder`'s authorization of `value` to `to`: a custodial payer's with the nonce the platform gives it, or an x402 payer's. */
 async function signItem(holder: PrivateKeyAccount, to: Address, payer: Payer, label: string): Promise<SettlementItem> {
-  const nonce = keccak256(toHex(`settlement-l1-data.test nonce ${label}`));
+  // A custodial payer's first authorization at a fixed moment: the clock's microseconds (7 bytes).
+  const nonce = payer === 'custodial' ? toHex(nextAuthorizationNonce(undefined, 1_800_000_000_000 + holders.indexOf(holder)), { size: 32 })
+    : keccak256(toHex(`settlement-l1-data.test nonce ${label}`));
   const after = payer === 'x402' ? validAfter : 0n;
   const signature = await holder.signTypedData({
     domain: { name: 'VIXP', version: '1', chainId, verifyingContract: token },
