@@ -1,21 +1,6 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-/// @notice The EIP-3009 entry point the settlement calls: the `(v, r, s)` form (as in USDC v2.2).
-interface IERC3009 {
-    function transferWithAuthorization(
-        address from,
-        address to,
-        uint256 value,
-        uint256 validAfter,
-        uint256 validBefore,
-        bytes32 nonce,
-        uint8 v,
-        bytes32 r,
-        bytes32 s
-    ) external;
-}
-
 /**
  * @title VIXP settlement: many EIP-3009 transfer authorizations in one transaction
  * @notice Executes each authorization on its own: an item that fails (expired, already used or
@@ -25,64 +10,41 @@ interface IERC3009 {
  * `ItemSkipped(index, nonce)`; its authorization is untouched and stays usable until it is
  * cancelled or expires, exactly as if it had been submitted alone and reverted.
  *
- * Calldata layout (standard ABI encoding of `settle(Group[])`, every field one static 32-byte word):
+ * Calldata: `settle(bytes batch)`, the batch packed for chains that price calldata by its compressed
+ * size (OP-stack: FastLZ, Fjord) as well as by its bytes (16 gas a non-zero byte everywhere). Only
+ * what no compressor can shrink is sent in full (each payer's address and signature); the rest is
+ * sent once per batch (token, payees) or as a short integer:
  *
- *     0x00  4 B   selector of settle((address,(address,address,uint256,bytes32,bytes32,bytes32,bytes32)[])[])
- *     0x04  32 B  offset of the groups array            } once per batch: 68 B
- *           32 B  number of groups                      }
- *     per group, one per token in the batch: 128 B
- *           32 B  offset of the group
- *           32 B  token                (each token once per batch, not once per item)
- *           32 B  offset of the items array
- *           32 B  number of items
- *     per item: 224 B (7 words)
- *           from, to, value, window, nonce, r, vs
+ *     batch   := groupCount:1  group*
+ *     group   := token:20  payeeCount:1  payee:20 × payeeCount  itemCount:2  item*
+ *     item    := kind:1  (kind 0) from:20  payee:1  exponent:1  uint(mantissa)  uint(validAfter)
+ *                uint(validBefore)  uint(nonce)  r:32  vs:32
+ *     uint(x) := length:1  x as `length` big-endian bytes (0 to 32; 0 is x = 0)
  *
- * `window` carries both validity bounds in one word: `validAfter` in its upper 128 bits,
- * `validBefore` in its lower 128 bits (a `bytes32`, so `settle`'s selector differs from the
- * earlier layout's, whose fourth word was `uint256 validBefore`), where all ones (2^128 − 1) stands for 2^256 − 1 (the
- * "never expires" some clients sign). Any timestamp fits: a bound in between (2^128 − 1 up to
- * 2^256 − 2) cannot be carried, and the platform refuses such an authorization before it is
- * accepted. The platform's own authorizations have `validAfter` 0; x402 clients sign any
- * (`now − 600` for many), which the token checks against the block as for any call. `r` and `vs` are the EIP-2098 compact signature: `vs` is `s`
- * with the recovery bit (`v - 27`) in its top bit, which a low `s` always leaves free. A batch of
- * 100 items of one token is 68 + 128 + 100 × 224 = 22,596 bytes, 226 per item (the earlier layout
- * repeated the token, a zero `validAfter` and a dynamic 65-byte signature: 417 per item).
+ * `payee` indexes the group's payee table; `value` is `mantissa × 10^exponent` (1.25 tokens of 18
+ * decimals: mantissa 125, exponent 16, three bytes); `validBefore` 2^256 − 1 is 32 bytes of ones. The
+ * platform's own nonces are counters (src/wallet/authorization-nonce.ts): 7 bytes, not 32. `r` and
+ * `vs` are the EIP-2098 compact signature: `vs` is `s` with the recovery bit (`v - 27`) in its top
+ * bit, which a low `s` always leaves free. A custodial payer's item is about 105 bytes, an x402
+ * payer's (random 32-byte nonce, a `validAfter`) about 135: the earlier ABI layout sent 226.
+ *
+ * `kind` keeps the layout open: 0 is an EIP-3009 `transferWithAuthorization(v, r, s)`; a later
+ * release (another way of paying, e.g. an EIP-7702 account's) adds kinds with their own fields. An
+ * unknown kind, a payee index outside its table, a length over 32 or a batch that does not end
+ * where its last item does reverts the whole batch (`MalformedBatch`): nothing is executed.
  *
  * Item `index` in `ItemSkipped` and `BatchGasTooLow` counts items across groups, in calldata order.
  *
  * @dev Anyone may call it: an EIP-3009 authorization is executable by anyone and pays only its
- * signed payee, so a caller gains nothing by front-running a batch. Each item runs with a fixed gas
- * allowance; the batch reverts as a whole (nothing executed) when the transaction's gas cannot
- * cover the next item, so a too-low gas limit never turns into items skipped for lack of gas.
- * A batch of one costs more here than the token's own `transferWithAuthorization` called directly
- * (this call and its calldata on top): the platform sends a batch of one to the token directly.
- * Each item's call is encoded by hand: the same call as a high-level
- * `try IERC3009(token).transferWithAuthorization{gas: ITEM_GAS}(...)` that skips the item in its
- * `catch`, without a fresh memory allocation per item and with the token's code checked once per
- * group instead of once per call (662 gas less per item at 100 items). `from` and `to` are passed
- * as sent: an address word with dirty upper bits makes the token's decoder revert, so that item is
- * skipped.
+ * signed payee, so a caller gains nothing by front-running a batch, and a wrong field only makes its
+ * item's signature check fail (skipped). Each item runs with a fixed gas allowance; the batch
+ * reverts as a whole (nothing executed) when the transaction's gas cannot cover the next item, so a
+ * too-low gas limit never turns into items skipped for lack of gas. A batch of one costs more here
+ * than the token's own `transferWithAuthorization` called directly: the platform sends a batch of
+ * one to the token directly. Each item's call is encoded by hand into scratch memory past the free
+ * memory pointer (reused by every item, never allocated), the token's code checked once per group.
  */
 contract VixpSettlement {
-    /// @notice One authorization with its EIP-2098 compact signature `(r, vs)`; `window` is
-    /// `validAfter << 128 | validBefore` (validBefore 2^128 − 1 standing for 2^256 − 1).
-    struct Item {
-        address from;
-        address to;
-        uint256 value;
-        bytes32 window;
-        bytes32 nonce;
-        bytes32 r;
-        bytes32 vs;
-    }
-
-    /// @notice The items of one token.
-    struct Group {
-        address token;
-        Item[] items;
-    }
-
     /// @notice Gas each item may use: an EIP-3009 transfer to a fresh payee costs ~75,000.
     uint256 public constant ITEM_GAS = 150_000;
 
@@ -95,42 +57,73 @@ contract VixpSettlement {
     /// @notice A group names an address without contract code: the whole batch is reverted.
     error NotAToken(address token);
 
+    /// @notice The batch is not in the layout above at calldata offset `offset`: the whole batch is reverted.
+    error MalformedBatch(uint256 offset);
+
     /// @notice Executes every item it can; answers how many were executed.
-    function settle(Group[] calldata groups) external returns (uint256 executed) {
-        uint256 index = 0;
-        bytes4 selector = IERC3009.transferWithAuthorization.selector;
-        for (uint256 g = 0; g < groups.length; ++g) {
-            address token = groups[g].token;
-            // A call to an address without code would succeed without doing anything.
-            if (token.code.length == 0) revert NotAToken(token);
-            Item[] calldata items = groups[g].items;
-            for (uint256 i = 0; i < items.length; ++i) {
-                // 63/64 of what is left is forwarded: keep enough that the call gets its full allowance.
-                if (gasleft() < (ITEM_GAS * 64) / 63 + 10_000) revert BatchGasTooLow(index);
-                Item calldata item = items[i];
-                bool ok;
-                // transferWithAuthorization(from, to, value, validAfter, validBefore, nonce, v, r, s), encoded
-                // in scratch memory past the free memory pointer (reused by every item, never allocated).
-                assembly ("memory-safe") {
-                    let p := mload(0x40)
-                    mstore(p, selector)
-                    calldatacopy(add(p, 0x04), item, 0x60) // from, to, value
-                    let window := calldataload(add(item, 0x60))
-                    mstore(add(p, 0x64), shr(128, window)) // validAfter
-                    let before := and(window, 0xffffffffffffffffffffffffffffffff)
-                    if eq(before, 0xffffffffffffffffffffffffffffffff) { before := not(0) }
-                    mstore(add(p, 0x84), before) // validBefore
-                    mstore(add(p, 0xa4), calldataload(add(item, 0x80))) // nonce
-                    let vs := calldataload(add(item, 0xc0))
-                    mstore(add(p, 0xc4), add(shr(255, vs), 27)) // v
-                    mstore(add(p, 0xe4), calldataload(add(item, 0xa0))) // r
-                    mstore(add(p, 0x104), and(vs, 0x7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff)) // s
-                    ok := call(ITEM_GAS, token, 0, p, 0x124, 0, 0)
-                }
-                if (ok) ++executed;
-                else emit ItemSkipped(index, item.nonce);
-                ++index;
+    function settle(bytes calldata batch) external returns (uint256 executed) {
+        // Decoded by hand, in one pass over the batch: each item's call is written into scratch
+        // memory past the free memory pointer (reused by every item, never allocated).
+        assembly ("memory-safe") {
+            // Selectors as literals (a Solidity local each would not fit the stack): the tests decode
+            // each error and event by the ABI, so a wrong one fails them.
+            function fail(errorSelector, word) {
+                mstore(0, shl(224, errorSelector))
+                mstore(4, word)
+                revert(0, 0x24)
             }
+            // The length-prefixed unsigned integer at q, stored at `slot`; answers where the next field
+            // starts. A length over 32 reads as 0 and moves past the batch's end: `MalformedBatch` below.
+            function field(q, slot) -> next {
+                let length := byte(0, calldataload(q))
+                mstore(slot, shr(shl(3, sub(32, length)), calldataload(add(q, 1))))
+                next := add(add(q, 1), length)
+            }
+            let m := mload(0x40)
+            // MalformedBatch(uint256) is 0x70ac562d, ItemSkipped(uint256,bytes32) 0x19a0a028…
+            // transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)
+            mstore(m, 0xe3ee160e00000000000000000000000000000000000000000000000000000000)
+            let p := batch.offset
+            let index := 0
+            let groups := byte(0, calldataload(p))
+            p := add(p, 1)
+            for { let g := 0 } lt(g, groups) { g := add(g, 1) } {
+                let token := shr(96, calldataload(p))
+                // A call to an address without code would succeed without doing anything.
+                if iszero(extcodesize(token)) { fail(0xf0ae59ab, token) } // NotAToken(address)
+                let payees := byte(0, calldataload(add(p, 20)))
+                let table := add(p, 21)
+                p := add(table, mul(payees, 20))
+                let items := shr(240, calldataload(p))
+                p := add(p, 2)
+                for { let i := 0 } lt(i, items) { i := add(i, 1) } {
+                    // 63/64 of what is left is forwarded: keep enough that the call gets its full allowance.
+                    // ITEM_GAS * 64 / 63 + 10,000 at least, or BatchGasTooLow(uint256).
+                    if lt(gas(), 162380) { fail(0x482ecb8a, index) }
+                    // kind:1 from:20 payee:1 exponent:1, then the mantissa's length-prefixed bytes.
+                    let head := calldataload(p)
+                    if byte(0, head) { fail(0x70ac562d, p) } // kind 0 only, in this release
+                    let payee := byte(21, head)
+                    if iszero(lt(payee, payees)) { fail(0x70ac562d, p) }
+                    mstore(add(m, 0x04), and(shr(88, head), 0xffffffffffffffffffffffffffffffffffffffff)) // from
+                    mstore(add(m, 0x24), shr(96, calldataload(add(table, mul(payee, 20))))) // to
+                    let q := field(add(p, 23), add(m, 0x44)) // value's mantissa
+                    mstore(add(m, 0x44), mul(mload(add(m, 0x44)), exp(10, byte(22, head)))) // value
+                    q := field(q, add(m, 0x64)) // validAfter
+                    q := field(q, add(m, 0x84)) // validBefore
+                    q := field(q, add(m, 0xa4)) // nonce
+                    let vs := calldataload(add(q, 32))
+                    mstore(add(m, 0xc4), add(shr(255, vs), 27)) // v
+                    mstore(add(m, 0xe4), calldataload(q)) // r
+                    mstore(add(m, 0x104), and(vs, 0x7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff)) // s
+                    p := add(q, 64)
+                    switch call(ITEM_GAS, token, 0, m, 0x124, 0, 0)
+                    case 0 { log3(0, 0, 0x19a0a0287f936511b379ddbd6cc1725916c76e3752929589bcd64da6cb12c234, index, mload(add(m, 0xa4))) }
+                    default { executed := add(executed, 1) }
+                    index := add(index, 1)
+                }
+            }
+            if iszero(eq(p, add(batch.offset, batch.length))) { fail(0x70ac562d, p) }
         }
     }
 }

@@ -195,12 +195,12 @@ async function landed(txHash: string): Promise<'receipt' | 'state only' | false>
   const { client } = operator.chains.ethereum;
   const receipt = await client.getTransactionReceipt({ hash: txHash as `0x${string}` }).catch(() => undefined);
   if (receipt) return receipt.status === 'success' ? 'receipt' : false;
-  const authorization = await operator.store.db.selectFrom('authorizations').select(['from_address', 'nonce', 'contract_address'])
+  const authorization = await operator.store.db.selectFrom('authorizations').select(['from_address', 'nonce', 'chain_nonce', 'contract_address'])
     .where('tx_hash', '=', txHash).executeTakeFirst();
   if (!authorization) return false;
   const used = await client.readContract({
     address: authorization.contract_address as `0x${string}`, abi: vixpTokenAbi, functionName: 'authorizationState',
-    args: [authorization.from_address as `0x${string}`, authorization.nonce as `0x${string}`],
+    args: [authorization.from_address as `0x${string}`, (authorization.chain_nonce ?? authorization.nonce) as `0x${string}`],
   });
   return used ? 'state only' : false;
 }

@@ -230,7 +230,7 @@ describe('a transfer whose transaction is mined and reverts', () => {
     assert.equal(authorization.status, 'canceled');
     assert.ok(authorization.cancel_tx_hash, 'a cancelAuthorization transaction was mined');
     const canceled = await chain().client.readContract({
-      address: vixp(), abi: vixpTokenAbi, functionName: 'authorizationState', args: [sender.address as Address, authorization.nonce as Hex],
+      address: vixp(), abi: vixpTokenAbi, functionName: 'authorizationState', args: [sender.address as Address, (authorization.chain_nonce ?? authorization.nonce) as Hex],
     });
     assert.equal(canceled, true, 'the nonce is spent on chain');
 

@@ -47,9 +47,10 @@ export const itemKey = (token: string, authorizer: string, nonce: string) => `${
 
 /**
  * The row key (`authorizations.nonce`) of an authorization signed by an outside payer (an x402
- * payment): EIP-3009 nonces belong to the authorizer and the token, so one is unique only per
- * network, token and authorizer; the platform's own nonces (derived from network and reference) are
- * their own key. Lowercase.
+ * payment) or by a custodial account with its counter nonce (src/wallet/authorization-nonce.ts):
+ * EIP-3009 nonces belong to the authorizer and the token, so one is unique only per network, token
+ * and authorizer; the platform's earlier nonces (derived from network and reference) are their own
+ * key. Lowercase.
  */
 export const authorizationKey = (network: string, token: string, authorizer: string, nonce: string) =>
   `${network}:${itemKey(token, authorizer, nonce)}`;

@@ -22,13 +22,14 @@ export interface PlatformContracts {
 /**
  * The settlement contract's deployment name. A new name for each calldata layout: a platform started
  * on the state of an earlier version (its deployments table names the old contract) deploys this one
- * rather than calling the old contract with the new ABI. 3: the item's fourth word is the validity
+ * rather than calling the old contract with the new ABI. 4: `settle(bytes)`, the batch packed for data-priced
+ * chains (per token its payees once, short integers, the platform's counter nonces: issue 37); 3: the item's fourth word is the validity
  * window (`validAfter << 128 | validBefore`), so any `validAfter` is carried (contracts/VixpSettlement.sol);
  * 2 took the same 7-word items with `validBefore` alone there and called the token with `validAfter` 0;
  * 2: per-token groups of 7-word items with EIP-2098 signatures; the first one (`VixpSettlement`) took one
  * `(token, from, to, value, validAfter, validBefore, nonce, bytes signature)` tuple per item.
  */
-export const settlementDeploymentName = 'VixpSettlement-3';
+export const settlementDeploymentName = 'VixpSettlement-4';
 
 /** The selector of the settlement entry point the relayer calls: a configured contract must have it. */
 const settleSelector = toFunctionSelector(vixpSettlementAbi.find((entry) => entry.type === 'function' && entry.name === 'settle')!);

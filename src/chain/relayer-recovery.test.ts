@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { encodeDeployData, toHex, type Address, type Hex, type LocalAccount } from 'viem';
+import { encodeDeployData, keccak256, stringToHex, toHex, type Address, type Hex, type LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createRelayerRecovery, type RelayerRecoveryDeps } from './relayer-recovery.ts';
 import { createTransactionSender } from './transaction-sender.ts';
@@ -15,7 +15,7 @@ import { vixpTokenAbi, vixpTokenBytecode } from '../gen/contracts/vixp-token.ts'
 import { openStore } from '../store/db.ts';
 import { createChainJournal } from '../store/chain-journal-repository.ts';
 import { createAuthorizationRepository } from '../store/authorization-repository.ts';
-import { authorizationNonce, transferAuthorizationTypes } from '../wallet/authorize-transfer.ts';
+import { transferAuthorizationTypes } from '../wallet/authorize-transfer.ts';
 import type { NetworkName } from '#shared/networks.ts';
 import { createLogger } from '#shared/logger.ts';
 import { devAccount, startChainParts, type ChainParts } from '../../test/support/chain-parts.ts';
@@ -282,9 +282,9 @@ test('a settlement journaled with a holder\'s EIP-3009 authorization and never b
     assert.ok(token);
     const balanceOf = (address: Address) => client.readContract({ address: token, abi: vixpTokenAbi, functionName: 'balanceOf', args: [address] });
 
-    // A payment's authorization, reserved, then signed by its holder with the operation's nonce.
+    // A payment's authorization, reserved, then signed by its holder with a nonce of its own.
     const reference = `payment:${randomUUID()}`;
-    const nonce = authorizationNonce('ethereum', reference);
+    const nonce = keccak256(stringToHex(`relayer-recovery.test:${reference}`));
     const validBefore = BigInt(Math.floor(Date.now() / 1000) + 3_600);
     const reserved = await authorizations.reserve({
       nonce, network: 'ethereum', reference, contractAddress: token, fromAddress: holder.address, toAddress: payee, value: '250',

@@ -1,7 +1,8 @@
-import { encodeFunctionData, parseSignature, signatureToCompactSignature, size, toHex, type Address, type Hex } from 'viem';
+import { encodeFunctionData, parseSignature, size, type Address, type Hex } from 'viem';
 import { vixpSettlementAbi } from '../gen/contracts/vixp-settlement.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import type { SettlementItem } from './relay-types.ts';
+import { batchItem, encodeBatch } from './settlement-batch-layout.ts';
 
 /** A settlement transaction: where it goes, its calldata and the gas limit it is sent with. */
 export interface SettlementCall {
@@ -31,32 +32,29 @@ export const contractSignatureGas = (signature: Hex): bigint => directTransferGa
 /**
  * The transaction that settles `items` (in this order, at least one):
  * - one item: the token's own `transferWithAuthorization(from, to, value, validAfter, validBefore, nonce, v, r, s)`,
- *   sent to the token. It costs less than the same item in a batch (no settlement call, 292 calldata
- *   bytes instead of 420) and its receipt has the same `Transfer` and `AuthorizationUsed` logs; an item
+ *   sent to the token. It costs less than the same item in a batch (no settlement call nor cold access
+ *   to it) and its receipt has the same `Transfer` and `AuthorizationUsed` logs; an item
  *   that cannot execute reverts the transaction instead of being skipped, which tells the same thing.
- * - more: `VixpSettlement.settle(groups)` at `settlement`, one group per token (in the order tokens
- *   first appear), each item 7 words, both validity bounds in one (`window`), with its EIP-2098 compact
- *   signature (contracts/VixpSettlement.sol documents the layout): 226 bytes per item in a batch of 100 of one token.
+ * - more: `VixpSettlement.settle(batch)` at `settlement`, packed (src/chain/settlement-batch-layout.ts,
+ *   contracts/VixpSettlement.sol): per token its payees once, per item the payer, a payee index, the
+ *   value as mantissa × 10^exponent, both validity bounds and the nonce as short integers and the
+ *   EIP-2098 compact signature: about 105 bytes a transfer of a custodial payer (the platform's
+ *   counter nonce), 135 of an x402 payer (a random nonce and a validAfter), at 100 items.
  * Every signature is the holder's 65-byte `r || s || v` with a low `s` (as viem signs), except an
  * item sent `alone` (a contract account's: the token's `bytes signature` form, `encodeDirectTransfer`).
  */
-/** The largest bound a settlement item's `window` word holds as it is: 2^128 − 1, which stands for 2^256 − 1 in `validBefore`. */
+/** The largest bound the earlier layout's `window` word held: 2^128 − 1, which stood for 2^256 − 1 in `validBefore`. */
 const windowHalf = (1n << 128n) - 1n;
 const maxUint256 = (1n << 256n) - 1n;
 
 /**
- * Whether a batch can carry this validity window (contracts/VixpSettlement.sol): `validAfter`
- * below 2^128 − 1 (any timestamp; a later one is never due), `validBefore` below 2^128 − 1 or
- * exactly 2^256 − 1. The x402 facilitator refuses any other authorization before accepting it.
+ * Whether the x402 facilitator accepts this validity window: `validAfter` below 2^128 − 1 (any
+ * timestamp; a later one is never due), `validBefore` below 2^128 − 1 or exactly 2^256 − 1: what the
+ * earlier layout's one `window` word carried. The packed batch carries any bound; x402 keeps this
+ * rule (docs/decisions/x402.md), which no client's timestamps reach.
  */
 export function carriesWindow(validAfter: bigint, validBefore: bigint): boolean {
   return validAfter >= 0n && validAfter < windowHalf && validBefore >= 0n && (validBefore < windowHalf || validBefore === maxUint256);
-}
-
-/** The item's `window` word: `validAfter << 128 | validBefore`, validBefore 2^256 − 1 as 2^128 − 1. */
-export function settlementWindow(validAfter: bigint, validBefore: bigint): Hex {
-  if (!carriesWindow(validAfter, validBefore)) throw new Error(`a settlement batch cannot carry validAfter ${validAfter}, validBefore ${validBefore}`);
-  return toHex((validAfter << 128n) | (validBefore === maxUint256 ? windowHalf : validBefore), { size: 32 });
 }
 
 export function encodeSettlement(settlement: Address, items: readonly SettlementItem[]): SettlementCall {
@@ -91,30 +89,15 @@ export function encodeDirectTransfer(item: SettlementItem): SettlementCall {
   };
 }
 
-/** Items as one `VixpSettlement.settle(groups)` call at `settlement`, whatever their number. */
+/** Items as one `VixpSettlement.settle(batch)` call at `settlement`, whatever their number. */
 export function encodeSettlementBatch(settlement: Address, items: readonly SettlementItem[]): SettlementCall {
-  const groups = new Map<string, { token: Address; items: SettlementCallItem[] }>();
-  for (const item of items) {
+  const packed = items.map((item) => {
     if (item.alone) throw new Error(`the authorization ${item.nonce} of ${item.from} is a contract account's: it is sent alone, never in a batch`);
-    const key = item.token.toLowerCase();
-    const group = groups.get(key) ?? { token: item.token, items: [] };
-    groups.set(key, group);
-    const { r, yParityAndS } = signatureToCompactSignature(parseSignature(item.signature));
-    group.items.push({ from: item.from, to: item.to, value: item.value, window: settlementWindow(item.validAfter ?? 0n, item.validBefore), nonce: item.nonce, r, vs: yParityAndS });
-  }
+    return batchItem({ token: item.token, from: item.from, to: item.to, value: item.value, validAfter: item.validAfter ?? 0n, validBefore: item.validBefore, nonce: item.nonce, signature: item.signature });
+  });
   return {
     to: settlement,
-    data: encodeFunctionData({ abi: vixpSettlementAbi, functionName: 'settle', args: [[...groups.values()]] }),
+    data: encodeFunctionData({ abi: vixpSettlementAbi, functionName: 'settle', args: [encodeBatch(packed)] }),
     gas: batchBaseGas + batchItemGas * BigInt(items.length),
   };
-}
-
-interface SettlementCallItem {
-  from: Address;
-  to: Address;
-  value: bigint;
-  window: Hex;
-  nonce: Hex;
-  r: Hex;
-  vs: Hex;
 }

@@ -5,11 +5,12 @@ import type { AuthorizationStatus, AuthorizationsTable, Database } from './schem
 /** An EIP-3009 authorization of a custodial account, as the wallet sees it. */
 export interface AuthorizationRecord {
   /**
-   * The row's key: the bytes32 0x-hex nonce, derived from network and reference, of the platform's
-   * own authorizations; `authorizationKey` (network, token, payer, nonce) of an outside payer's.
+   * The row's key: `authorizationKey` (network, token, payer, nonce) of an outside payer's and of a
+   * custodial account's counter nonce (`reserveCounted`); the bytes32 0x-hex nonce itself of the
+   * platform's earlier authorizations (derived from network and reference).
    */
   nonce: string;
-  /** The EIP-3009 nonce on chain when the row is an outside payer's (its key is then not the nonce); read rows always have it. */
+  /** The EIP-3009 nonce on chain when the row's key is not the nonce; read rows always have it. */
   chainNonce?: string;
   network: string;
   /** The operation it belongs to, unique per network. */
@@ -68,6 +69,17 @@ export interface AuthorizationRepository {
    */
   reserve(record: Omit<AuthorizationRecord, 'status' | 'txHash' | 'cancelTxHash'>, hooks: ReserveHooks): Promise<ReserveOutcome>;
   /**
+   * `reserve` for an authorization whose EIP-3009 nonce the platform chooses (a custodial account's):
+   * in the same transaction, under the same account lock, `choose` is given the highest counter nonce
+   * (below 2^64, `counterNonceLimit`) this account's rows hold in this token, undefined for none, and
+   * answers the nonce and the row's key. So no two reservations of one account can be given one nonce,
+   * and every nonce chosen is above every one the account's rows hold.
+   */
+  reserveCounted(record: Omit<AuthorizationRecord, 'nonce' | 'chainNonce' | 'status' | 'txHash' | 'cancelTxHash'>, hooks: ReserveHooks,
+    choose: (previous: bigint | undefined) => CountedNonce): Promise<CountedNonce | Exclude<ReserveOutcome, 'reserved'>>;
+  /** The authorization of an operation (its reference, unique per network). */
+  findByReference(network: string, reference: string): Promise<AuthorizationRecord | undefined>;
+  /**
    * Undoes a reservation that was never journaled (so never signed into a transaction, never sent):
    * deletes it, freeing its funds, and makes `tempKeyHash`, the temp key it used up, usable again, in
    * one transaction. False (nothing changed) when it is no longer `reserved`.
@@ -88,6 +100,17 @@ export interface AuthorizationRepository {
 }
 
 export type ReserveOutcome = 'reserved' | 'temp_key_used' | 'insufficient' | 'duplicate';
+
+/** A nonce chosen by the platform: its row's key (`nonce`) and the EIP-3009 nonce itself (bytes32 0x-hex, lowercase). */
+export interface CountedNonce {
+  nonce: string;
+  chainNonce: string;
+}
+
+/** Counter nonces are below 2^64: as bytes32 hex, 48 zero digits and then 16 (src/wallet/authorization-nonce.ts). */
+export const counterNonceLimit = 1n << 64n;
+const counterFloor = `0x${'0'.repeat(64)}`;
+const counterCeiling = `0x${'0'.repeat(47)}1${'0'.repeat(16)}`;
 
 /**
  * How concurrent reservations of one account are decided one at a time:
@@ -132,54 +155,76 @@ export function createAuthorizationRepository(db: Db, locking: AccountLocking = 
     .where('from_address', '=', record.fromAddress).where('status', '=', 'used').where('updated_at', '>=', since)
     .execute()).map((row) => row.nonce));
 
+  type Reservable = Omit<AuthorizationRecord, 'nonce' | 'chainNonce' | 'status' | 'txHash' | 'cancelTxHash'>;
+  /** Reserves `record` with the nonce `nonceOf` answers inside the reservation's transaction. */
+  const reserveWith = async (record: Reservable, hooks: ReserveHooks, nonceOf: (trx: Transaction<Database>) => Promise<CountedNonce>): Promise<CountedNonce | Exclude<ReserveOutcome, 'reserved'>> => {
+    type Refusal = Exclude<ReserveOutcome, 'reserved'>;
+    class Refused extends Error {
+      readonly outcome: Refusal;
+      constructor(outcome: Refusal) { super(outcome); this.outcome = outcome; }
+    }
+    const value = BigInt(record.value);
+    // The node first, outside any lock or transaction: a node that answers in seconds holds
+    // nothing. What is used up from here on may not show in the balance and is counted as held
+    // below; what was used up before shows in it and is not counted twice.
+    const since = record.createdAt - recentlyUsedWindowMs;
+    const usedBefore = await usedSince(record, since);
+    const balance = await hooks.balance();
+    let chosen: CountedNonce | undefined;
+    const reserveIn = () => db.transaction().execute(async (trx) => {
+      if (hooks.consumeTempKey !== undefined) {
+        const spent = await trx.updateTable('temp_keys').set({ used_at: record.createdAt })
+          .where('key_hash', '=', hooks.consumeTempKey).where('used_at', 'is', null).where('expires_at', '>', record.createdAt)
+          .executeTakeFirst();
+        if (Number(spent.numUpdatedRows) !== 1) throw new Refused('temp_key_used');
+      }
+      if (locking === 'row') {
+        // A no-op update takes the account row's write lock (PostgreSQL) or the database's
+        // (SQLite): the read of held funds below cannot interleave with another reservation.
+        await trx.updateTable('accounts').set((eb) => ({ address: eb.ref('address') }))
+          .where('address', '=', record.fromAddress).execute();
+      }
+      chosen = await nonceOf(trx);
+      const { nonce } = chosen;
+      const taken = await trx.selectFrom('authorizations').select('nonce')
+        .where((eb) => eb.or([eb('nonce', '=', nonce), eb.and([eb('network', '=', record.network), eb('reference', '=', record.reference)])]))
+        .executeTakeFirst();
+      if (taken) throw new Refused('duplicate');
+      if (balance - (await heldBy(trx, record, { since, usedBefore })) < value) throw new Refused('insufficient');
+      await trx.insertInto('authorizations').values({
+        nonce, network: record.network, reference: record.reference, contract_address: record.contractAddress,
+        from_address: record.fromAddress, to_address: record.toAddress, value: record.value, valid_before: record.validBefore,
+        from_block: record.fromBlock, status: 'reserved', tx_hash: null, cancel_tx_hash: null, created_at: record.createdAt, updated_at: record.updatedAt,
+        chain_nonce: chosen.chainNonce === nonce ? null : chosen.chainNonce,
+      }).execute();
+    });
+    try {
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent ('process' locking is SQLite's, whose one connection already runs the reservations' transactions one at a time, src/store/sqlite-dialect.ts; the lock orders them, no outcome changes); PostgreSQL under the process lock as well keeps its row lock
+      if (locking === 'row') await reserveIn();
+      else await underAccountLock(record.fromAddress, reserveIn);
+      return chosen as CountedNonce;
+    } catch (error) {
+      if (error instanceof Refused) return error.outcome;
+      throw error;
+    }
+  };
+
   return {
     async reserve(record, hooks) {
-      type Refusal = Exclude<ReserveOutcome, 'reserved'>;
-      class Refused extends Error {
-        readonly outcome: Refusal;
-        constructor(outcome: Refusal) { super(outcome); this.outcome = outcome; }
-      }
-      const value = BigInt(record.value);
-      // The node first, outside any lock or transaction: a node that answers in seconds holds
-      // nothing. What is used up from here on may not show in the balance and is counted as held
-      // below; what was used up before shows in it and is not counted twice.
-      const since = record.createdAt - recentlyUsedWindowMs;
-      const usedBefore = await usedSince(record, since);
-      const balance = await hooks.balance();
-      const reserveIn = () => db.transaction().execute(async (trx) => {
-        if (hooks.consumeTempKey !== undefined) {
-          const spent = await trx.updateTable('temp_keys').set({ used_at: record.createdAt })
-            .where('key_hash', '=', hooks.consumeTempKey).where('used_at', 'is', null).where('expires_at', '>', record.createdAt)
-            .executeTakeFirst();
-          if (Number(spent.numUpdatedRows) !== 1) throw new Refused('temp_key_used');
-        }
-        if (locking === 'row') {
-          // A no-op update takes the account row's write lock (PostgreSQL) or the database's
-          // (SQLite): the read of held funds below cannot interleave with another reservation.
-          await trx.updateTable('accounts').set((eb) => ({ address: eb.ref('address') }))
-            .where('address', '=', record.fromAddress).execute();
-        }
-        const taken = await trx.selectFrom('authorizations').select('nonce')
-          .where((eb) => eb.or([eb('nonce', '=', record.nonce), eb.and([eb('network', '=', record.network), eb('reference', '=', record.reference)])]))
-          .executeTakeFirst();
-        if (taken) throw new Refused('duplicate');
-        if (balance - (await heldBy(trx, record, { since, usedBefore })) < value) throw new Refused('insufficient');
-        await trx.insertInto('authorizations').values({
-          nonce: record.nonce, network: record.network, reference: record.reference, contract_address: record.contractAddress,
-          from_address: record.fromAddress, to_address: record.toAddress, value: record.value, valid_before: record.validBefore,
-          from_block: record.fromBlock, status: 'reserved', tx_hash: null, cancel_tx_hash: null, created_at: record.createdAt, updated_at: record.updatedAt,
-          chain_nonce: record.chainNonce ?? null,
-        }).execute();
-      });
-      try {
-        // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent ('process' locking is SQLite's, whose one connection already runs the reservations' transactions one at a time, src/store/sqlite-dialect.ts; the lock orders them, no outcome changes); PostgreSQL under the process lock as well keeps its row lock
-        if (locking === 'row') await reserveIn();
-        else await underAccountLock(record.fromAddress, reserveIn);
-        return 'reserved';
-      } catch (error) {
-        if (error instanceof Refused) return error.outcome;
-        throw error;
-      }
+      const { nonce, chainNonce, ...rest } = record;
+      const outcome = await reserveWith(rest, hooks, async () => ({ nonce, chainNonce: chainNonce ?? nonce }));
+      return typeof outcome === 'string' ? outcome : 'reserved';
+    },
+    reserveCounted: (record, hooks, choose) => reserveWith(record, hooks, async (trx) => {
+      const last = await trx.selectFrom('authorizations').select('chain_nonce')
+        .where('network', '=', record.network).where('contract_address', '=', record.contractAddress).where('from_address', '=', record.fromAddress)
+        .where('chain_nonce', '>', counterFloor).where('chain_nonce', '<', counterCeiling)
+        .orderBy('chain_nonce', 'desc').limit(1).executeTakeFirst();
+      return choose(last?.chain_nonce ? BigInt(last.chain_nonce) : undefined);
+    }),
+    async findByReference(network, reference) {
+      const row = await db.selectFrom('authorizations').selectAll().where('network', '=', network).where('reference', '=', reference).executeTakeFirst();
+      return row && toRecord(row);
     },
     async release(nonce, tempKeyHash) {
       return db.transaction().execute(async (trx) => {

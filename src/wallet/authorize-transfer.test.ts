@@ -10,7 +10,7 @@ import { createKeyVault } from '#shared/key-vault.ts';
 import { DomainError } from '#shared/errors.ts';
 import type { Relayer } from '../chain/relayer.ts';
 import type { WalletDeps } from './wallet-deps.ts';
-import { authorizationNonce, authorizeTransfer } from './authorize-transfer.ts';
+import { authorizeTransfer } from './authorize-transfer.ts';
 import { retryUnsent } from './unsent-reservations.ts';
 import type { AuthorizationRepository } from '../store/authorization-repository.ts';
 
@@ -43,8 +43,8 @@ for (const factory of storeFactories) {
         token, from: holder.address, to: holder.address, value: 5n, reference, privateKeyEnc: vault.encrypt(generatePrivateKey()),
         ...(options.tempKeyHash !== undefined && { tempKeyHash: options.tempKeyHash }),
       }), options.thrown ?? failure);
-      const nonce = authorizationNonce('ethereum', reference);
-      return { nonce, record: await store.db.selectFrom('authorizations').select('status').where('nonce', '=', nonce as Hex).executeTakeFirst() };
+      const record = await store.db.selectFrom('authorizations').select(['nonce', 'status']).where('network', '=', 'ethereum').where('reference', '=', reference).executeTakeFirst();
+      return { nonce: record?.nonce, record: record && { status: record.status } };
     }
 
     /** A temp key of the holder, unused: its hash. */

@@ -1,4 +1,4 @@
-import { keccak256, stringToHex, type Address, type Hex } from 'viem';
+import type { Address, Hex } from 'viem';
 import type { NetworkName } from '#shared/networks.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import { DomainError, isDomainError, leavesOutcomeOpen } from '#shared/errors.ts';
@@ -7,6 +7,7 @@ import { keysOf } from './wallet-keys.ts';
 import type { ResolvedToken } from './token.ts';
 import { resolveAuthorization } from './resolve-authorization.ts';
 import { releaseUnsent } from './unsent-reservations.ts';
+import { countedNonce } from './authorization-nonce.ts';
 
 export interface AuthorizeTransferParameters {
   token: ResolvedToken;
@@ -21,15 +22,6 @@ export interface AuthorizeTransferParameters {
   tempKeyHash?: string;
 }
 
-/**
- * The EIP-3009 nonce of an operation: derived from the operation's reference, so one operation
- * can never own two authorizations (a second one would have the same nonce, and the database
- * refuses a second row for it).
- */
-export function authorizationNonce(network: NetworkName, reference: string): Hex {
-  return keccak256(stringToHex(`vixpay:authorization:${network}:${reference}`));
-}
-
 export const transferAuthorizationTypes = {
   TransferWithAuthorization: [
     { name: 'from', type: 'address' }, { name: 'to', type: 'address' }, { name: 'value', type: 'uint256' },
@@ -41,7 +33,8 @@ export const transferAuthorizationTypes = {
  * Moves `value` from a custodial account by an EIP-3009 authorization that the relayer submits:
  * 1. reserves the value on the account (refused with `wallet.insufficient_balance` when the balance
  *    less what open authorizations hold does not cover it: no signature, no transaction);
- * 2. signs the authorization with the operation's nonce, valid for a short window;
+ * 2. signs the authorization with the account's next counter nonce (src/wallet/authorization-nonce.ts:
+ *    one operation has one authorization, its reference unique per network), valid for a short window;
  * 3. has the relayer settle it in a batch (journaled first); answers the batch's transaction once
  *    its receipt shows this authorization used.
  * When the batch skipped it, reverted or has no receipt within the wait, the authorization is cancelled
@@ -62,7 +55,6 @@ export interface AuthorizedTransfer {
 export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, params: AuthorizeTransferParameters): Promise<AuthorizedTransfer> {
   const { client, chainId } = deps.chains[network];
   const { token, from, to, value, reference } = params;
-  const nonce = authorizationNonce(network, reference);
   const now = deps.clock();
   const validBefore = Math.floor(now / 1000) + deps.authorizationTtlSeconds;
   let fromBlock: bigint;
@@ -73,17 +65,19 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
   } catch {
     throw new DomainError('chain.unavailable', `network ${network} does not answer`);
   }
-  const reserved = await deps.authorizations.reserve({
-    nonce, network, reference, contractAddress: token.contractAddress, fromAddress: from, toAddress: to, value: value.toString(),
+  const reserved = await deps.authorizations.reserveCounted({
+    network, reference, contractAddress: token.contractAddress, fromAddress: from, toAddress: to, value: value.toString(),
     validBefore, fromBlock: Number(fromBlock), createdAt: now, updatedAt: now,
   }, {
     ...(params.tempKeyHash !== undefined && { consumeTempKey: params.tempKeyHash }),
     balance: () => client.readContract({ address: token.contractAddress, abi: vixpTokenAbi, functionName: 'balanceOf', args: [from] })
       .catch(() => { throw new DomainError('chain.unavailable', `network ${network} does not answer`); }),
-  });
+  }, (previous) => countedNonce(network, token.contractAddress, from, previous, now));
   if (reserved === 'temp_key_used') throw new DomainError('wallet.temp_key_invalid', 'tempKey was already used');
   if (reserved === 'insufficient') throw new DomainError('wallet.insufficient_balance', 'the balance, less what pending transfers hold, is below the amount');
   if (reserved === 'duplicate') throw new DomainError('request.invalid', 'this operation already has a transfer authorization');
+  // The row's key, and the EIP-3009 nonce signed.
+  const { nonce, chainNonce } = reserved;
 
   let signature: Hex;
   try {
@@ -92,7 +86,7 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
       domain: { name: token.name, version: '1', chainId, verifyingContract: token.contractAddress },
       types: transferAuthorizationTypes,
       primaryType: 'TransferWithAuthorization',
-      message: { from, to, value, validAfter: 0n, validBefore: BigInt(validBefore), nonce },
+      message: { from, to, value, validAfter: 0n, validBefore: BigInt(validBefore), nonce: chainNonce as Hex },
     });
   } catch (error) {
     // Not signed (the HSM holding the wallet's key is unavailable): nothing exists to send; the
@@ -103,7 +97,7 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
   let result;
   try {
     result = await deps.relayer.settle(network, deps.contracts[network].settlement, {
-      token: token.contractAddress, from, to, value, validBefore: BigInt(validBefore), nonce, signature,
+      token: token.contractAddress, from, to, value, validBefore: BigInt(validBefore), nonce: chainNonce as Hex, key: nonce, signature,
     });
   } catch (error) {
     // A failure that may come after the broadcast: the authorization stays open, holding its funds,
@@ -134,7 +128,7 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
     });
     return { status: 'settled', transactionId: result.txHash };
   }
-  const outcome = await resolveAuthorization(deps, network, nonce);
+  const outcome = await resolveAuthorization(deps, network, nonce as Hex);
   if (outcome.status === 'used') return { status: 'settled', transactionId: outcome.txHash };
   if (outcome.status === 'open') return { status: 'pending', transactionId: result.txHash };
   throw new DomainError('chain.transaction_failed', 'the transfer was not executed on chain; its authorization is cancelled', { details: result.txHash });

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createWalletClient, http, type Address, type Hex } from 'viem';
+import { createWalletClient, http, toHex, type Address, type Hex } from 'viem';
 import { foundry } from 'viem/chains';
 import { DomainError } from '#shared/errors.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
@@ -11,7 +11,7 @@ import {
   network, openTransferParts, startFlakyNode, vixp, type CustodialWallet, type FlakyNode, type TransferParts,
 } from '../../test/support/transfer-parts.ts';
 import type { WalletDeps } from './wallet-deps.ts';
-import { authorizationNonce, transferAuthorizationTypes } from './authorize-transfer.ts';
+import { transferAuthorizationTypes } from './authorize-transfer.ts';
 import { resolveAuthorization, sweepExpiredAuthorizations } from './resolve-authorization.ts';
 
 // How an authorization whose transfer did not confirm is settled (and the expiry sweep that settles
@@ -34,11 +34,11 @@ const head = async () => parts.chains[network].client.getBlock({ blockTag: 'late
 
 interface Reserved { nonce: Hex; chainNonce: Hex; holder: CustodialWallet; to: Address; value: bigint; validBefore: number }
 
-/** A reservation of `holder`'s as authorizeTransfer makes one (its nonce the reference's), `status` as the journal would leave it. */
+/** A reservation of `holder`'s as authorizeTransfer makes one (a nonce of its own), `status` as the journal would leave it. */
 async function reserved(options: { holder?: CustodialWallet; validBefore?: number; status?: 'reserved' | 'submitted'; key?: string; fromBlock?: number } = {}): Promise<Reserved> {
   const holder = options.holder ?? await parts.newWallet('10');
   const to = (await parts.newWallet('0')).address;
-  const chainNonce = authorizationNonce(network, `test:${randomBytes(8).toString('hex')}`);
+  const chainNonce = toHex(randomBytes(32));
   // An outside payer's key is not hex: resolveAuthorization is handed it as the row's key all the same.
   const nonce = (options.key ?? chainNonce) as Hex;
   const validBefore = options.validBefore ?? nowS() + 600;
@@ -115,7 +115,7 @@ describe('resolveAuthorization', () => {
     const down: WalletDeps = { ...parts.deps, chains: { ...parts.chains, [network]: flaky.chainClient(parts.chains[network]) } };
     flaky.down.add('eth_call');
     try {
-      assert.deepEqual(await resolveAuthorization(down, network, authorizationNonce(network, 'never reserved')), { status: 'void' });
+      assert.deepEqual(await resolveAuthorization(down, network, toHex(randomBytes(32))), { status: 'void' });
       for (const status of ['used', 'canceled', 'expired', 'void'] as const) {
         const r = await reserved();
         const txHash = `0x${'ab'.repeat(32)}`;

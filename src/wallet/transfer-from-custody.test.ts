@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { DomainError } from '#shared/errors.ts';
 import { network, openTransferParts, vixp, type TransferParts } from '../../test/support/transfer-parts.ts';
-import { authorizationNonce } from './authorize-transfer.ts';
 import { transferFromCustody } from './transfer-from-custody.ts';
 
 // A transfer the platform makes from an account it holds (refunds, reward payouts), on a real anvil
@@ -32,7 +31,7 @@ describe('transferFromCustody', () => {
     assert.equal(keys.length, 1);
     assert.equal(keys[0]!.key_type, 'transfer');
     assert.notEqual(keys[0]!.used_at, null);
-    assert.deepEqual(await parts.authorization(authorizationNonce(network, `transfer:${keys[0]!.key_hash}`)), { status: 'used', txHash: answer.transactionId, cancelTxHash: null });
+    assert.deepEqual(await parts.authorization((await parts.deps.authorizations.findByReference(network, `transfer:${keys[0]!.key_hash}`))!.nonce), { status: 'used', txHash: answer.transactionId, cancelTxHash: null });
   });
 
   test('a reference is the operation\'s (a second transfer for it is refused); the token named is the one moved', async () => {
@@ -41,7 +40,7 @@ describe('transferFromCustody', () => {
     const reference = `refund:${randomBytes(8).toString('hex')}`;
     const answer = await transferFromCustody(parts.deps, network, { fromAddress: store.address, toAddress: user.address, amount: '1', reference, contractAddress: parts.token.toLowerCase() });
     assert.equal(answer.status, 'settled');
-    assert.equal((await parts.authorization(authorizationNonce(network, reference)))?.status, 'used');
+    assert.equal((await parts.deps.authorizations.findByReference(network, reference))?.status, 'used');
     assert.equal((await codeOf(transferFromCustody(parts.deps, network, { fromAddress: store.address, toAddress: user.address, amount: '1', reference })))?.code, 'request.invalid');
     const unknown = '0x00000000000000000000000000000000000000aa';
     assert.deepEqual(await codeOf(transferFromCustody(parts.deps, network, { fromAddress: store.address, toAddress: user.address, amount: '1', contractAddress: unknown })),

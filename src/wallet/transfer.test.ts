@@ -14,7 +14,6 @@ import {
 import type { WalletDeps } from './wallet-deps.ts';
 import { issueTempKey } from './temp-key.ts';
 import { signedMessage } from './signed-request.ts';
-import { authorizationNonce } from './authorize-transfer.ts';
 import { resolveAuthorization } from './resolve-authorization.ts';
 import { transfer, type TransferParameters } from './transfer.ts';
 
@@ -43,7 +42,9 @@ async function requestOf(from: CustodialWallet, to: Address, amount: string, ext
 }
 
 const usedAt = async (tempKey: string) => (await parts.deps.repo.findTempKey(sha256Hex(tempKey)))?.usedAt;
-const nonceOf = (params: TransferParameters) => authorizationNonce(network, params.reference ?? `transfer:${sha256Hex(params.tempKey)}`);
+/** The key of the transfer's authorization row (its operation's), or one no row has. */
+const nonceOf = async (params: TransferParameters) =>
+  (await parts.deps.authorizations.findByReference(network, params.reference ?? `transfer:${sha256Hex(params.tempKey)}`))?.nonce ?? 'none';
 
 async function refusal(promise: Promise<unknown>): Promise<{ code: DomainErrorCode; message: string; details: unknown }> {
   try {
@@ -69,14 +70,14 @@ describe('transfer', () => {
     const answer = await transfer(parts.deps, network, params);
     const ended = Date.now();
     assert.equal(answer.status, 'settled');
-    const { valid_before: validBefore } = await parts.store.db.selectFrom('authorizations').select('valid_before').where('nonce', '=', nonceOf(params)).executeTakeFirstOrThrow();
+    const { valid_before: validBefore } = await parts.store.db.selectFrom('authorizations').select('valid_before').where('nonce', '=', (await nonceOf(params))).executeTakeFirstOrThrow();
     assert.ok(Number(validBefore) >= Math.floor(started / 1000) + 120 && Number(validBefore) <= Math.floor(ended / 1000) + 120, 'valid for AUTHORIZATION_TTL from its signing');
     assert.deepEqual({ ...answer, transactionId: undefined }, { status: 'settled', transactionId: undefined, amountRaw: '2500000000000000000', contractAddress: parts.token });
     const receipt = await parts.chains[network].client.getTransactionReceipt({ hash: answer.transactionId });
     assert.equal(receipt.status, 'success');
     assert.equal(await parts.balanceOf(alice.address), vixp('97.5'));
     assert.equal(await parts.balanceOf(bob.address), vixp('2.5'));
-    assert.deepEqual(await parts.authorization(nonceOf(params)), { status: 'used', txHash: answer.transactionId, cancelTxHash: null });
+    assert.deepEqual(await parts.authorization((await nonceOf(params))), { status: 'used', txHash: answer.transactionId, cancelTxHash: null });
     assert.notEqual(await usedAt(params.tempKey), null, 'the temp key is spent');
 
     assert.deepEqual(await refusal(transfer(parts.deps, network, params)), { code: 'wallet.temp_key_invalid', message: 'tempKey was already used', details: undefined });
@@ -89,8 +90,8 @@ describe('transfer', () => {
     const reference = `payment:${randomBytes(8).toString('hex')}`;
     const first = await requestOf(alice, bob.address, '1', { reference, contractAddress: parts.token.toLowerCase() });
     assert.equal((await transfer(parts.deps, network, first)).status, 'settled');
-    assert.equal((await parts.authorization(authorizationNonce(network, reference)))?.status, 'used', 'the authorization is the reference\'s');
-    assert.equal(await parts.authorization(authorizationNonce(network, `transfer:${sha256Hex(first.tempKey)}`)), undefined);
+    assert.equal((await parts.authorization((await parts.deps.authorizations.findByReference(network, reference))!.nonce))?.status, 'used', 'the authorization is the reference\'s');
+    assert.equal(await parts.deps.authorizations.findByReference(network, `transfer:${sha256Hex(first.tempKey)}`), undefined);
 
     const second = await requestOf(alice, bob.address, '1', { reference });
     assert.deepEqual(await refusal(transfer(parts.deps, network, second)),
@@ -106,7 +107,7 @@ describe('transfer', () => {
     assert.deepEqual(await refusal(transfer(parts.deps, network, tooMuch)),
       { code: 'wallet.insufficient_balance', message: 'the balance, less what pending transfers hold, is below the amount', details: undefined });
     assert.equal(await usedAt(tooMuch.tempKey), null);
-    assert.equal(await parts.authorization(nonceOf(tooMuch)), undefined);
+    assert.equal(await parts.authorization((await nonceOf(tooMuch))), undefined);
     // Two at once: the second one's reservation sees the first one's held.
     const [a, b] = await Promise.all([requestOf(alice, bob.address, '6'), requestOf(alice, bob.address, '6')]);
     const outcomes = await Promise.allSettled([transfer(parts.deps, network, a), transfer(parts.deps, network, b)]);
@@ -136,7 +137,7 @@ describe('transfer', () => {
       if (code !== 'request.invalid' || !change.amount) assert.equal(answer.message, message);
     }
     assert.equal(await usedAt(params.tempKey), null);
-    assert.equal(await parts.authorization(nonceOf(params)), undefined);
+    assert.equal(await parts.authorization((await nonceOf(params))), undefined);
     assert.equal((await transfer(parts.deps, network, params)).status, 'settled', 'the request itself still goes through');
   });
 
@@ -147,7 +148,7 @@ describe('transfer', () => {
     const params = await requestOf(stored, bob.address, '1');
     assert.equal((await refusal(transfer(parts.deps, network, params))).code, 'custody.unavailable');
     assert.equal(await usedAt(params.tempKey), null, 'the temp key is given back for a retry');
-    assert.equal(await parts.authorization(nonceOf(params)), undefined, 'the reservation is undone');
+    assert.equal(await parts.authorization((await nonceOf(params))), undefined, 'the reservation is undone');
     assert.equal(await parts.balanceOf(stored.address), vixp('10'));
   });
 
@@ -163,13 +164,13 @@ describe('transfer', () => {
         const params = await requestOf(alice, bob.address, '1');
         assert.deepEqual(await refusal(transfer(deps, network, params)), unavailable, method);
         assert.equal(await usedAt(params.tempKey), null, method);
-        assert.equal(await parts.authorization(nonceOf(params)), undefined, method);
+        assert.equal(await parts.authorization((await nonceOf(params))), undefined, method);
       }
       flaky.down.clear();
       const params = await requestOf(alice, bob.address, '1');
       assert.equal((await transfer(deps, network, params)).status, 'settled', 'the node back: the same request goes through');
-      const row = await parts.store.db.selectFrom('authorizations').select(['from_block']).where('nonce', '=', nonceOf(params)).executeTakeFirstOrThrow();
-      const receipt = await parts.chains[network].client.getTransactionReceipt({ hash: (await parts.authorization(nonceOf(params)))!.txHash as Hex });
+      const row = await parts.store.db.selectFrom('authorizations').select(['from_block']).where('nonce', '=', (await nonceOf(params))).executeTakeFirstOrThrow();
+      const receipt = await parts.chains[network].client.getTransactionReceipt({ hash: (await parts.authorization((await nonceOf(params))))!.txHash as Hex });
       assert.ok(Number(row.from_block) > 0 && BigInt(row.from_block) < receipt.blockNumber, 'its events are searched from the head before it');
     } finally {
       flaky.down.clear();
@@ -192,7 +193,7 @@ describe('transfer', () => {
     const answer = await transfer(deps, network, params);
     assert.equal(answer.status, 'settled');
     assert.equal(await parts.balanceOf(bob.address), vixp('3'));
-    assert.deepEqual(await parts.authorization(nonceOf(params)), { status: 'used', txHash: answer.transactionId, cancelTxHash: null });
+    assert.deepEqual(await parts.authorization((await nonceOf(params))), { status: 'used', txHash: answer.transactionId, cancelTxHash: null });
   });
 
   test('a disk that fills after the batch was sent: the chain decides, and the transfer executed is answered settled in its transaction', async () => {
@@ -207,7 +208,7 @@ describe('transfer', () => {
     };
     const params = await requestOf(alice, bob.address, '2');
     const answer = await transfer({ ...parts.deps, relayer }, network, params);
-    const record = await parts.authorization(nonceOf(params));
+    const record = await parts.authorization((await nonceOf(params)));
     assert.deepEqual(answer, { status: 'settled', transactionId: record?.txHash, amountRaw: vixp('2').toString(), contractAddress: parts.token });
     assert.equal(record?.status, 'used');
     assert.equal(await parts.balanceOf(bob.address), vixp('2'));
@@ -234,7 +235,7 @@ describe('transfer', () => {
     } finally {
       await parts.setAutomine(true);
     }
-    const record = await parts.authorization(nonceOf(params));
+    const record = await parts.authorization((await nonceOf(params)));
     assert.match(record?.txHash ?? '', /^0x[0-9a-f]{64}$/);
     assert.deepEqual(answer, { status: 'pending', transactionId: record?.txHash, amountRaw: vixp('2').toString(), contractAddress: parts.token });
     assert.equal(await parts.balanceOf(bob.address), vixp('2'), 'mined: executed once');
@@ -253,7 +254,7 @@ describe('transfer', () => {
     const answer = await transfer(deps, network, full);
     assert.equal(answer.status, 'settled');
     assert.equal((await parts.chains[network].client.getTransactionReceipt({ hash: answer.transactionId })).status, 'success');
-    assert.equal((await parts.authorization(nonceOf(full)))?.status, 'submitted', 'not recorded yet');
+    assert.equal((await parts.authorization(await nonceOf(full)))?.status, 'submitted', 'not recorded yet');
     failure = new DomainError('store.unavailable', 'the database connection was lost');
     const lost = await requestOf(alice, bob.address, '1');
     assert.deepEqual(await refusal(transfer(deps, network, lost)), { code: 'store.unavailable', message: 'the database connection was lost', details: undefined });
@@ -274,7 +275,7 @@ describe('transfer', () => {
       // batch window) and in the node's pool; then carol's funds leave first (a higher tip).
       let sentIn: Hex[] = [];
       await until(async () => {
-        const rows = await Promise.all([nonceOf(a), nonceOf(c)].map((n) => parts.authorization(n)));
+        const rows = await Promise.all([await nonceOf(a), await nonceOf(c)].map((n) => parts.authorization(n)));
         if (!rows.every((row) => row?.status === 'submitted')) return false;
         sentIn = rows.map((row) => row!.txHash as Hex);
         return (await Promise.all(sentIn.map((hash) => client.getTransaction({ hash }).then(() => true, () => false)))).every(Boolean);
@@ -299,10 +300,10 @@ describe('transfer', () => {
     } finally {
       await parts.setAutomine(true);
     }
-    const record = await parts.authorization(nonceOf(c));
+    const record = await parts.authorization(await nonceOf(c));
     assert.equal(record?.status, 'canceled');
     assert.match(record?.cancelTxHash ?? '', /^0x[0-9a-f]{64}$/);
-    assert.equal(await client.readContract({ address: parts.token, abi: vixpTokenAbi, functionName: 'authorizationState', args: [carol.address, nonceOf(c)] }), true,
+    assert.equal(await client.readContract({ address: parts.token, abi: vixpTokenAbi, functionName: 'authorizationState', args: [carol.address, (await parts.deps.authorizations.findByReference(network, c.reference ?? `transfer:${sha256Hex(c.tempKey)}`))!.chainNonce as Hex] }), true,
       'its nonce is spent on chain: nothing can execute it');
     assert.equal(await parts.balanceOf(bob.address), vixp('1'), 'alice\'s transfer only');
     assert.notEqual(await usedAt(c.tempKey), null, 'sent: its temp key stays spent');
@@ -319,14 +320,14 @@ describe('transfer', () => {
       answer = await transfer(deps, network, params);
       assert.equal(answer.status, 'pending');
       assert.match(answer.transactionId, /^0x[0-9a-f]{64}$/);
-      assert.deepEqual(await parts.authorization(nonceOf(params)), { status: 'submitted', txHash: answer.transactionId, cancelTxHash: null });
+      assert.deepEqual(await parts.authorization((await nonceOf(params))), { status: 'submitted', txHash: answer.transactionId, cancelTxHash: null });
       const more = await requestOf(alice, bob.address, '5');
       assert.equal((await refusal(transfer(parts.deps, network, more))).code, 'wallet.insufficient_balance', 'the pending 6 are held');
       await parts.chains[network].client.request({ method: 'evm_mine' as never });
     } finally {
       await parts.setAutomine(true);
     }
-    assert.deepEqual(await resolveAuthorization(deps, network, nonceOf(params)), { status: 'used', txHash: answer.transactionId });
+    assert.deepEqual(await resolveAuthorization(deps, network, (await nonceOf(params)) as Hex), { status: 'used', txHash: answer.transactionId });
     assert.equal(await parts.balanceOf(bob.address), vixp('6'));
     assert.equal(await parts.balanceOf(alice.address), vixp('4'));
   });

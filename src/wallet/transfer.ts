@@ -6,8 +6,8 @@ import { parseAddress } from './address.ts';
 import { checkTempKey } from './temp-key.ts';
 import { assertSignedBy } from './signed-request.ts';
 import { resolveToken } from './token.ts';
-import { authorizationNonce, authorizeTransfer } from './authorize-transfer.ts';
-import { retryUnsent } from './unsent-reservations.ts';
+import { authorizeTransfer } from './authorize-transfer.ts';
+import { retryUnsentOf } from './unsent-reservations.ts';
 import { sha256Hex } from '#shared/hash.ts';
 
 export interface TransferParameters {
@@ -47,7 +47,7 @@ export async function transfer(deps: WalletDeps, network: NetworkName, params: T
   const token = await resolveToken(deps, network, params.contractAddress);
   const value = parseTokenAmount(params.amount, token.decimals);
   // A first attempt the full disk stopped before anything was sent gives its temp key back now.
-  await retryUnsent(deps.authorizations, authorizationNonce(network, params.reference ?? `transfer:${sha256Hex(params.tempKey)}`));
+  await retryUnsentOf(deps.authorizations, network, params.reference ?? `transfer:${sha256Hex(params.tempKey)}`);
   const key = await checkTempKey(deps, { address: from, keyType: 'transfer', tempKey: params.tempKey, hashKey: params.hashKey });
   await assertSignedBy(from, [params.fromAddress, params.toAddress, params.amount, params.tempKey, params.hashKey], params.signature);
   deps.faults?.at('transfer.before-authorize');

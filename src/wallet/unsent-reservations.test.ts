@@ -6,7 +6,6 @@ import type { Hex } from 'viem';
 import { storeFactories } from '../../test/support/store-factories.ts';
 import type { Store } from '../store/db.ts';
 import { createAuthorizationRepository, type AuthorizationRepository } from '../store/authorization-repository.ts';
-import { authorizationNonce } from './authorize-transfer.ts';
 import { releaseUnsent, retryUnsent } from './unsent-reservations.ts';
 
 // Reservations never sent (the relayer could not journal them: the disk was full) and not undone yet
@@ -42,7 +41,7 @@ function repository() {
 async function reservation(authorizations: AuthorizationRepository): Promise<{ nonce: string; keyHash: string }> {
   const keyHash = randomBytes(32).toString('hex');
   await store.db.insertInto('temp_keys').values({ key_hash: keyHash, address: holder, key_type: 'transfer', expires_at: Date.now() + 60_000, used_at: null, created_at: Date.now() }).execute();
-  const nonce = authorizationNonce('ethereum', `test:${keyHash}`);
+  const nonce = `0x${keyHash}`;
   const outcome = await authorizations.reserve({
     nonce, network: 'ethereum', reference: `test:${keyHash}`, contractAddress: '0x00000000000000000000000000000000000000aa', fromAddress: holder,
     toAddress: holder, value: '5', validBefore: 2_000_000_000, fromBlock: 1, createdAt: Date.now(), updatedAt: Date.now(),
@@ -118,7 +117,7 @@ describe('retryUnsent', () => {
     other.disk.full = false;
     await retryUnsent(authorizations, b.nonce);
     assert.deepEqual([await rowOf(a.nonce), await rowOf(b.nonce)], ['reserved', undefined]);
-    await retryUnsent(authorizations, authorizationNonce('ethereum', 'another operation'));
+    await retryUnsent(authorizations, `0x${'ab'.repeat(32)}`);
     assert.equal(await rowOf(a.nonce), 'reserved', 'another nonce leaves it');
     await retryUnsent(authorizations);
     assert.equal(await rowOf(a.nonce), undefined);
@@ -132,7 +131,7 @@ describe('retryUnsent', () => {
     const { authorizations, disk } = repository();
     disk.full = true;
     await retryUnsent(authorizations);
-    await retryUnsent(authorizations, authorizationNonce('ethereum', 'x'));
+    await retryUnsent(authorizations, `0x${'cd'.repeat(32)}`);
     assert.equal(disk.releases, 0);
   });
 });

@@ -42,3 +42,10 @@ export async function retryUnsent(authorizations: AuthorizationRepository, nonce
     pending.delete(held);
   }
 }
+
+/** `retryUnsent` for the reservation of an operation (its reference), if one is left to undo. */
+export async function retryUnsentOf(authorizations: AuthorizationRepository, network: string, reference: string): Promise<void> {
+  if (!unsent.get(authorizations)?.size) return;
+  const record = await authorizations.findByReference(network, reference);
+  if (record) await retryUnsent(authorizations, record.nonce);
+}

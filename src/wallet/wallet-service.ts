@@ -11,10 +11,9 @@ import { getBalance, type GetBalanceParameters } from './get-balance.ts';
 import { getTokenInfo } from './get-token-info.ts';
 import { mint } from './mint.ts';
 import { transferFromCustody, type TransferFromCustodyParameters } from './transfer-from-custody.ts';
-import { authorizationNonce } from './authorize-transfer.ts';
 import { outcomeOf } from './transfer-outcome.ts';
 import { resolveAuthorization, sweepExpiredAuthorizations } from './resolve-authorization.ts';
-import { retryUnsent } from './unsent-reservations.ts';
+import { retryUnsent, retryUnsentOf } from './unsent-reservations.ts';
 
 /** The custodial wallet with its dependencies bound: what transports and other domains call. */
 export function createWalletService(deps: WalletDeps) {
@@ -33,10 +32,10 @@ export function createWalletService(deps: WalletDeps) {
     transferFromCustody: (network: NetworkName, params: TransferFromCustodyParameters) => outcomeOf(transferFromCustody(deps, network, params)),
     /** How the transfer of an operation (by its reference) ended, settling it on chain if it can. */
     transferOutcome: async (network: NetworkName, reference: string) => {
-      const nonce = authorizationNonce(network, reference);
       // A reservation the full disk kept from being sent, undone first: it then never was (`void`).
-      await retryUnsent(deps.authorizations, nonce);
-      return resolveAuthorization(deps, network, nonce);
+      await retryUnsentOf(deps.authorizations, network, reference);
+      const record = await deps.authorizations.findByReference(network, reference);
+      return record ? resolveAuthorization(deps, network, record.nonce as Hex) : { status: 'void' as const };
     },
     /** The same for the latest attempt of an operation whose references are `<prefix><attempt>`; `void` when it signed none. */
     latestTransferOutcome: async (network: NetworkName, prefix: string) => {

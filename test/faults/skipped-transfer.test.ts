@@ -51,11 +51,11 @@ test('a transfer skipped on chain is answered failed only after its authorizatio
   const anvil = anvilControls(chain);
   await anvil.setAutomine(false);
   let answer: Promise<any>;
-  let authorization: { nonce: string; tx_hash: string | null };
+  let authorization: { nonce: string; chain_nonce: string | null; tx_hash: string | null };
   let drained: Hex;
   try {
     answer = rpcOver(rig.server.baseUrl, '/token', 'transfer', request);
-    authorization = await waitFor(() => operator.store.db.selectFrom('authorizations').select(['nonce', 'tx_hash'])
+    authorization = await waitFor(() => operator.store.db.selectFrom('authorizations').select(['nonce', 'chain_nonce', 'tx_hash'])
       .where('from_address', '=', sender.address).where('status', '=', 'submitted').executeTakeFirst(),
     { timeoutMs: 20_000, message: 'the transfer is journaled and sent' });
     drained = await drainAhead(sender.address as Address, units(10));
@@ -69,7 +69,7 @@ test('a transfer skipped on chain is answered failed only after its authorizatio
   assert.equal(record.status, 'canceled', 'the authorization was cancelled before the answer');
   const spent = await chain.client.readContract({
     address: operator.contracts.ethereum.vixpToken, abi: vixpTokenAbi, functionName: 'authorizationState',
-    args: [sender.address as Address, authorization.nonce as Hex],
+    args: [sender.address as Address, (authorization.chain_nonce ?? authorization.nonce) as Hex],
   });
   assert.equal(spent, true, 'its nonce is spent on chain');
 
