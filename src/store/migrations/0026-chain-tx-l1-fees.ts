@@ -9,3 +9,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('chain_txs').addColumn('l1_fee_wei', 'text').execute();
   await db.schema.alterTable('chain_txs').addColumn('operator_fee_wei', 'text').execute();
 }
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.alterTable('chain_txs').dropColumn('operator_fee_wei').execute();
+  await db.schema.alterTable('chain_txs').dropColumn('l1_fee_wei').execute();
+}
