@@ -67,6 +67,16 @@ async function sent() {
   return { nonces, journaled: journaled.length };
 }
 
+/**
+ * /readyz's custody check, as an operator watches for the token's return: its probe remakes the
+ * connection, which the vault's in-line calls (sealed secrets) only ask for (the first of them after
+ * the token is back may still answer 503, "try again").
+ */
+async function custodyStatus(): Promise<string | undefined> {
+  const response = await p.t.app.inject({ method: 'GET', url: '/readyz' });
+  return (response.json() as { checks?: { custody?: { status?: string } } }).checks?.custody?.status;
+}
+
 async function settle(body: unknown, waitS = 5) {
   const response = await fetch(`${facilitator.facilitatorUrl}/settle`, {
     method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${facilitator.apiKey}`, prefer: `wait=${waitS}` }, body: JSON.stringify(body),
@@ -156,6 +166,7 @@ test('REST pay while the token is gone is 503 and moves nothing; back, the same 
   }
   assert.deepEqual(await sent(), before, 'nothing signed or sent');
   assert.equal(await balanceOf(p, user.address), '10');
+  assert.equal(await custodyStatus(), 'up');
   const paid = await pay();
   assert.equal(paid.status, 200, JSON.stringify(paid.body));
   assert.equal(await balanceOf(p, user.address), '8');
