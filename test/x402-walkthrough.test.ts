@@ -37,7 +37,7 @@ after(async () => {
 
 /** A line as it reads in any run: addresses, hashes, keys, payment ids and ports put aside. */
 const normalised = (text: string) => text.trim().split('\n').map((line) => line
-  .replace(/0x[0-9a-fA-F]+/g, '0x…').replace(/vxf_[\w-]+/g, 'vxf_…').replace(/pay_[0-9a-f]+/g, 'pay_…').replace(/localhost:\d+/g, 'localhost:PORT'));
+  .replace(/0x[0-9a-fA-F]+/g, '0x…').replace(/vxf_[\w-]+/g, 'vxf_…').replace(/pay_[0-9a-f]+/g, 'pay_…').replace(/(localhost|127\.0\.0\.1):\d+/g, '$1:PORT'));
 
 test('docs/x402.md embeds every file of docs/examples/x402 as it is', () => {
   const embedded = [...doc.matchAll(/<!-- file: (docs\/examples\/x402\/[\w.-]+) -->\n```ts\n([\s\S]*?)```\n/g)];
@@ -57,7 +57,7 @@ test('the walkthrough runs as written: a seller and a buyer, funded, paying, loo
   const sellerPort = await freePort();
   const vars: Record<string, string> = { PAY_TO: privateKeyToAddress(generatePrivateKey()) };
   // Where this run's platform and seller listen, instead of the doc's 8080 and 4021 (both scripts read these).
-  const placed = { FACILITATOR_URL: `${server.baseUrl}/x402`, PORT: String(sellerPort), URL: `http://localhost:${sellerPort}/weather` };
+  const placed = { FACILITATOR_URL: `${server.baseUrl}/x402`, PORT: String(sellerPort), URL: `http://127.0.0.1:${sellerPort}/weather` };
   const storeEnv = await testStoreEnv(dataDir);
   const byName = new Map(examples.map((e) => [e.name, e]));
   const example = (name: string) => byName.get(name)!;

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { concat, keccak256, parseEther, stringToHex, type Address, type Hex, type LocalAccount } from 'viem';
+import { concat, formatEther, keccak256, parseEther, stringToHex, type Address, type Hex, type LocalAccount } from 'viem';
+import { minimumGasBalance } from './fund-lanes.ts';
 import { generatePrivateKey } from 'viem/accounts';
 import { localAccount } from './local-account.ts';
 import type { KeyVault } from '#shared/key-vault.ts';
@@ -56,18 +57,30 @@ export function existingPlatformKey(options: PlatformKeyOptions): Hex | undefine
   return existsSync(file) ? options.vault.decrypt(readFileSync(file, 'utf8').trim()) as Hex : undefined;
 }
 
-const minimumGasBalance = parseEther('100');
+/** Lanes already reported low by this process (network:address): the line is written once, not per command or restart of a part. */
+const reportedLow = new Set<string>();
 
-/** On the anvil chains we run, the relayer lanes are given gas money; a real node's are funded by the operator. */
-export async function fundRelayerOnManagedChains(chains: ChainClients, addresses: readonly Address[], logger: Logger): Promise<void> {
-  await Promise.all(networkNames.flatMap((network) => addresses.map(async (address) => {
+/**
+ * On the anvil chains we run, the relayer lanes are given gas money; a real node's are funded by the
+ * operator (`vixpay lanes fund`). Lanes low on such a node are logged in one line, once per process
+ * and only when `warn` (the server: a CLI command beside it does not repeat it); `/readyz` and
+ * `vixpay_relayer_lane_gas_low` report them all along.
+ */
+export async function fundRelayerOnManagedChains(chains: ChainClients, addresses: readonly Address[], logger: Logger, options: { warn: boolean } = { warn: true }): Promise<void> {
+  const low: Array<{ network: string; lane: number; address: Address; balance: string }> = [];
+  await Promise.all(networkNames.flatMap((network) => addresses.map(async (address, lane) => {
     const { client, managed } = chains[network];
     const balance = await client.getBalance({ address });
     if (balance >= minimumGasBalance) return;
     if (!managed) {
-      logger.warn({ network, address, balance: balance.toString() }, 'relayer gas balance is low: fund it');
+      if (!reportedLow.has(`${network}:${address}`)) low.push({ network, lane, address, balance: formatEther(balance) });
       return;
     }
     await client.request({ method: 'anvil_setBalance' as never, params: [address, `0x${parseEther('1000000').toString(16)}`] as never });
   })));
+  if (low.length === 0 || !options.warn) return;
+  for (const { network, address } of low) reportedLow.add(`${network}:${address}`);
+  const networks = [...new Set(low.map((l) => l.network))];
+  logger.warn({ lanes: low, minimum: formatEther(minimumGasBalance) },
+    `relayer gas balance is low on ${low.length} lane(s) of ${networks.join(', ')}: fund them with \`vixpay lanes fund --network ${networks[0]} --amount X\``);
 }

@@ -8,6 +8,8 @@ export interface RelayRequest {
   /** Omitted for a contract deployment. */
   to?: Address;
   data: Hex;
+  /** Native coin sent with it, in wei (a lane's funding); none otherwise. */
+  value?: bigint;
   intent: RelayIntent;
 }
 

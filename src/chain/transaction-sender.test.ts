@@ -129,6 +129,19 @@ test('`send` signs what it journals as documented: to the recipient, no value, g
   assert.ok(sends[0]! >= before && sends[0]! <= Date.now());
 });
 
+test('`send` with a value (a lane\'s funding) signs and moves exactly that wei', async () => {
+  // An account of its own (no other test's nonces), given gas money on the anvil.
+  const account = devAccount(20);
+  const recipient = devAccount(21).address;
+  const { client } = parts.chains.ethereum;
+  await client.request({ method: 'anvil_setBalance' as never, params: [account.address, '0xde0b6b3a7640000'] as never });
+  const sender = createTransactionSender({ journal: parts.journal, chains: parts.chains, platform: account, clock: Date.now, logger });
+  const sent = await sender.send('ethereum', { to: recipient, data: '0x', value: 123_456_789n, intent: { kind: 'lane-funding' } });
+  assert.equal((await client.getTransaction({ hash: sent.txHash })).value, 123_456_789n);
+  assert.equal((await client.waitForTransactionReceipt({ hash: sent.txHash })).status, 'success');
+  assert.equal(await client.getBalance({ address: recipient }), 123_456_789n);
+});
+
 test('an entry whose authorizations are none of them reserved is released: nothing journaled, no nonce taken', async () => {
   const account = devAccount(7);
   const sender = createTransactionSender({ journal: parts.journal, chains: parts.chains, platform: account, clock: Date.now, logger });

@@ -24,6 +24,8 @@ export interface TransactionCall {
   to: Address | undefined;
   data: Hex;
   gas: bigint;
+  /** Wei sent with the call (a lane's funding); 0 when omitted. */
+  value?: bigint;
 }
 
 export interface TransactionSender {
@@ -91,9 +93,9 @@ export function createTransactionSender(deps: TransactionSenderDeps): Transactio
     call: (included: readonly string[]) => TransactionCall): Promise<JournaledTransaction | 'released'> {
     const { chainId } = chains[network];
     const journaled = await journal.journal({ ...entry, network, relayer: account.address }, clock(), async (nonce, included) => {
-      const { to, data, gas } = call(included);
+      const { to, data, gas, value = 0n } = call(included);
       const rawTx = await account.signTransaction({
-        chainId, type: 'eip1559', nonce, to: to ?? null, data, value: 0n, gas,
+        chainId, type: 'eip1559', nonce, to: to ?? null, data, value, gas,
         maxFeePerGas: estimate.maxFeePerGas * 2n,
         maxPriorityFeePerGas: estimate.maxPriorityFeePerGas,
       });
@@ -123,14 +125,14 @@ export function createTransactionSender(deps: TransactionSenderDeps): Transactio
       const estimate = await fees(network, platform.address);
       let gas: bigint;
       try {
-        gas = await chains[network].client.estimateGas({ account: platform.address, to: request.to, data: request.data });
+        gas = await chains[network].client.estimateGas({ account: platform.address, to: request.to, data: request.data, value: request.value });
       } catch (cause) {
         // The node's error quotes the calldata, which may carry a signature: keep only a summary,
         // never the error itself, so no log line or reply can carry it.
         throw new DomainError('chain.transaction_failed', `the transaction would revert (${errorSummary(cause)})`);
       }
       const journaled = await journalSigned(network, platform, { intent: request.intent }, estimate,
-        () => ({ to: request.to, data: request.data, gas: (gas * 12n) / 10n }));
+        () => ({ to: request.to, data: request.data, gas: (gas * 12n) / 10n, value: request.value }));
       // Stryker disable next-line StringLiteral: unreachable, an entry naming no authorizations is never released (the message is never seen)
       if (journaled === 'released') throw new Error('a transaction without authorizations cannot be released');
       await broadcast(network, journaled.rawTx);

@@ -2,6 +2,7 @@ import type { Config } from '../config/config.ts';
 import type { Logger } from '#shared/logger.ts';
 import type { NetworkName } from '#shared/networks.ts';
 import type { ChainClients } from '../chain/chain-clients.ts';
+import type { Relayer } from '../chain/relayer.ts';
 import type { PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
 import type { WalletService } from '../wallet/wallet-service.ts';
 import type { UserService } from '../identity/users.ts';
@@ -20,6 +21,8 @@ export interface CliPlatform {
   config: Config;
   chains: Pick<ChainClients, NetworkName>;
   contracts: PlatformContractsByNetwork;
+  /** The relayer's lanes (lane 0 the treasury) and its journaled sends: `vixpay lanes fund`. */
+  relayer: Pick<Relayer, 'lanes' | 'send'>;
   wallet: WalletService;
   identity: { users: UserService };
   did: { systemDids: { issuer: Array<{ did: string }> } };

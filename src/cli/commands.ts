@@ -16,6 +16,7 @@ import { operatorAddCommand } from './operator-commands.ts';
 import { operatorDayCommand, statementCommand } from './statement-commands.ts';
 import { facilitatorKeyAddCommand, facilitatorKeyListCommand, facilitatorKeyRevokeCommand } from './facilitator-commands.ts';
 import { demoX402Command } from './x402-demo.ts';
+import { lanesFundCommand, lanesListCommand } from './lane-commands.ts';
 
 export interface CliContext {
   config: Config;
@@ -65,6 +66,8 @@ export const commands: Record<string, CliCommand> = {
   'facilitator-key add': facilitatorKeyAddCommand,
   'facilitator-key list': facilitatorKeyListCommand,
   'facilitator-key revoke': facilitatorKeyRevokeCommand,
+  'lanes fund': lanesFundCommand,
+  'lanes list': lanesListCommand,
 };
 
 export function usage(): string {

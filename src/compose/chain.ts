@@ -71,7 +71,8 @@ export async function composeChain(
       : loadRelayerLanes({ privateKey: config.relayerPrivateKey, dataDir: config.dataDir, vault: deps.vault, count: config.relayerLanes });
     // The platform account (lane 0).
     await checkFleet(deps.fleet, { relayer_account: relayerAccountFingerprint((lanes[0] as (typeof lanes)[number]).address) }, clock());
-    await fundRelayerOnManagedChains(chains, lanes.map((lane) => lane.address), logger);
+    // The server says once which lanes of a node we do not run are low; a CLI command beside it does not repeat it.
+    await fundRelayerOnManagedChains(chains, lanes.map((lane) => lane.address), logger, { warn: options.mode === 'own' });
     const journal = createChainJournal(deps.store.db, randomUUID);
     const relayer = createRelayer({
       journal, chains, lanes, clock, logger: logger.child({ component: 'relayer' }), receiptTimeoutMs: config.receiptTimeoutMs,

@@ -14,6 +14,7 @@ import type { Store } from '../store/db.ts';
 import { countJournalBacklog, countPendingByRelayer, findStuckBacklog } from '../store/journal-backlog.ts';
 import { sqliteDiskProbe } from '../store/sqlite-disk-probe.ts';
 import type { MinedCost, Relayer } from '../chain/relayer.ts';
+import { minimumGasBalance } from '../chain/fund-lanes.ts';
 import type { ChainClients } from '../chain/chain-clients.ts';
 import { countingRpcCalls } from '../chain/node-rpc-calls.ts';
 import type { IpfsBackend } from '../ipfs/ipfs-backend.ts';
@@ -77,7 +78,7 @@ export function composeObservability(deps: ObservabilityDeps): { readiness: Read
     closeRedis = redis.close;
   }
 
-  let gas: { at: number; balances: Promise<Array<Record<string, number>>> } | undefined;
+  let gas: { at: number; balances: Promise<Array<Record<string, bigint>>> } | undefined;
   /** Every lane's balance per network (lane 0 first), read at most every `gasBalanceCacheMs`. */
   const laneBalances = () => {
     if (!gas || performance.now() - gas.at > gasBalanceCacheMs) {
@@ -87,21 +88,38 @@ export function composeObservability(deps: ObservabilityDeps): { readiness: Read
   };
   deps.metrics.readFrom({
     journalBacklog: () => countJournalBacklog(deps.store.db),
-    relayerGasBalance: async () => (await laneBalances())[0] ?? {},
+    relayerGasBalance: async () => inEther((await laneBalances())[0] ?? {}),
     relayerLanes: async () => {
       const [balances, pending] = await Promise.all([laneBalances(), countPendingByRelayer(deps.store.db)]);
-      return networkNames.flatMap((network) => deps.relayer.lanes.map((address, i) => ({
-        network, lane: String(i), gasEther: balances[i]?.[network], pending: pending[network]?.[address] ?? 0,
-      })));
+      return networkNames.flatMap((network) => deps.relayer.lanes.map((address, i) => {
+        const wei = balances[i]?.[network];
+        return {
+          network, lane: String(i), gasEther: wei === undefined ? undefined : Number(formatEther(wei)),
+          gasLow: wei === undefined ? undefined : wei < minimumGasBalance, pending: pending[network]?.[address] ?? 0,
+        };
+      }));
     },
     settlementQueue: () => deps.relayer.settlementQueue(),
+  });
+  // A lane low on gas: said in /readyz (and vixpay_relayer_lane_gas_low), never making it not ready.
+  readiness.warn('gas', async () => {
+    const balances = await laneBalances();
+    const low = networkNames.flatMap((network) => deps.relayer.lanes.flatMap((address, lane) => {
+      const wei = balances[lane]?.[network];
+      return wei !== undefined && wei < minimumGasBalance ? [`${network} lane ${lane} (${address}) ${formatEther(wei)}`] : [];
+    }));
+    if (low.length === 0) return undefined;
+    return `relayer gas under ${formatEther(minimumGasBalance)}: ${low.join('; ')}; fund with \`vixpay lanes fund --network NAME --amount X\``;
   });
   return { readiness, close: () => closeRedis() };
 }
 
+/** Wei per network in ether, for a gauge. */
+const inEther = (wei: Record<string, bigint>) => Object.fromEntries(Object.entries(wei).map(([network, value]) => [network, Number(formatEther(value))]));
+
 /** Every network's balance that answered in time; a network that did not is left out of the scrape. */
 async function readGasBalances(clients: Record<NetworkName, ReturnType<typeof createPublicClient>>, address: `0x${string}`) {
-  const settled = await Promise.allSettled(networkNames.map(async (network) => [network, Number(formatEther(await clients[network].getBalance({ address })))] as const));
+  const settled = await Promise.allSettled(networkNames.map(async (network) => [network, await clients[network].getBalance({ address })] as const));
   return Object.fromEntries(settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : [])));
 }
 

@@ -177,7 +177,7 @@ export async function composePlatform(config: Config, logger: Logger, options: C
       admin: composeStoreAdmin(config, { store, wallet, clock }),
       statements,
       x402,
-      ...composeWeb(config, { store, clock, chains, relayer, wallet, identity, receipts, faults }),
+      ...composeWeb(config, { store, clock, chains, relayer, wallet, identity, receipts, faults, did, contracts }),
       stop,
     };
   } catch (error) {

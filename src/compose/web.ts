@@ -20,6 +20,10 @@ import { receiptAtDepth } from '../chain/receipt-at-depth.ts';
 import type { Relayer } from '../chain/relayer.ts';
 import type { WalletService } from '../wallet/wallet-service.ts';
 import type { ReceiptService } from '../receipts/receipt-service.ts';
+import { verifyReceipt, type ReceiptVerification, type VerifyReceiptDeps } from '../receipts/verify-receipt.ts';
+import { createEthrResolver } from '../did/did-agent.ts';
+import type { PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
+import type { DidModule } from './did.ts';
 import { createPayService, type PayService } from '../pay/idempotent-pay.ts';
 import type { TransferStatusDeps } from '../pay/transfer-status.ts';
 import { resCodeByFamily, success } from '../payments/result-codes.ts';
@@ -40,6 +44,8 @@ export interface ConsoleDeps {
   receipts: ReceiptService;
   /** The chain of a network, or undefined for a name that is not one of ours. */
   chainOf(network: string): ChainClients[keyof ChainClients] | undefined;
+  /** The receipt page's verdict: `vixpay receipt verify`'s checks (docs/receipts.md). */
+  verifyReceipt(receipt: unknown): Promise<ReceiptVerification>;
 }
 
 export interface WebServices {
@@ -59,6 +65,8 @@ interface WebCore {
   identity: Identity;
   receipts: ReceiptService;
   faults: Faults;
+  did: Pick<DidModule, 'systemDids'>;
+  contracts: PlatformContractsByNetwork;
 }
 
 export function composeWeb(config: Config, core: WebCore): WebServices {
@@ -86,6 +94,11 @@ function composeConsole(config: Config, core: WebCore): ConsoleDeps {
     return name;
   };
   const repository = createConsoleRepository(store.db);
+  // As `vixpay receipt verify` checks: ethr-did-resolver on our chain's registry, not the platform's agent.
+  const { ethereum } = chains;
+  const resolver = createEthrResolver({
+    chainId: ethereum.chainId, rpcUrl: ethereum.url, registry: core.contracts.ethereum.didRegistry, callTimeoutMs: config.chainCallTimeoutMs,
+  }) as unknown as VerifyReceiptDeps['resolver'];
   return {
     operators: {
       operators: createOperatorRepository(store.db), passwords: createPasswordHasher(), rateLimiter: core.identity.consoleRateLimiter,
@@ -94,6 +107,9 @@ function composeConsole(config: Config, core: WebCore): ConsoleDeps {
     repository,
     receipts: core.receipts,
     chainOf: (name) => (isNetworkName(name) ? chains[name] : undefined),
+    verifyReceipt: (receipt) => verifyReceipt({
+      resolver, systemIssuers: core.did.systemDids.issuer.map((entry) => entry.did), chainOf: (name) => (isNetworkName(name) ? chains[name] : undefined),
+    }, receipt),
     figures: {
       repository,
       clock: core.clock,

@@ -7,7 +7,7 @@ export interface ScrapeSources {
   /** The relayer's native balance (gas), in ether. */
   relayerGasBalance(): Promise<Record<string, number>>;
   /** Each relayer lane (by index, 0 = the platform account): gas in ether where read, journaled transactions not known mined. */
-  relayerLanes(): Promise<Array<{ network: string; lane: string; gasEther?: number | undefined; pending: number }>>;
+  relayerLanes(): Promise<Array<{ network: string; lane: string; gasEther?: number | undefined; gasLow?: boolean | undefined; pending: number }>>;
   /** Transfers waiting for their settlement batch or its receipt. */
   settlementQueue(): Record<string, number>;
 }
@@ -116,6 +116,15 @@ export function createMetrics() {
         if (!sources) return;
         this.reset();
         for (const { network, lane, gasEther } of await sources.relayerLanes()) if (gasEther !== undefined) this.set({ network, lane }, gasEther);
+      },
+    }),
+    relayerLaneGasLow: new Gauge({
+      name: 'vixpay_relayer_lane_gas_low', help: 'Each relayer lane: 1 while its gas balance is under the minimum (100 in the native coin; fund it with `vixpay lanes fund`), else 0, by network and lane',
+      labelNames: ['network', 'lane'] as const, registers: [registry],
+      async collect() {
+        if (!sources) return;
+        this.reset();
+        for (const { network, lane, gasLow } of await sources.relayerLanes()) if (gasLow !== undefined) this.set({ network, lane }, gasLow ? 1 : 0);
       },
     }),
     relayerLanePending: new Gauge({

@@ -9,7 +9,12 @@ export interface CheckResult {
 export interface ReadinessReport {
   ready: boolean;
   checks: Record<string, CheckResult>;
+  /** What an operator should act on that does not stop this instance taking traffic (a lane low on gas); absent when none. */
+  warnings?: Record<string, string>;
 }
+
+/** A warning's source: its text when there is something to say, undefined when not. */
+export type WarningSource = (signal: AbortSignal) => Promise<string | undefined>;
 
 /** A probe resolves when its dependency answers; it is given a signal aborted at its timeout. */
 export type Probe = (signal: AbortSignal) => Promise<unknown>;
@@ -22,6 +27,7 @@ export type Probe = (signal: AbortSignal) => Promise<unknown>;
 export function createReadiness(options: { timeoutMs?: number } = {}) {
   const timeoutMs = options.timeoutMs ?? 1000;
   const probes = new Map<string, Probe>();
+  const warnings = new Map<string, WarningSource>();
 
   async function runOne(probe: Probe): Promise<CheckResult> {
     const started = performance.now();
@@ -49,9 +55,23 @@ export function createReadiness(options: { timeoutMs?: number } = {}) {
     /** Adds (or replaces) the probe named `name`, e.g. `store`, `chain:bnb`, `grpc`. */
     add(name: string, probe: Probe): void { probes.set(name, probe); },
     remove(name: string): void { probes.delete(name); },
+    /** Adds a warning (`gas`): reported beside the checks, never making the instance not ready. */
+    warn(name: string, source: WarningSource): void { warnings.set(name, source); },
     async check(): Promise<ReadinessReport> {
-      const entries = await Promise.all([...probes].map(async ([name, probe]) => [name, await runOne(probe)] as const));
-      return { ready: entries.every(([, result]) => result.status === 'up'), checks: Object.fromEntries(entries) };
+      const [entries, said] = await Promise.all([
+        Promise.all([...probes].map(async ([name, probe]) => [name, await runOne(probe)] as const)),
+        // A warning that cannot be read in time says nothing: the checks say what is down.
+        Promise.all([...warnings].map(async ([name, source]) => {
+          let text: string | undefined;
+          await runOne(async (signal) => { text = await source(signal); });
+          return [name, text] as const;
+        })),
+      ]);
+      const spoken = said.filter((entry): entry is readonly [string, string] => entry[1] !== undefined);
+      return {
+        ready: entries.every(([, result]) => result.status === 'up'), checks: Object.fromEntries(entries),
+        ...(spoken.length > 0 && { warnings: Object.fromEntries(spoken) }),
+      };
     },
   };
 }

@@ -7,7 +7,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 const account = privateKeyToAccount(process.env.BUYER_PRIVATE_KEY as `0x${string}`);
 const network = (process.env.NETWORK ?? 'eip155:31337') as `eip155:${number}`;
 const asset = process.env.ASSET;
-const url = process.env.URL ?? 'http://localhost:4021/weather';
+const url = process.env.URL ?? 'http://127.0.0.1:4021/weather';
 if (!asset) throw new Error('set BUYER_PRIVATE_KEY and ASSET');
 
 const client = x402Client.fromConfig({

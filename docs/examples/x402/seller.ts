@@ -40,4 +40,4 @@ app.use(paymentMiddleware({
 }, server));
 app.get('/weather', (_request, response) => { response.json({ weather: 'sunny', temperature: 21 }); });
 const port = Number(process.env.PORT ?? 4021);
-app.listen(port, () => console.log(`seller: http://localhost:${port}/weather costs ${price} of ${asset} on ${network}`));
+app.listen(port, '127.0.0.1', () => console.log(`seller: http://127.0.0.1:${port}/weather costs ${price} of ${asset} on ${network}`));

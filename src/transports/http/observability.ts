@@ -42,9 +42,10 @@ export function installObservability(app: FastifyInstance, deps: { metrics: Metr
 
   // Polled like /healthz: only errors are logged.
   app.get('/readyz', { logLevel: 'warn' }, async (_request, reply) => {
-    const { ready, checks } = await readiness.check();
+    const { ready, checks, warnings } = await readiness.check();
     const down = Object.entries(checks).filter(([, check]) => check.status === 'down').map(([name]) => name);
-    return reply.status(ready ? 200 : 503).send(ready ? { status: 'ready', checks } : { status: 'not ready', down, checks });
+    const said = warnings && { warnings };
+    return reply.status(ready ? 200 : 503).send(ready ? { status: 'ready', checks, ...said } : { status: 'not ready', down, checks, ...said });
   });
   app.get('/metrics', { logLevel: 'warn' }, async (_request, reply) => {
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());

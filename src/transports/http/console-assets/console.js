@@ -63,11 +63,22 @@ function linkCell(row, href, text) {
 
 function fillTable(id, rows, render) {
   const body = document.getElementById(id);
+  // Each cell carries its column's name: on a phone a row is a card of label/value lines (console.css).
+  const labels = [...body.closest('table').querySelectorAll('thead th')].map((th) => th.textContent);
   body.replaceChildren(...rows.map((data) => {
     const row = document.createElement('tr');
     render(row, data);
+    [...row.cells].forEach((td, i) => { td.dataset.label = labels[i] ?? ''; });
     return row;
   }));
+}
+
+/** The Statements forms' day inputs start at today in the platform's zone (an operator may pick another). */
+function todayInForms(today) {
+  for (const input of document.querySelectorAll('form.download input[type=date]')) {
+    if (!input.value) input.value = today;
+    input.max = today;
+  }
 }
 
 function minuteLabel(at) {
@@ -150,6 +161,7 @@ async function refresh() {
   for (const key of ['settled', 'pending', 'failed']) figure(`x402.${key}`, figures.x402[key]);
   figure('x402.settledAmount', amounts(figures.x402.settledAmounts));
   // The cards: today in TIME_ZONE, yesterday beside it.
+  todayInForms(figures.days.today.date);
   for (const [name, day] of Object.entries(figures.days)) {
     figure(`days.${name}.date`, day.date);
     for (const key of ['total', 'approved', 'failed', 'pending']) figure(`days.${name}.payments.${key}`, day.payments[key]);

@@ -1,7 +1,11 @@
 // A console record as a page: a receipt, a transaction, a store's statement or the operator's day,
-// read from the console's JSON API (the same document is one click away: the "JSON" link).
+// read from the console's JSON API (the same document is one click away: the "JSON" link). Each kind
+// has its page (view-*.js): the verdict first, the figures an operator reads, the rest a click away.
 /* global document, window, URLSearchParams */
-'use strict';
+import { element, facts } from './view-kit.js';
+import { daySubtitle, statementPage, statementTitle } from './view-statement.js';
+import { operatorDayPage, operatorDayTitle } from './view-day.js';
+import { receiptPage, receiptSubtitle, receiptTitle, transactionPage } from './view-receipt.js';
 
 /** The API document this page shows: `?src=/console/api/…`, or the Statements panel's form (tid, date). */
 function sourceOf(params) {
@@ -15,78 +19,13 @@ function sourceOf(params) {
     : `/console/api/operator-day?date=${encodeURIComponent(date)}&format=json`;
 }
 
-function titleOf(src, doc) {
-  if (src.includes('/receipts/')) return 'Receipt';
-  if (src.includes('/transactions/')) return `Transaction on ${doc.network}`;
-  if (src.includes('/statement?')) return `Statement of ${doc.tid}, ${doc.date}`;
-  if (src.includes('/operator-day?')) return `Operator's day, ${doc.date}`;
-  return 'Record';
-}
-
-function subtitleOf(doc) {
-  if (doc.timeZone && doc.firstInstant) return `${doc.firstInstant} to ${doc.lastInstant} (${doc.timeZone})${doc.closed === false ? ', the day is still running' : ''}`;
-  return '';
-}
-
-const isPlain = (v) => v === null || typeof v !== 'object';
-const text = (v) => (v === null || v === undefined ? '–' : String(v));
-
-function element(name, content, className) {
-  const node = document.createElement(name);
-  if (content !== undefined) node.textContent = content;
-  if (className) node.className = className;
-  return node;
-}
-
-/** An array of records as a table (a column per key), of plain values as a list. */
-function arrayNode(items) {
-  if (items.length === 0) return element('p', 'none', 'hint');
-  if (items.every(isPlain)) return element('p', items.map(text).join(', '));
-  const columns = [...new Set(items.flatMap((item) => Object.keys(item)))];
-  const table = element('table');
-  const head = table.createTHead().insertRow();
-  for (const column of columns) head.appendChild(element('th', column));
-  const body = table.createTBody();
-  for (const item of items) {
-    const row = body.insertRow();
-    for (const column of columns) {
-      const value = item[column];
-      row.appendChild(isPlain(value) ? element('td', text(value), 'mono') : (() => { const td = element('td'); td.appendChild(valueNode(value)); return td; })());
-    }
-  }
-  const wrap = element('div', undefined, 'scroll');
-  wrap.appendChild(table);
-  return wrap;
-}
-
-/** A record: its plain fields as a two-column table, then each nested part under its name. */
-function objectNode(record) {
-  const fragment = document.createDocumentFragment();
-  const plain = Object.entries(record).filter(([, v]) => isPlain(v));
-  if (plain.length > 0) {
-    const table = element('table', undefined, 'fields');
-    for (const [key, value] of plain) {
-      const row = table.insertRow();
-      row.dataset.field = key;
-      row.appendChild(element('th', key));
-      row.appendChild(element('td', text(value), 'mono'));
-    }
-    fragment.appendChild(table);
-  }
-  for (const [key, value] of Object.entries(record).filter(([, v]) => !isPlain(v))) {
-    const section = element('section');
-    section.dataset.part = key;
-    section.appendChild(element('h2', key));
-    section.appendChild(valueNode(value));
-    fragment.appendChild(section);
-  }
-  return fragment;
-}
-
-function valueNode(value) {
-  if (Array.isArray(value)) return arrayNode(value);
-  if (isPlain(value)) return element('p', text(value));
-  return objectNode(value);
+/** The page for a document: its title, the line under it and its parts. */
+function pageOf(src, doc) {
+  if (src.includes('/receipts/')) return { kind: 'receipt', title: receiptTitle(doc), subtitle: receiptSubtitle(doc), parts: () => receiptPage(doc) };
+  if (src.includes('/transactions/')) return { kind: 'transaction', title: `Transaction on ${doc.network}`, parts: () => transactionPage(doc) };
+  if (src.includes('/statement?')) return { kind: 'statement', title: statementTitle(doc), subtitle: daySubtitle(doc), parts: () => statementPage(doc) };
+  if (src.includes('/operator-day?')) return { kind: 'operator-day', title: operatorDayTitle(doc), subtitle: daySubtitle(doc), parts: () => operatorDayPage(doc) };
+  return { kind: 'record', title: 'Record', parts: () => [facts(Object.entries(doc).map(([k, v]) => [k, typeof v === 'object' ? JSON.stringify(v) : v]))] };
 }
 
 async function show() {
@@ -103,15 +42,18 @@ async function show() {
     return;
   }
   const doc = await response.json();
+  const view = document.getElementById('view');
   if (!response.ok) {
     title.textContent = `Not found (${response.status})`;
-    document.getElementById('view').appendChild(valueNode(doc));
+    view.appendChild(element('p', doc.error?.message ?? JSON.stringify(doc), 'error'));
     return;
   }
-  title.textContent = titleOf(src, doc);
-  document.title = `${title.textContent} · vixpay console`;
-  document.getElementById('subtitle').textContent = subtitleOf(doc);
-  document.getElementById('view').appendChild(valueNode(doc));
+  const page = pageOf(src, doc);
+  title.textContent = page.title;
+  document.title = `${page.title} · vixpay console`;
+  document.body.dataset.page = page.kind;
+  document.getElementById('subtitle').textContent = page.subtitle ?? '';
+  view.replaceChildren(...await page.parts());
   document.body.dataset.shown = 'true';
 }
 

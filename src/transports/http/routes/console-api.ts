@@ -5,6 +5,7 @@ import { DomainError } from '#shared/errors.ts';
 import { consoleFigures, maxWindowMinutes, type ConsoleFiguresDeps } from '../../../console/console-figures.ts';
 import type { ActivityRow, ConsoleRepository } from '../../../store/console-repository.ts';
 import type { ReceiptService } from '../../../receipts/receipt-service.ts';
+import type { ReceiptVerification } from '../../../receipts/verify-receipt.ts';
 import { zodRoute, parsed } from '../route-schema.ts';
 
 export interface ConsoleApiDeps {
@@ -13,6 +14,8 @@ export interface ConsoleApiDeps {
   receipts: ReceiptService;
   /** The chain of a network, or undefined for a name that is not one of ours. */
   chainOf(network: string): { chainId: number; client: PublicClient } | undefined;
+  /** `vixpay receipt verify`'s checks of a receipt (docs/receipts.md): the receipt page's verdict. */
+  verifyReceipt(receipt: unknown): Promise<ReceiptVerification>;
 }
 
 const figuresQuery = z.object({
@@ -24,6 +27,7 @@ const searchQuery = z.object({
 const paymentParams = z.object({ tid: z.string(), tranNo: z.string() });
 const rewardParams = z.object({ tid: z.string(), rewardId: z.string() });
 const txParams = z.object({ network: z.string(), hash: z.string() });
+const receiptBody = z.looseObject({ proof: z.looseObject({ jwt: z.string().min(1).max(16_384) }) }).describe('A receipt as the receipt endpoints answer it');
 
 /** Rows as the page shows them: `amount` in token units beside the base units. */
 async function withAmounts(deps: ConsoleApiDeps, rows: ActivityRow[]) {
@@ -65,6 +69,10 @@ export async function consoleApiRoutes(app: FastifyInstance, deps: ConsoleApiDep
   app.get('/receipts/rewards/:tid/:rewardId', zodRoute({ ...api, params: rewardParams, summary: 'A reward claim\'s receipt (docs/receipts.md)' }), async (request) => {
     const { tid, rewardId } = parsed(rewardParams, request.params);
     return { tid, rewardId, receipts: [await deps.receipts.rewardClaimReceipt(tid, rewardId)] };
+  });
+
+  app.post('/receipts/verify', zodRoute({ ...api, body: receiptBody, summary: 'Verifies a receipt as `vixpay receipt verify` does: signature, issuer, network, transaction, transfer' }), async (request) => {
+    return deps.verifyReceipt(parsed(receiptBody, request.body));
   });
 
   app.get('/transactions/:network/:hash', zodRoute({ ...api, params: txParams, summary: 'A transaction as the chain has it, with its token transfers' }), async (request) => {

@@ -37,7 +37,8 @@ const chartJsFile = path.join(path.dirname(fileURLToPath(import.meta.resolve('ch
 const assets: Record<string, { body: Buffer; type: string }> = {
   'console.js': { body: readFileSync(path.join(assetDir, 'console.js')), type: 'text/javascript; charset=utf-8' },
   'console.css': { body: readFileSync(path.join(assetDir, 'console.css')), type: 'text/css; charset=utf-8' },
-  'view.js': { body: readFileSync(path.join(assetDir, 'view.js')), type: 'text/javascript; charset=utf-8' },
+  ...Object.fromEntries(['view.js', 'view-kit.js', 'view-statement.js', 'view-day.js', 'view-receipt.js'].map((file) =>
+    [file, { body: readFileSync(path.join(assetDir, file)), type: 'text/javascript; charset=utf-8' }])),
   'chart.umd.min.js': { body: readFileSync(chartJsFile), type: 'text/javascript; charset=utf-8' },
 };
 const consolePage = readFileSync(path.join(assetDir, 'console.html'), 'utf8');
