@@ -1,9 +1,5 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import {
   createPublicClient, encodeDeployData, encodeFunctionData, getAddress, http, keccak256, parseEther, parseEventLogs, parseUnits, toHex,
   type Address, type Hex, type PublicClient, type TransactionReceipt,
@@ -15,10 +11,8 @@ import { vixpTokenAbi, vixpTokenBytecode } from '../src/gen/contracts/vixp-token
 import { vixpSettlementAbi, vixpSettlementBytecode } from '../src/gen/contracts/vixp-settlement.ts';
 import { transferAuthorizationTypes } from '../src/wallet/authorize-transfer.ts';
 import { nextAuthorizationNonce } from '../src/wallet/authorization-nonce.ts';
-import { skipWithout } from './support/parts.ts';
-import { freePort } from './support/server-process.ts';
-import { waitFor } from './support/wait-for.ts';
 import { earlierLayoutCalldata } from './support/earlier-settlement-layout.ts';
+import { skipWithoutHardhat, startHardhatNode } from './support/hardhat-node.ts';
 
 // What a settlement batch costs on an OP-stack chain (Optimism, opBNB), where a transaction pays an L1
 // data fee priced on the FastLZ-compressed size of its signed bytes (Fjord): Hardhat's node (EDR) with
@@ -30,16 +24,7 @@ import { earlierLayoutCalldata } from './support/earlier-settlement-layout.ts';
 // earlier layout (ABI-encoded, 226 bytes a transfer), sent as calldata to an address without code:
 // the L1 data gas depends only on the bytes.
 
-const root = path.resolve(import.meta.dirname, '..');
-const configFile = path.join(root, 'test/support/hardhat.config.ts');
-const cli = (() => {
-  try {
-    return path.join(path.dirname(createRequire(import.meta.url).resolve('hardhat/package.json')), 'dist/src/cli.js');
-  } catch {
-    return undefined;
-  }
-})();
-const skip = skipWithout('hardhat', cli ? false : 'the hardhat package is not installed');
+const skip = skipWithoutHardhat;
 
 const chainId = 31_337;
 const accountOf = (label: string): PrivateKeyAccount => privateKeyToAccount(keccak256(toHex(`settlement-l1-data.test ${label}`)));
@@ -60,7 +45,7 @@ let senders = 0;
 
 before(async () => {
   if (skip) return;
-  node = await startOpNode();
+  node = await startHardhatNode(['--chain-type', 'op']);
   client = createPublicClient({ transport: http(node.url) });
   await fund(deployer.address);
   token = await deployFrom(deployer, encodeDeployData({ abi: vixpTokenAbi, bytecode: vixpTokenBytecode, args: ['VIXP', 'VIXP', deployer.address, parseUnits('1000000000', 18)] }));
@@ -180,31 +165,3 @@ async function signItem(holder: PrivateKeyAccount, to: Address, payer: Payer, la
   return { token, from: holder.address, to, value, validAfter: after, validBefore, nonce, signature };
 }
 
-/** `hardhat node --chain-type op` on a free loopback port; resolves once it answers. */
-async function startOpNode(): Promise<{ url: string; stop(): Promise<void> }> {
-  const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [cli as string, '--config', configFile, 'node', '--chain-type', 'op', '--hostname', '127.0.0.1', '--port', String(port)], {
-    cwd: root, stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
-  child.stderr?.on('data', (d: Buffer) => { output += d.toString(); });
-  const url = `http://127.0.0.1:${port}`;
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    await exited;
-  };
-  const probe = createPublicClient({ transport: http(url, { retryCount: 0 }) });
-  try {
-    await waitFor(async () => {
-      if (child.exitCode !== null) throw new Error(`hardhat node exited (${child.exitCode}):\n${output}`);
-      return probe.getChainId().then(() => true, () => false);
-    }, { timeoutMs: 90_000, intervalMs: 200, message: `hardhat node answers at ${url}` });
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { url, stop };
-}
