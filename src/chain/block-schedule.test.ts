@@ -32,14 +32,16 @@ test('a late block: the next one is due in the past; a schedule unseen for long 
   assert.ok(later > minedAt(50) + 700 && later - (minedAt(50) + 700) <= 2_000, `carried forward to ${later}`);
 });
 
-test('a chain that mines on demand (irregular heads) or faster than 500 ms has no schedule', () => {
+test('a chain that mines on demand (irregular heads) has no schedule; one that mines every 100 ms has', () => {
   const onDemand = createBlockSchedule();
   let at = 0;
   for (const [n, gap] of [[1, 30], [2, 4_000], [3, 250], [4, 9_000], [5, 700], [6, 60]] as const) onDemand.observe(BigInt(n), (at += gap));
   assert.equal(onDemand.nextBlockAt(at), undefined);
+  // No interval is too short to be one: what tells it from a node mining on demand is how its blocks
+  // answer the sends (below).
   const fast = createBlockSchedule();
   for (let n = 1; n <= 10; n++) fast.observe(BigInt(n), n * 100);
-  assert.equal(fast.nextBlockAt(1_000), undefined);
+  assert.equal(fast.nextBlockAt(1_000), 1_100);
 });
 
 test('a chain that got shorter (a node back from an older state) is learnt again from there', () => {
@@ -60,9 +62,10 @@ function automine(schedule: ReturnType<typeof createBlockSchedule>, start: { blo
     // The platform holds the batch for the block the schedule predicts, when it predicts one.
     const due = schedule.nextBlockAt(at);
     const sendAt = due === undefined ? at : Math.max(at, due - 250);
-    schedule.sent(sendAt, due === undefined ? undefined : due);
+    const carried = schedule.sent(sendAt, due === undefined ? undefined : due);
     block += 1n;
     schedule.observe(block, sendAt + 8);
+    carried(block);
     return { sendAt, heldMs: sendAt - at };
   };
 }
@@ -97,8 +100,9 @@ test('a node that mines every 2 s, seen late by a busy event loop and sent to at
   for (let n = 1; n <= 12; n++) {
     const due = schedule.nextBlockAt(minedAt(n) - 2_000 + phases[n - 1]!);
     // Before the schedule is learnt, a send at any moment; after, 250 ms before the block it aims at.
-    schedule.sent(due === undefined ? minedAt(n) - 2_000 + phases[n - 1]! : due - 250, due);
+    const carried = schedule.sent(due === undefined ? minedAt(n) - 2_000 + phases[n - 1]! : due - 250, due);
     schedule.observe(BigInt(n), minedAt(n) + late[n - 1]!);
+    carried(BigInt(n));
     if (learntAt === undefined && schedule.decision().mining === 'interval') learntAt = n;
     assert.notEqual(schedule.decision().mining, 'on-demand', `block ${n}`);
   }
@@ -116,8 +120,9 @@ test('a node that mined on demand and now mines every 2 s: the schedule is learn
   let learntAt: number | undefined;
   for (let n = 7; n <= 14; n++) {
     const due = schedule.nextBlockAt(minedAt(n) - 1_200);
-    schedule.sent(due === undefined ? minedAt(n) - 1_200 : due - 250, due);
+    const carried = schedule.sent(due === undefined ? minedAt(n) - 1_200 : due - 250, due);
     schedule.observe(BigInt(n), minedAt(n) + 40);
+    carried(BigInt(n));
     if (learntAt === undefined && schedule.decision().mining === 'interval') learntAt = n - 6;
   }
   assert.ok(learntAt !== undefined && learntAt <= 4, `learnt ${learntAt} blocks after the change`);
@@ -130,15 +135,29 @@ function exact(intervalMs: number, blocks: number, options?: Parameters<typeof c
   return schedule;
 }
 
-test('learnt from the fourth head; 500 ms apart is a schedule, 499 ms is mining on demand', () => {
+test('learnt from the fourth head, at any interval: 2 s, 0.45 s, 0.25 s, 0.2 s', () => {
   assert.deepEqual(exact(2_000, 3).decision(), { mining: 'unknown' }, 'three heads teach nothing yet');
   assert.equal(exact(2_000, 3).intervalMs(), undefined);
   assert.deepEqual(exact(2_000, 4).decision(), { mining: 'interval', intervalMs: 2_000 });
-  assert.deepEqual(exact(500, 8).decision(), { mining: 'interval', intervalMs: 500 });
-  assert.equal(exact(500, 8).nextBlockAt(4_100), 4_500);
-  assert.deepEqual(exact(499, 8).decision(), { mining: 'unknown' });
-  assert.equal(exact(499, 8).nextBlockAt(4_000), undefined);
-  assert.deepEqual(exact(300, 8, { minIntervalMs: 250 }).decision(), { mining: 'interval', intervalMs: 300 }, 'a chain\'s own bound');
+  assert.deepEqual(exact(450, 8).decision(), { mining: 'interval', intervalMs: 450 });
+  assert.equal(exact(250, 8).nextBlockAt(2_100), 2_250);
+  assert.deepEqual(exact(200, 4).decision(), { mining: 'interval', intervalMs: 200 });
+  const same = createBlockSchedule();
+  for (let n = 1; n <= 6; n++) same.observe(BigInt(n), 1_000);
+  assert.deepEqual(same.decision(), { mining: 'unknown' }, 'heads seen in one millisecond: no rhythm');
+});
+
+test('a 0.25 s chain seen by polls up to 150 ms late (a busy event loop): learnt, and kept at its interval', () => {
+  // Blocks every 250 ms; every other head, or one in four, seen late (more than a quarter interval).
+  for (const [every, lateMs] of [[2, 100], [2, 150], [4, 150]] as const) {
+    const schedule = createBlockSchedule();
+    const kept: Array<number | undefined> = [];
+    for (let n = 1; n <= 16; n++) {
+      schedule.observe(BigInt(n), n * 250 + (n % every === 0 ? lateMs : 0));
+      if (n >= 5) kept.push(schedule.intervalMs());
+    }
+    assert.deepEqual(kept, kept.map(() => 250), `one in ${every} seen ${lateMs} ms late`);
+  }
 });
 
 test('the next block: due one interval after the latest until two intervals have passed unseen, then carried to the next slot after now', () => {
@@ -197,7 +216,7 @@ test('a head mined within a quarter interval of its slot fits; three quarters of
   assert.deepEqual(dropped, [2_000, 2_000, undefined, undefined]);
 });
 
-test('sends: a head within 150 ms of a send not held for a block counts as quick; three in a row and the node mines on demand', () => {
+test('sends not held: the block right after the head, seen within 150 ms and within a quarter of the time the chain sat at that head, counts as quick; three in a row and the node mines on demand', () => {
   const run = (waitedMs: number[], options?: Parameters<typeof createBlockSchedule>[0]) => {
     const schedule = createBlockSchedule(options);
     schedule.observe(1n, 0);
@@ -206,8 +225,9 @@ test('sends: a head within 150 ms of a send not held for a block counts as quick
     const gaps = [10_000, 3_300, 17_700, 6_100];
     waitedMs.forEach((waited, i) => {
       at += gaps[i]!;
-      schedule.sent(at);
+      const carried = schedule.sent(at);
       schedule.observe(BigInt(i + 2), at + waited);
+      carried(BigInt(i + 2));
     });
     return schedule.decision().mining;
   };
@@ -218,34 +238,109 @@ test('sends: a head within 150 ms of a send not held for a block counts as quick
   assert.equal(run([300, 300, 300], { quickMs: 300 }), 'on-demand');
   // A send made before any head was seen has nothing to be judged against.
   const early = createBlockSchedule();
-  early.sent(0);
+  const first = early.sent(0);
   early.observe(1n, 5);
+  first(1n);
   for (const n of [2, 3]) {
-    early.sent(n * 10_000);
+    const carried = early.sent(n * 10_000);
     early.observe(BigInt(n), n * 10_000 + 5);
+    carried(BigInt(n));
   }
   assert.equal(early.decision().mining, 'unknown');
 });
 
-test('a send held for a predicted block: quick only if its block came in the first half of the wait; a block due before the send tells nothing', () => {
+test('sends not held on a 0.25 s chain before its rhythm is learnt: a block soon after the send, but not soon after the head before it, a block between, or a block two sends share is no sign of mining on demand', () => {
+  // Head n mined at 250 n, seen 20 ms later; the sends' own blocks as the test says.
+  const judged = (send: (schedule: ReturnType<typeof createBlockSchedule>, n: number) => void) => {
+    const schedule = createBlockSchedule();
+    schedule.observe(1n, 270);
+    for (let n = 2; n <= 3; n++) send(schedule, n);
+    return schedule.decision().mining;
+  };
+  // Sent 200 ms into the block (its head seen 180 ms before), the next block seen 70 ms later:
+  // within 150 ms, but not within a quarter of the 250 ms the chain sat at its head.
+  assert.equal(judged((schedule, n) => {
+    const carried = schedule.sent(250 * (n - 1) + 200);
+    schedule.observe(BigInt(n), 250 * n + 20);
+    carried(BigInt(n));
+  }), 'unknown');
+  // Sent 240 ms into the block: 30 ms before its block is seen, a quarter of the 250 ms: quick.
+  const quick = createBlockSchedule();
+  quick.observe(1n, 270);
+  for (let n = 2; n <= 4; n++) {
+    const carried = quick.sent(250 * (n - 1) + 240);
+    quick.observe(BigInt(n), 250 * n + 20);
+    carried(BigInt(n));
+  }
+  assert.equal(quick.decision().mining, 'on-demand', 'three such in a row: as a node mining on demand would answer');
+  // The same timing, but each block carries two sends of ours: blocks not made by one send each.
+  const shared = createBlockSchedule();
+  shared.observe(1n, 270);
+  for (let n = 2; n <= 4; n++) {
+    const carried = [shared.sent(250 * (n - 1) + 238), shared.sent(250 * (n - 1) + 240)];
+    shared.observe(BigInt(n), 250 * n + 20);
+    for (const c of carried) c(BigInt(n));
+  }
+  assert.notEqual(shared.decision().mining, 'on-demand');
+  // Each send's block is the second after the head seen at the send: a block came between.
+  const between = createBlockSchedule();
+  between.observe(1n, 270);
+  for (let n = 2; n <= 6; n += 2) {
+    const carried = between.sent(250 * (n - 1) + 240);
+    between.observe(BigInt(n + 1), 250 * n + 20);
+    carried(BigInt(n + 1));
+  }
+  assert.notEqual(between.decision().mining, 'on-demand');
+});
+
+test('a send held for a predicted block: quick only if the block that carried it came in the first half of the wait; a later block carrying it waited', () => {
   // Held for a block predicted 1 s after the send: seen 499 ms after it is quick, 500 ms is not.
   const held = (waited: number) => {
     const schedule = exact(2_000, 8); // block 8 at 16 s, block 9 due at 18 s
     for (let i = 0; i < 3; i++) {
       const n = 9 + i;
       const sendAt = n * 2_000 - 1_000;
-      schedule.sent(sendAt, sendAt + 1_000);
+      const carried = schedule.sent(sendAt, sendAt + 1_000);
       schedule.observe(BigInt(n), sendAt + waited);
+      carried(BigInt(n));
     }
     return schedule.decision().mining;
   };
   assert.equal(held(499), 'on-demand');
   assert.equal(held(500), 'interval');
-  // Sent at or after the time the block was due (mined, not yet seen): seen at once, it proves nothing.
+  // Sent just before a block was due and seen at once, but carried by the block after: it waited.
   const due = exact(2_000, 8);
   for (const n of [9, 10, 11]) {
-    due.sent(n * 2_000);
+    const carried = due.sent(n * 2_000 - 5, n * 2_000 + 2_000);
     due.observe(BigInt(n), n * 2_000 + 5);
+    due.observe(BigInt(n + 1), n * 2_000 + 2_005);
+    carried(BigInt(n + 1));
   }
   assert.equal(due.decision().mining, 'interval');
+});
+
+test('a 0.25 s chain, sends held for it one per block and seen late by a busy event loop: never taken for on-demand', () => {
+  const schedule = exact(250, 8); // block 8 at 2 s
+  const late = [10, 90, 40, 100, 0, 70, 100, 30, 60, 100, 20, 80];
+  for (let n = 9; n <= 20; n++) {
+    const due = schedule.nextBlockAt(n * 250 - 200)!;
+    // Held for the block after next (a 250 ms margin and some preparation), sent when it closes.
+    const carried = schedule.sent(due + 250 - 300, due + 250);
+    schedule.observe(BigInt(n), n * 250 + late[n - 9]!);
+    carried(BigInt(n + 1));
+    const { mining, intervalMs } = schedule.decision();
+    assert.ok(mining === 'interval' && Math.abs(intervalMs! - 250) <= 20, `block ${n}: ${mining} ${intervalMs}`);
+  }
+  // On a node mining on demand, the same sends' blocks come at once: three and it is known.
+  const automine = exact(250, 8);
+  let block = 8n;
+  for (let i = 0; i < 3; i++) {
+    const now = 2_050 + i * 250;
+    const due = automine.nextBlockAt(now)!;
+    const carried = automine.sent(now, due);
+    block += 1n;
+    automine.observe(block, now + 10);
+    carried(block);
+  }
+  assert.equal(automine.decision().mining, 'on-demand');
 });

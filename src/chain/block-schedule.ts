@@ -10,12 +10,15 @@ export interface BlockSchedule {
   /** The head `number`, seen at local time `at` (ms). Only its first sighting counts. */
   observe(number: bigint, at: number): void;
   /**
-   * The platform broadcast a transaction at `at`, held for the block predicted at `expectedAt` (when
-   * it was). The first new head seen after it tells how the node mines: a block seen right after the
-   * send (well before the predicted one) is a node that mines on demand; three such in a row and the
-   * schedule is dropped, and stays dropped while sends keep making blocks at once.
+   * The platform is about to broadcast a transaction, at `at`, held for the block predicted at
+   * `expectedAt` (when it was). Answers what to call with the number of the block that carried it
+   * (its receipt's), once known: that block tells how the node mines. The block right after the
+   * head seen at the send, carrying no other send of ours, seen at once (before half the wait for
+   * the predicted block; for a send not held, within `quickMs` and a quarter of the time the chain
+   * had sat at that head) is a node that mines on demand; three such in a row and the schedule is
+   * dropped, and stays dropped while sends keep making blocks at once.
    */
-  sent(at: number, expectedAt?: number): void;
+  sent(at: number, expectedAt?: number): (block: bigint) => void;
   /**
    * When the block after the latest head seen is expected (local ms; in the past when it is late),
    * or undefined while the chain shows no regular interval. After a long time without a sighting the
@@ -33,10 +36,13 @@ export interface BlockSchedule {
 export interface BlockScheduleOptions {
   /** Sightings kept (the most recent ones): a node that changes its rhythm is learnt again within about half as many blocks. */
   window?: number;
-  /** Below this interval a chain counts as mining on demand: batching for its blocks gains nothing. */
-  minIntervalMs?: number;
-  /** A send not held for a predicted block, followed by a new head within this: evidence of a node mining on demand. */
+  /** A send not held for a predicted block, whose block was seen within this: evidence of a node mining on demand. */
   quickMs?: number;
+  /**
+   * How late a sighting may be and still fit the schedule, at least (a quarter interval otherwise):
+   * a poll on a busy event loop sees a 0.25 s chain's heads up to about this late.
+   */
+  lateMs?: number;
 }
 
 interface Sighting {
@@ -46,12 +52,16 @@ interface Sighting {
 
 /** Sends in a row whose block came at once before a node counts as mining on demand. */
 const onDemandAfter = 3;
+/** Blocks known to carry a send of ours, kept to tell a block two sends share. */
+const carriedKept = 32;
 
 /**
  * The interval is the median of the time per block between every pair of sightings (Theil–Sen: a
  * few late sightings, from a busy event loop or a slow poll, move it little), taken only when the
- * sightings fit it: three quarters within a quarter interval of the earliest time each block allows
- * (and kept until fewer than half do).
+ * sightings fit it: three quarters within a quarter interval (or `lateMs`, when longer) of the
+ * earliest time each block allows (and kept until fewer than half do). No interval is too short:
+ * what tells a chain that mines every 0.25 s from one that mines on demand is not its rhythm but
+ * how its blocks answer the platform's sends (see `sent`).
  * The phase is that earliest time: a poll sees a head some time after it was mined, never before, so
  * the smallest `at − (number − latest) × interval` is the best estimate of when the latest block was
  * mined. A node whose blocks follow the platform's sends at once (each send makes a block) mines on
@@ -60,12 +70,12 @@ const onDemandAfter = 3;
  */
 export function createBlockSchedule(options: BlockScheduleOptions = {}): BlockSchedule {
   const window = options.window ?? 8;
-  const minIntervalMs = options.minIntervalMs ?? 500;
   const quickMs = options.quickMs ?? 150;
+  const lateMs = options.lateMs ?? 100;
   const sightings: Sighting[] = [];
   let learnt: { interval: number; latestAt: number; latest: Sighting } | undefined;
-  /** The send whose block has not been seen yet: when, the head then, and the block it was held for. */
-  let pendingSend: { at: number; head: bigint | undefined; expectedAt: number | undefined } | undefined;
+  /** Blocks that carried a send of ours (the latest `carriedKept`). */
+  const carried = new Set<bigint>();
   /** Sends in a row whose block came at once. */
   let quickInRow = 0;
   let onDemand = false;
@@ -83,7 +93,8 @@ export function createBlockSchedule(options: BlockScheduleOptions = {}): BlockSc
     }
     slopes.sort((x, y) => x - y);
     const interval = slopes[Math.floor(slopes.length / 2)]!;
-    if (interval < minIntervalMs) {
+    // Heads seen in the same millisecond: no rhythm to predict from.
+    if (interval < 1) {
       learnt = undefined;
       return;
     }
@@ -92,33 +103,48 @@ export function createBlockSchedule(options: BlockScheduleOptions = {}): BlockSc
     const latestAt = Math.min(...minedAt);
     // On a chain that mines at intervals each sighting is a little after its block's time; on one
     // that mines on demand (sends at random moments) the times scatter over whole intervals.
-    const fitting = minedAt.filter((at) => at - latestAt <= interval / 4).length;
+    const fitting = minedAt.filter((at) => at - latestAt <= Math.max(interval / 4, lateMs)).length;
     // Learnt when three quarters fit; dropped when fewer than half do. In between (a few sightings
-    // made late by a busy event loop), the schedule learnt last stays as it was.
-    if (fitting >= sightings.length * 0.75) learnt = { interval, latestAt, latest };
+    // made late by a busy event loop), a schedule learnt stays, at the interval and phase of now.
+    if (fitting >= sightings.length * 0.75 || (learnt && fitting >= sightings.length / 2)) learnt = { interval, latestAt, latest };
     else if (fitting < sightings.length / 2) learnt = undefined;
   }
 
-  /** The first new head after a send: was it there at once (a node mining on demand), or did it wait? */
-  function judgeSend(number: bigint, at: number): void {
-    const send = pendingSend;
-    // `number` is above the latest head seen (observe passes no other), which is at or above the send's.
-    if (!send || send.head === undefined) return;
-    pendingSend = undefined;
-    // A block due before the send (mined, just not seen yet) tells nothing about the send.
-    if (learnt && !onDemand) {
-      const dueAt = learnt.latestAt + Number(number - learnt.latest.number) * learnt.interval;
-      if (dueAt <= send.at) return;
+  /** The block that carried a send: there at once (a node mining on demand), or did it wait? */
+  function judge(send: { at: number; expectedAt: number | undefined; head: Sighting | undefined; scheduled: boolean }, block: bigint): void {
+    const shared = carried.has(block);
+    carried.add(block);
+    if (carried.size > carriedKept) carried.delete(carried.values().next().value as bigint);
+    // A send made before any head was seen, or whose block is no longer among the sightings kept
+    // (or was lost with a shorter chain): nothing to judge it by.
+    const seen = sightings.find((s) => s.number >= block);
+    if (!send.head || !seen || block <= send.head.number) return;
+    // While the chain keeps a schedule, a send it did not hold (a contract account's transfer, a
+    // mint) is aimed at no block: how soon its block came tells nothing.
+    if (send.expectedAt === undefined && send.scheduled) return;
+    const waited = seen.at - send.at;
+    // Made by the send: the very block after the head seen then, no other send of ours in it.
+    const next = block === send.head.number + 1n && !shared;
+    const quick = send.expectedAt === undefined
+      ? next && waited <= quickMs && waited <= (seen.at - send.head.at) / 4
+      : next && waited < (send.expectedAt - send.at) / 2;
+    if (onDemand) {
+      // The verdict ends with a send whose block was not there at once; the heads seen meanwhile
+      // were the sends' own blocks, and the chain's rhythm is learnt from here.
+      if (waited > quickMs) {
+        quickInRow = 0;
+        onDemand = false;
+        sightings.splice(0, sightings.length - 1);
+        learnt = undefined;
+      }
+      return;
     }
-    const waited = at - send.at;
-    const quick = send.expectedAt === undefined ? waited <= quickMs : waited < (send.expectedAt - send.at) / 2;
     if (!quick) {
       quickInRow = 0;
-      onDemand = false;
       return;
     }
     quickInRow++;
-    if (quickInRow >= onDemandAfter && !onDemand) {
+    if (quickInRow >= onDemandAfter) {
       onDemand = true;
       // What was learnt came from blocks the sends made: start over from the latest one.
       sightings.splice(0, sightings.length - 1);
@@ -136,15 +162,20 @@ export function createBlockSchedule(options: BlockScheduleOptions = {}): BlockSc
         // The chain got shorter (a node that lost blocks, a reorg): start over from here.
         sightings.length = 0;
         learnt = undefined;
-        pendingSend = undefined;
+        carried.clear();
       }
-      judgeSend(number, at);
       sightings.push({ number, at });
       if (sightings.length > window) sightings.shift();
       learn();
     },
     sent(at, expectedAt) {
-      pendingSend = { at, head: sightings[sightings.length - 1]?.number, expectedAt };
+      const send = { at, expectedAt, head: sightings[sightings.length - 1], scheduled: active() !== undefined };
+      let judged = false;
+      return (block) => {
+        if (judged) return;
+        judged = true;
+        judge(send, block);
+      };
     },
     nextBlockAt(now) {
       const schedule = active();

@@ -66,7 +66,10 @@ function setUp(options: { lanes?: number; gasLimit?: bigint; maxItems?: number; 
       blocks: {
         intervalMs: () => interval,
         nextBlockAt: (now: number) => origin + (Math.floor((now - origin) / interval) + 1) * interval,
-        sent: (sentAt: number, expectedAt?: number) => { aimed.push({ at: sentAt - T0, expectedAt: expectedAt === undefined ? undefined : expectedAt - T0 }); },
+        sent: (sentAt: number, expectedAt?: number) => {
+          aimed.push({ at: sentAt - T0, expectedAt: expectedAt === undefined ? undefined : expectedAt - T0 });
+          return () => {};
+        },
       },
       client: {
         getBlock: async (args: unknown) => {

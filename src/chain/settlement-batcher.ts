@@ -98,9 +98,13 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
    * reached alone. Otherwise (a chain that mines on demand, or whose interval is not learnt yet):
    * `windowMs`.
    */
-  /** How long a batch of the network takes from closing to broadcast: the slowest of the last few, at most half a block. */
+  /**
+   * How long a batch of the network takes from closing to broadcast: the slowest of the last few, at
+   * most half a block or half a second, whichever is longer (a block shorter than that is aimed at a
+   * few blocks ahead: docs/decisions/settlement.md).
+   */
   function preparationOf(network: NetworkName, interval: number): number {
-    return Math.min(Math.max(0, ...(preparations.get(network) ?? [])), interval / 2);
+    return Math.min(Math.max(0, ...(preparations.get(network) ?? [])), Math.max(interval / 2, 500));
   }
 
   /**
@@ -202,13 +206,14 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
     if (journaled === 'released') return;
     deps.onBatch?.(network, included.size);
     deps.faults?.at('relay.after-journal');
+    // The block that carries it checks the schedule: one made at once, well before the block it was
+    // held for, is a node that mines on demand (block-schedule.ts).
+    const carried = chains[network].blocks.sent(Date.now(), expectedAt);
     await sender.broadcast(network, journaled.rawTx);
-    // The node's answer to it checks the schedule: a block at once, well before the one it was held
-    // for, is a node that mines on demand (block-schedule.ts).
-    chains[network].blocks.sent(Date.now(), expectedAt);
     deps.faults?.at('relay.after-broadcast');
     prepared();
     const result = await waiter.finish(network, journaled.id, [journaled.txHash]);
+    if (result.receipt) carried(result.receipt.blockNumber);
     const executed = result.receipt ? executedItems(result.receipt) : new Set<string>();
     for (const pending of batch) {
       // Stryker disable next-line ConditionalExpression: a transfer not included was refused above; resolving its settled promise changes nothing (equivalent)

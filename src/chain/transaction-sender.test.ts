@@ -112,7 +112,7 @@ test('`send` signs what it journals as documented: to the recipient, no value, g
   const { client, blocks } = parts.chains.ethereum;
   // The block schedule records each send (a spy over the real one): how it tells a node mining on demand.
   const sends: number[] = [];
-  const chains = { ...parts.chains, ethereum: { ...parts.chains.ethereum, blocks: { ...blocks, sent: (at: number, expectedAt?: number) => { sends.push(at); blocks.sent(at, expectedAt); } } } };
+  const chains = { ...parts.chains, ethereum: { ...parts.chains.ethereum, blocks: { ...blocks, sent: (at: number, expectedAt?: number) => { sends.push(at); return blocks.sent(at, expectedAt); } } } };
   const sender = createTransactionSender({ journal: parts.journal, chains, platform: account, clock: Date.now, logger });
   const estimate = await client.estimateFeesPerGas();
   const gas = await client.estimateGas({ account: account.address, to: recipient, data: '0x01' });

@@ -135,8 +135,10 @@ export function createTransactionSender(deps: TransactionSenderDeps): Transactio
         () => ({ to: request.to, data: request.data, gas: (gas * 12n) / 10n, value: request.value }));
       // Stryker disable next-line StringLiteral: unreachable, an entry naming no authorizations is never released (the message is never seen)
       if (journaled === 'released') throw new Error('a transaction without authorizations cannot be released');
-      await broadcast(network, journaled.rawTx);
+      // Its receipt is waited for by the caller: only settlement batches, which the schedule holds,
+      // have their blocks judged (block-schedule.ts).
       chains[network].blocks.sent(Date.now());
+      await broadcast(network, journaled.rawTx);
       return journaled;
     },
 
