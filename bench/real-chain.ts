@@ -15,6 +15,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { anvilBinaryPath } from '../src/chain/anvil-process.ts';
 import { loadRelayerLanes } from '../src/chain/platform-account.ts';
 import { loadConfig } from '../src/config/config.ts';
+import type { NetworkName } from '../src/shared/networks.ts';
 import { vixpTokenAbi } from '../src/gen/contracts/vixp-token.ts';
 import { transferAuthorizationTypes } from '../src/wallet/authorize-transfer.ts';
 import { startBenchPlatform, type BenchPlatform } from './bench-platform.ts';
@@ -100,9 +101,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const round = (value: number, digits = 1) => Number(value.toFixed(digits));
 
 /** An anvil of our own, mining every `blockTime` seconds, on loopback; its output is drained and dropped. */
-export async function startIntervalAnvil(blockTime: number): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startIntervalAnvil(blockTime: number, chainId: number = foundry.id): Promise<{ url: string; stop(): Promise<void> }> {
   const child: ChildProcess = spawn(anvilBinaryPath(), [
-    '--host', '127.0.0.1', '--port', '0', '--chain-id', String(foundry.id), '--block-time', String(blockTime), '--prune-history', '64',
+    '--host', '127.0.0.1', '--port', '0', '--chain-id', String(chainId), '--block-time', String(blockTime), '--prune-history', '64',
   ], { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = once(child, 'exit');
   const url = await new Promise<string>((resolve, reject) => {
@@ -132,7 +133,7 @@ export async function startIntervalAnvil(blockTime: number): Promise<{ url: stri
 }
 
 /** The chain's head as the bench sees it, polled every 20 ms: which block was the latest at a given time. */
-function watchHeads(url: string) {
+export function watchHeads(url: string) {
   const heads: Array<{ number: number; at: number }> = [];
   let running = true;
   const done = (async () => {
@@ -157,43 +158,68 @@ function watchHeads(url: string) {
   };
 }
 
-/** Sum of vixpay_node_rpc_calls_total on ethereum, by method. */
-async function ethereumRpcCalls(bench: BenchPlatform): Promise<Record<string, number>> {
+/** Sum of vixpay_node_rpc_calls_total on `network`, by method. */
+async function nodeRpcCalls(bench: BenchPlatform, network: NetworkName): Promise<Record<string, number>> {
   const calls: Record<string, number> = {};
   for (const { labels, value } of (await bench.platform.metrics.nodeRpcCalls.get()).values) {
-    if (labels.network === 'ethereum') calls[String(labels.method)] = (calls[String(labels.method)] ?? 0) + value;
+    if (labels.network === network) calls[String(labels.method)] = (calls[String(labels.method)] ?? 0) + value;
   }
   return calls;
 }
 
+/** A receipt field an OP-stack node adds (hex quantity), or undefined on other nodes. */
+const opField = (receipt: object, name: string): bigint | undefined => {
+  const value = (receipt as Record<string, unknown>)[name];
+  return typeof value === 'string' || typeof value === 'bigint' ? BigInt(value) : undefined;
+};
+
+/** What a mined transaction cost, from its receipt: execution (gasUsed × effectiveGasPrice), the L1 data fee and operator fee (OP stack; 0 elsewhere), and the L1 data gas (undefined on nodes without it). */
+export function receiptCost(receipt: { gasUsed: bigint; effectiveGasPrice: bigint }) {
+  const scalar = opField(receipt, 'operatorFeeScalar');
+  const constant = opField(receipt, 'operatorFeeConstant');
+  return {
+    executionWei: receipt.gasUsed * receipt.effectiveGasPrice,
+    l1FeeWei: opField(receipt, 'l1Fee') ?? 0n,
+    // The Isthmus operator fee, from the receipt's own parameters.
+    operatorFeeWei: scalar === undefined || constant === undefined ? 0n : receipt.gasUsed * scalar / 1_000_000n + constant,
+    l1GasUsed: opField(receipt, 'l1GasUsed'),
+  };
+}
+
 /** Receipts and inputs of transactions, from a client of the bench's own (not counted as the platform's calls). */
 export async function transactionsOf(client: PublicClient, hashes: readonly Hex[]) {
-  const out: Array<{ hash: Hex; gasUsed: bigint; blockNumber: bigint; calldataBytes: number }> = [];
+  const out: Array<{ hash: Hex; gasUsed: bigint; blockNumber: bigint; calldataBytes: number } & ReturnType<typeof receiptCost>> = [];
   for (let i = 0; i < hashes.length; i += 200) {
     const slice = hashes.slice(i, i + 200);
     const [receipts, txs] = await Promise.all([
       Promise.all(slice.map((hash) => client.getTransactionReceipt({ hash }))),
       Promise.all(slice.map((hash) => client.getTransaction({ hash }))),
     ]);
-    slice.forEach((hash, j) => out.push({ hash, gasUsed: receipts[j]!.gasUsed, blockNumber: receipts[j]!.blockNumber, calldataBytes: (txs[j]!.input.length - 2) / 2 }));
+    slice.forEach((hash, j) => out.push({
+      hash, gasUsed: receipts[j]!.gasUsed, blockNumber: receipts[j]!.blockNumber, calldataBytes: (txs[j]!.input.length - 2) / 2, ...receiptCost(receipts[j]!),
+    }));
   }
   return out;
 }
 
-async function poissonRun(bench: BenchPlatform, load: LoadClient, client: PublicClient, url: string, senders: Awaited<ReturnType<typeof fundedSenders>>, rate: number, durationMs: number, seed: number): Promise<RunFigures> {
+/** The settlement transactions of one Poisson run, with the run's figures: for bench/networks.ts, which reads their fees. */
+export async function poissonRun(
+  bench: BenchPlatform, load: LoadClient, client: PublicClient, url: string, senders: Awaited<ReturnType<typeof fundedSenders>>, rate: number, durationMs: number, seed: number,
+  network: NetworkName = 'ethereum', baseUrl = bench.baseUrl,
+): Promise<RunFigures & { mined: Awaited<ReturnType<typeof transactionsOf>> }> {
   const heads = watchHeads(url);
   await sleep(100);
-  const callsBefore = await ethereumRpcCalls(bench);
+  const callsBefore = await nodeRpcCalls(bench, network);
   let result: PoissonResult;
   try {
     result = await load.run({
-      kind: 'poisson-transfers', baseUrl: bench.baseUrl, senders: senders.senders, recipient: senders.recipient, amount: '0.001',
+      kind: 'poisson-transfers', baseUrl, senders: senders.senders, recipient: senders.recipient, amount: '0.001',
       ratePerSecond: rate, durationMs, seed,
     });
   } finally {
     await heads.stop();
   }
-  const callsAfter = await ethereumRpcCalls(bench);
+  const callsAfter = await nodeRpcCalls(bench, network);
   const hashes = [...new Set(result.transfers.map((t) => t.transactionId as Hex))];
   const mined = await transactionsOf(client, hashes);
   const blockOf = new Map(mined.map((tx) => [tx.hash, Number(tx.blockNumber)]));
@@ -221,6 +247,7 @@ async function poissonRun(bench: BenchPlatform, load: LoadClient, client: Public
     p50Ms: Math.round(percentile(latencies, 0.5)), p99Ms: Math.round(percentile(latencies, 0.99)),
     p50Blocks: percentile(inBlocks, 0.5), p99Blocks: percentile(inBlocks, 0.99),
     schemeP50Ms: Math.round(percentile(result.transfers.map((t) => t.schemeMs), 0.5)),
+    mined,
   };
 }
 
@@ -238,12 +265,13 @@ function summarise(runs: RunFigures[]): ModeSummary {
 }
 
 /** One `transferWithAuthorization(v, r, s)` sent by an EOA: a holder's signed authorization to a payee that already holds VIXP. */
-async function directTransferWithAuthorization(bench: BenchPlatform, url: string, client: PublicClient, payee: Hex) {
-  const token = bench.platform.contracts.ethereum.vixpToken;
+export async function directTransferWithAuthorization(bench: BenchPlatform, url: string, client: PublicClient, payee: Hex, network: NetworkName = 'ethereum') {
+  const token = bench.platform.contracts[network].vixpToken;
   const holder = privateKeyToAccount(generatePrivateKey());
   const submitter = privateKeyToAccount(generatePrivateKey());
-  await createTestClient({ mode: 'anvil', chain: foundry, transport: http(url) }).setBalance({ address: submitter.address, value: parseEther('10') });
-  await bench.platform.wallet.mint('ethereum', { to: holder.address, amount: '10' });
+  // hardhat_setBalance: anvil answers it too.
+  await createTestClient({ mode: 'hardhat', chain: foundry, transport: http(url) }).setBalance({ address: submitter.address, value: parseEther('10') });
+  await bench.platform.wallet.mint(network, { to: holder.address, amount: '10' });
   const name = await client.readContract({ address: token, abi: vixpTokenAbi, functionName: 'name' });
   const message = {
     from: holder.address, to: payee, value: parseEther('0.001'), validAfter: 0n,
@@ -262,30 +290,31 @@ async function directTransferWithAuthorization(bench: BenchPlatform, url: string
   const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 100 });
   if (receipt.status !== 'success') throw new Error('the direct transferWithAuthorization reverted');
   const tx = await client.getTransaction({ hash });
-  return { gas: Number(receipt.gasUsed), calldataBytes: (tx.input.length - 2) / 2 };
+  return { gas: Number(receipt.gasUsed), calldataBytes: (tx.input.length - 2) / 2, cost: receiptCost(receipt) };
 }
 
 /** 100 transfers signed first, then sent at once: the fullest settlement transaction the platform makes of them. */
-async function batchFloor(bench: BenchPlatform, client: PublicClient, senders: Awaited<ReturnType<typeof fundedSenders>>) {
+export async function batchFloor(bench: BenchPlatform, client: PublicClient, senders: Awaited<ReturnType<typeof fundedSenders>>, baseUrl = bench.baseUrl) {
   const chosen = senders.senders.slice(0, 100);
-  const signed = await Promise.all(chosen.map(async (from) => ({ from, ...(await signTransfer(bench.baseUrl, from, senders.recipient, '0.001')) })));
-  const answers = await Promise.all(signed.map(({ from, tempKey, hashKey, signature }) => rpcCall(bench.baseUrl, '/token', 'transfer', {
+  const signed = await Promise.all(chosen.map(async (from) => ({ from, ...(await signTransfer(baseUrl, from, senders.recipient, '0.001')) })));
+  const answers = await Promise.all(signed.map(({ from, tempKey, hashKey, signature }) => rpcCall(baseUrl, '/token', 'transfer', {
     fromAddress: from.address, toAddress: senders.recipient, amount: '0.001', tempKey, hashKey, signature,
   })));
   const items = new Map<Hex, number>();
   for (const answer of answers) items.set(answer.resultData.transactionId as Hex, (items.get(answer.resultData.transactionId as Hex) ?? 0) + 1);
   const [fullest, count] = [...items.entries()].sort((a, b) => b[1] - a[1])[0]!;
   const [tx] = await transactionsOf(client, [fullest]);
-  return { items: count, gasPerTransfer: Math.round(Number(tx!.gasUsed) / count), calldataBytesPerTransfer: Math.round(tx!.calldataBytes / count) };
+  return { items: count, gasPerTransfer: Math.round(Number(tx!.gasUsed) / count), calldataBytesPerTransfer: Math.round(tx!.calldataBytes / count), tx: tx! };
 }
 
-/** A platform with its ethereum network on `url`: its relayer lanes funded there first, as an operator funds them. */
-export async function platformOn(url: string, env: Record<string, string>): Promise<BenchPlatform> {
+/** A platform with its `network` (ethereum by default) on `url`: its relayer lanes funded there first, as an operator funds them. */
+export async function platformOn(url: string, env: Record<string, string>, network: NetworkName = 'ethereum'): Promise<BenchPlatform> {
   const relayerKey = generatePrivateKey();
-  const controls = createTestClient({ mode: 'anvil', chain: foundry, transport: http(url) });
+  // hardhat_setBalance: anvil and Hardhat's node both answer it.
+  const controls = createTestClient({ mode: 'hardhat', chain: foundry, transport: http(url) });
   const lanes = loadRelayerLanes({ privateKey: relayerKey, dataDir: url, vault: undefined as never, count: loadConfig({}).relayerLanes });
   for (const lane of lanes) await controls.setBalance({ address: lane.address, value: parseEther('1000') });
-  return startBenchPlatform({ env: { RPC_URL_ETHEREUM: url, RELAYER_PRIVATE_KEY: relayerKey, PAYMENT_NETWORK: 'ethereum', ...env } });
+  return startBenchPlatform({ env: { [`RPC_URL_${network.toUpperCase()}`]: url, RELAYER_PRIVATE_KEY: relayerKey, PAYMENT_NETWORK: network, ...env } });
 }
 
 export async function measureRealChain(plan: RealChainPlan, load: LoadClient): Promise<RealChainResult[]> {
@@ -312,7 +341,7 @@ export async function measureRealChain(plan: RealChainPlan, load: LoadClient): P
           }
           for (let run = 0; run < plan.runs; run++) {
             for (const rate of plan.rates) {
-              const figures = await poissonRun(bench, load, client, anvil.url, senders, rate, plan.durationMs, 1000 * run + rate);
+              const { mined: _mined, ...figures } = await poissonRun(bench, load, client, anvil.url, senders, rate, plan.durationMs, 1000 * run + rate);
               (runsOf[mode].get(rate) ?? runsOf[mode].set(rate, []).get(rate)!).push(figures);
               plan.log(`  ${mode} run ${run + 1}, Poisson ${rate}/s: ${figures.completed} ok ${figures.failed} failed, ${figures.transfersPerTransaction} transfers/tx, ${figures.transactionsPerBlock} tx/block, ${figures.gasPerTransfer} gas, ${figures.calldataBytesPerTransfer} B, ${figures.rpcCallsPerTransfer} node calls per transfer, p50 ${figures.p50Ms} ms / ${figures.p50Blocks} blocks, p99 ${figures.p99Ms} ms / ${figures.p99Blocks} blocks${figures.firstError ? ` (${figures.firstError})` : ''}`);
             }

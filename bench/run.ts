@@ -24,6 +24,8 @@ import { measureSettlementHistory } from './settlement-history.ts';
 import { measureStorageGrowth } from './storage-growth.ts';
 import { measureIdleStreams } from './idle-streams.ts';
 import { measureRealChain } from './real-chain.ts';
+import { measureNetworks, networksTable } from './networks.ts';
+import { isNetworkName } from '../src/shared/networks.ts';
 import { measureStatements } from './statements.ts';
 import { measureX402Settles } from './x402-settles.ts';
 
@@ -34,14 +36,18 @@ const plan = quick
     settlement: { burstBatches: 10, chunkBatches: 20, holders: 200 }, idleSteps: [500, 1_000, 2_000],
     realChain: { blockTimes: [2], rates: [1, 10, 100], durationMs: 10_000, runs: 1, accounts: 100 },
     x402: { payments: 100, ratePerSecond: 10, blockTime: 2, publishedSigners: 40 },
+    // 12 s blocks: 48 s runs (4 blocks); 2 s: 12 s (6 blocks); 0.45 and 0.25 s: 8 s (18 and 32 blocks).
+    networks: { rates: [10, 40, 200], durationMs: (blockTime: number) => (blockTime >= 12 ? 48_000 : blockTime >= 2 ? 12_000 : 8_000), accounts: 100 },
   }
   : {
     runs: 3, levels: [1, 10, 100, 200], windowMs: 6_000, maxTotal: 3_000, requestWindowMs: 3_000, burst: 200, historyTarget: 50_000, historyBudgetMs: 120_000, chunk: 500,
     settlement: { burstBatches: 20, chunkBatches: 25, holders: 500 }, idleSteps: [1_000, 5_000, 10_000],
     realChain: { blockTimes: [2, 12], rates: [1, 10, 100], durationMs: 30_000, runs: 2, accounts: 100 },
     x402: { payments: 200, ratePerSecond: 10, blockTime: 2, publishedSigners: 40 },
+    // 12 s blocks: 120 s runs (10 blocks); every shorter rhythm: 30 s.
+    networks: { rates: [10, 40, 200], durationMs: (blockTime: number) => (blockTime >= 12 ? 120_000 : 30_000), accounts: 100 },
   };
-const sections = ['token-api', 'requests', 'payments', 'chain-history', 'settlement-history', 'storage-growth', 'idle-streams', 'real-chain', 'statements', 'x402', 'ipfs'] as const;
+const sections = ['token-api', 'requests', 'payments', 'chain-history', 'settlement-history', 'storage-growth', 'idle-streams', 'real-chain', 'statements', 'x402', 'ipfs', 'networks'] as const;
 type Section = typeof sections[number];
 const onlyArgument = process.argv.find((arg) => arg.startsWith('--only='));
 const only = onlyArgument?.slice('--only='.length).split(',').filter(Boolean);
@@ -231,6 +237,20 @@ if (runs('x402')) {
   }
 }
 
+// 10. Each network at its own rhythm (12 s, 2 s, 0.45 s, 0.25 s; the OP-stack ones also on Hardhat's
+// EDR for L1 data fees), Poisson 10, 40 and 200/s, beside one transferWithAuthorization and the contract's floor.
+let networks;
+if (runs('networks')) {
+  const load = await startLoadClient();
+  try {
+    // `--networks=optimism,opbnb`: only those networks' rows.
+    const chosen = process.argv.find((arg) => arg.startsWith('--networks='))?.slice('--networks='.length).split(',').filter(isNetworkName);
+    networks = await measureNetworks({ ...plan.networks, ...(chosen && { networks: chosen }), log }, load);
+  } finally {
+    await load.stop();
+  }
+}
+
 const ipfsUpload = process.argv.includes('--ipfs') ? await benchIpfsUpload() : undefined;
 // Add and cat of 64 MiB on the file and the PostgreSQL blockstores beside sha256sum (bench/ipfs-blockstores.ts).
 const ipfsBlockstores = runs('ipfs') ? await measureIpfsBlockstores() : undefined;
@@ -254,6 +274,7 @@ const results = {
   ...(realChain && { realChain }),
   ...(statements && { statements }),
   ...(x402 && { x402 }),
+  ...(networks && { networks }),
   ...(ipfsUpload && { ipfsUpload }),
   ...(ipfsBlockstores && { ipfsBlockstores }),
 };
@@ -305,5 +326,6 @@ if (x402) {
 }
 const rss = tokenTransfers?.at(-1);
 if (rss) row(`server RSS growth, ${rss.senders}-sender burst`, format(rss.serverRssGrowthMiB, ' MiB'), '', '');
+if (networks) console.log(`\n${networksTable(networks)}`);
 if (results.note) console.log(`\nnote: ${results.note}`);
 console.log(`\n${jsonFile.pathname}\n${chartFile}\n${results.durationSeconds} s`);

@@ -1,6 +1,7 @@
 // Token-API transfers at several concurrencies: each concurrent sender is a funded custodial account
 // running the key scheme (net_getTempKey, hashKey, signData, transfer) over HTTP to the listening
 // server, from the load client's process. The server's RSS growth is sampled during each burst.
+import type { NetworkName } from '../src/shared/networks.ts';
 import type { BenchPlatform } from './bench-platform.ts';
 import type { LoadClient } from './load-client.ts';
 import { percentile, rssGrowthDuring, spread, type Spread } from './measure.ts';
@@ -33,8 +34,8 @@ export interface TransferBurst {
   rssGrowthMiB: number;
 }
 
-/** Custodial accounts with VIXP on ethereum, created and minted through the platform. */
-export async function fundedSenders(bench: BenchPlatform, count: number): Promise<{ senders: Sender[]; recipient: string }> {
+/** Custodial accounts with VIXP on `network` (ethereum by default), created and minted through the platform. */
+export async function fundedSenders(bench: BenchPlatform, count: number, network: NetworkName = 'ethereum'): Promise<{ senders: Sender[]; recipient: string }> {
   const { wallet } = bench.platform;
   const senders: Sender[] = [];
   for (let i = 0; i < count; i++) {
@@ -43,7 +44,7 @@ export async function fundedSenders(bench: BenchPlatform, count: number): Promis
   }
   const recipient = (await wallet.createAddress()).address;
   for (let i = 0; i < senders.length; i += 50) {
-    await Promise.all(senders.slice(i, i + 50).map((s) => wallet.mint('ethereum', { to: s.address, amount: '1000' })));
+    await Promise.all(senders.slice(i, i + 50).map((s) => wallet.mint(network, { to: s.address, amount: '1000' })));
   }
   return { senders, recipient };
 }

@@ -70,7 +70,9 @@ describe('fees on an OP-stack network (Hardhat EDR, --chain-type op, OP Mainnet\
     const { db } = p.t.platform.store;
     const rows = await db.selectFrom('chain_txs').selectAll().where('network', '=', 'optimism').where('status', '!=', 'signed').execute();
     const days = new Set<string>();
-    const sums = { execution: 0n, l1Data: 0n, operator: 0n, settlementTotal: 0n, settlementL1: 0n, transfers: 0, settlements: 0 };
+    const sums = { execution: 0n, l1Data: 0n, operator: 0n, settlementTotal: 0n, settlementL1: 0n, settlementExecution: 0n, settlementOperator: 0n, transfers: 0, settlements: 0 };
+    // The last settlement transaction mined (by block, then position): what /metrics' last-fee gauges say.
+    let last: { block: bigint; index: number; execution: bigint; l1Fee: bigint; operatorFee: bigint; transfers: number } | undefined;
     for (const row of rows) {
       const receipt = await chain.client.getTransactionReceipt({ hash: row.tx_hash as Hex });
       const raw = receipt as unknown as Record<string, Hex>;
@@ -93,7 +95,12 @@ describe('fees on an OP-stack network (Hardhat EDR, --chain-type op, OP Mainnet\
         sums.settlements++;
         sums.settlementTotal += execution + l1Fee + operatorFee;
         sums.settlementL1 += l1Fee;
+        sums.settlementExecution += execution;
+        sums.settlementOperator += operatorFee;
         sums.transfers += executed;
+        if (executed > 0 && (!last || receipt.blockNumber > last.block || (receipt.blockNumber === last.block && receipt.transactionIndex > last.index))) {
+          last = { block: receipt.blockNumber, index: receipt.transactionIndex, execution, l1Fee, operatorFee, transfers: executed };
+        }
       }
     }
     const total = sums.execution + sums.l1Data + sums.operator;
@@ -130,10 +137,22 @@ describe('fees on an OP-stack network (Hardhat EDR, --chain-type op, OP Mainnet\
       const perTransfer = (sums.settlementTotal * 2n + BigInt(sums.transfers)) / (2n * BigInt(sums.transfers));
       assert.equal(n!.settlementFeePerTransfer!.total.wei, String(perTransfer), 'per transfer, to the nearest wei');
       assert.equal(n!.settlementFeePerTransfer!.total.amount, formatEther(perTransfer));
+      // Each part per transfer and per settlement transaction, to the nearest wei on its own, in ETH with wei beside.
+      const nearest = (wei: bigint, count: number) => (wei * 2n + BigInt(count)) / (2n * BigInt(count));
+      for (const [per, count] of [[n!.settlementFeePerTransfer!, sums.transfers], [n!.settlementFeePerTransaction!, sums.settlements]] as const) {
+        for (const [part, wei] of [['execution', sums.settlementExecution], ['l1Data', sums.settlementL1], ['operator', sums.settlementOperator], ['total', sums.settlementTotal]] as const) {
+          assert.equal(per[part].wei, String(nearest(wei, count)), `${part} per ${count}`);
+          assert.equal(per[part].amount, formatEther(nearest(wei, count)));
+        }
+      }
       // The CLI's line names the L1 data and operator fees of the settlement fees.
       const line = operatorDayLine(n!);
       assert.ok(line.startsWith(`optimism: settlement fees ${formatEther(sums.settlementTotal)} ETH (${sums.settlementTotal} wei; execution `), line);
       assert.match(line, new RegExp(` \\+ L1 data ${formatEther(sums.settlementL1).replace('.', '\\.')} \\+ operator `));
+      const perTransferPart = (wei: bigint) => formatEther(nearest(wei, sums.transfers)).replace('.', '\\.');
+      const perTransactionPart = (wei: bigint) => formatEther(nearest(wei, sums.settlements)).replace('.', '\\.');
+      assert.match(line, new RegExp(`, ${perTransferPart(sums.settlementTotal)} ETH per transfer \\(execution ${perTransferPart(sums.settlementExecution)} \\+ L1 data ${perTransferPart(sums.settlementL1)}\\), `
+        + `${perTransactionPart(sums.settlementTotal)} ETH per settlement transaction \\(execution ${perTransactionPart(sums.settlementExecution)} \\+ L1 data ${perTransactionPart(sums.settlementL1)}\\);`));
       context.diagnostic(line);
     }
 
@@ -146,8 +165,8 @@ describe('fees on an OP-stack network (Hardhat EDR, --chain-type op, OP Mainnet\
     const costs = figures.settlementCosts.networks.find((n: { network: string }) => n.network === 'optimism');
     const today = optimism.at(-1)!;
     assert.deepEqual(
-      [costs.settlementFees, costs.fees, costs.otherFeesByKind, costs.feesPaidWei],
-      [today.settlementFees, today.fees, today.otherFeesByKind, today.feesPaidWei],
+      [costs.settlementFees, costs.fees, costs.otherFeesByKind, costs.feesPaidWei, costs.settlementFeePerTransfer, costs.settlementFeePerTransaction],
+      [today.settlementFees, today.fees, today.otherFeesByKind, today.feesPaidWei, today.settlementFeePerTransfer, today.settlementFeePerTransaction],
     );
 
     // /metrics: the same parts, in ether (a float sum: to within a billionth).
@@ -166,5 +185,14 @@ describe('fees on an OP-stack network (Hardhat EDR, --chain-type op, OP Mainnet\
     close(part('execution', 'settlement') + part('execution', 'other'), sums.execution, 'execution fees');
     close(part('operator', 'settlement') + part('operator', 'other'), sums.operator, 'operator fees');
     close(part('execution', 'settlement') + part('l1_data', 'settlement') + part('operator', 'settlement'), sums.settlementTotal, 'settlement fees');
+    // The last settlement transaction's fee in wei, exact: by part, per transaction and per transfer it executed.
+    const nearestWei = (wei: bigint, count: number) => Number((wei * 2n + BigInt(count)) / (2n * BigInt(count)));
+    const lastFee = last!;
+    const lastTotal = lastFee.execution + lastFee.l1Fee + lastFee.operatorFee;
+    for (const [per, count] of [['transaction', 1], ['transfer', lastFee.transfers]] as const) {
+      for (const [name, wei] of [['execution', lastFee.execution], ['l1_data', lastFee.l1Fee], ['operator', lastFee.operatorFee], ['total', lastTotal]] as const) {
+        assert.equal(metric('vixpay_settlement_last_fee_wei', `network="optimism",part="${name}",per="${per}"`), nearestWei(wei, count), `last settlement's ${name} per ${per}`);
+      }
+    }
   });
 });

@@ -191,7 +191,7 @@ test('the operator: vixpay statement and operator-day beside the platform, and t
   const readable = await runCli('operator-day', '--network', 'ethereum');
   assert.match(readable.stderr, new RegExp(`^operator's day: ${today()} in Asia/Seoul \\(TIME_ZONE\\)`));
   // Settlement fees first, deploys and mints apart, every fee in ETH with wei beside.
-  assert.match(readable.stderr, /\n {2}ethereum: settlement fees [\d.]+ ETH \(\d+ wei\) over \d+ settlement transactions \(\d+ POS, 0 x402, 0 both\), \d+ transfers, [\d.]+ ETH per transfer; not settlement: .*\d+ mint [\d.]+ ETH.*; all fees [\d.]+ ETH \(\d+ wei\)\n/);
+  assert.match(readable.stderr, /\n {2}ethereum: settlement fees [\d.]+ ETH \(\d+ wei\) over \d+ settlement transactions \(\d+ POS, 0 x402, 0 both\), \d+ transfers, [\d.]+ ETH per transfer, [\d.]+ ETH per settlement transaction; not settlement: .*\d+ mint [\d.]+ ETH.*; all fees [\d.]+ ETH \(\d+ wei\)\n/);
   const day = JSON.parse(await cli('operator-day', '--date', today(), '--network', 'ethereum', '--json'));
   assert.deepEqual(JSON.parse(readable.stdout), day, 'the same document, indented');
   assert.deepEqual(day.networks.map((n: any) => n.network), ['ethereum']);

@@ -15,6 +15,7 @@ import { countJournalBacklog, countPendingByRelayer, findStuckBacklog } from '..
 import { sqliteDiskProbe } from '../store/sqlite-disk-probe.ts';
 import type { MinedCost, Relayer } from '../chain/relayer.ts';
 import { minimumGasBalance } from '../chain/fund-lanes.ts';
+import { feePartsPer } from '../console/fee-parts.ts';
 import type { ChainClients } from '../chain/chain-clients.ts';
 import { countingRpcCalls } from '../chain/node-rpc-calls.ts';
 import type { IpfsBackend } from '../ipfs/ipfs-backend.ts';
@@ -179,6 +180,12 @@ export function recordMinedCost(metrics: Metrics): (network: NetworkName, mined:
       metrics.relayerFeeParts.inc({ network, part, purpose }, Number(formatEther(wei)));
     }
     if (mined.transfers === 0) return;
+    const parts = { execution: mined.feeWei, l1Data: mined.l1FeeWei, operator: mined.operatorFeeWei };
+    for (const [per, fees] of [['transaction', feePartsPer(parts, 1, '')], ['transfer', feePartsPer(parts, mined.transfers, '')]] as const) {
+      for (const [part, fee] of [['execution', fees.execution], ['l1_data', fees.l1Data], ['operator', fees.operator], ['total', fees.total]] as const) {
+        metrics.settlementLastFee.set({ network, part, per }, Number(fee.wei));
+      }
+    }
     metrics.settlementTransfersPerTransaction.observe({ network }, mined.transfers);
     const blocks = perBlock.get(network) ?? new Map<bigint, number>();
     perBlock.set(network, blocks);

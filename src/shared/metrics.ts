@@ -79,6 +79,10 @@ export function createMetrics() {
       name: 'vixpay_relayer_fee_parts_ether_total', help: 'The same fees by part (execution: gas used × effective gas price; l1_data: the receipt\'s l1Fee; operator), in the network\'s coin, by network, part and purpose (settlement: transactions that executed transfers; other: deploys, mints, cancellations)',
       labelNames: ['network', 'part', 'purpose'] as const, registers: [registry],
     }),
+    settlementLastFee: new Gauge({
+      name: 'vixpay_settlement_last_fee_wei', help: 'The last mined settlement transaction\'s fee in wei, in the network\'s coin (ETH, BNB), by network, part (execution, l1_data, operator, total) and per (transaction: its whole fee; transfer: over the transfers it executed, to the nearest wei); the running sums are vixpay_relayer_fee_parts_ether_total{purpose="settlement"} over vixpay_settlement_transfers_per_transaction\'s _sum and _count',
+      labelNames: ['network', 'part', 'per'] as const, registers: [registry],
+    }),
     settlementTransfersPerTransaction: new Histogram({
       name: 'vixpay_settlement_transfers_per_transaction', help: 'Transfers executed by each mined settlement transaction (its AuthorizationUsed logs), by network',
       labelNames: ['network'] as const, buckets: [1, 2, 5, 10, 20, 50, 100, 150], registers: [registry],

@@ -64,6 +64,7 @@ test('an OP-stack day: settlement fees the headline (execution + L1 data + opera
   assert.deepEqual(csv.filter((r) => r[1] === 'other').map((r) => [r[2], column(r, 'fee_wei')]), [['deploy: 1', '5000900000000000'], ['mint: 1', '40000000001000']]);
   assert.equal(column(byHash('total'), 'fee_wei'), n!.feesPaidWei);
   assert.equal(operatorDayLine(n!), 'optimism: settlement fees 0.000403097845016 ETH (403097845016000 wei; execution 0.0004 + L1 data 0.000003097845 + operator 0.000000000000016) '
-    + 'over 2 settlement transactions (1 POS, 0 x402, 0 both), 3 transfers, 0.000134365948338667 ETH per transfer; '
+    + 'over 2 settlement transactions (1 POS, 0 x402, 0 both), 3 transfers, 0.000134365948338667 ETH per transfer (execution 0.000133333333333333 + L1 data 0.000001032615), '
+    + '0.000201548922508 ETH per settlement transaction (execution 0.0002 + L1 data 0.0000015489225); '
     + 'not settlement: 1 deploy 0.0050009 ETH, 1 mint 0.000040000000001 ETH; all fees 0.005443997845017 ETH (5443997845017000 wei)');
 });

@@ -107,8 +107,9 @@ export function operatorDayCsv(day: OperatorDay): string {
 
 /**
  * A network's day on one line, settlement fees first (`ethereum: settlement fees 0.000651 ETH (651… wei)
- * over 9 transactions, 9 transfers, 0.0000723 ETH per transfer; not settlement: 3 deploy 0.00590 ETH, …; all fees …`).
- * The L1 data and operator fees are named where there are any.
+ * over 9 transactions, 9 transfers, 0.0000723 ETH per transfer, 0.0000723 ETH per settlement transaction;
+ * not settlement: 3 deploy 0.00590 ETH, …; all fees …`). The L1 data and operator fees are named where
+ * there are any, and then the execution and L1 data parts of the fee per transfer and per transaction.
  */
 export function operatorDayLine(n: SettlementCosts): string {
   const { pos, x402, mixed } = n.settlementsByKind;
@@ -116,7 +117,11 @@ export function operatorDayLine(n: SettlementCosts): string {
     const parts = [f.l1Data.wei !== '0' && `L1 data ${f.l1Data.amount}`, f.operator.wei !== '0' && `operator ${f.operator.amount}`].filter(Boolean);
     return `${f.total.amount} ${n.currency} (${f.total.wei} wei${parts.length ? `; execution ${f.execution.amount} + ${parts.join(' + ')}` : ''})`;
   };
-  const perTransfer = n.settlementFeePerTransfer ? `, ${n.settlementFeePerTransfer.total.amount} ${n.currency} per transfer` : '';
+  // Per transfer and per settlement transaction, each with its execution and L1 data parts where there is an L1 data fee.
+  const per = (f: FeeParts | null, what: string) => f
+    ? `, ${f.total.amount} ${n.currency} per ${what}${n.settlementFees.l1Data.wei !== '0' ? ` (execution ${f.execution.amount} + L1 data ${f.l1Data.amount})` : ''}`
+    : '';
+  const perTransfer = per(n.settlementFeePerTransfer, 'transfer') + per(n.settlementFeePerTransaction, 'settlement transaction');
   const other = Object.entries(n.otherFeesByKind).map(([kind, f]) => `${n.otherTransactions[kind] ?? 0} ${kind} ${f.total.amount} ${n.currency}`).join(', ') || 'none';
   return `${n.network}: settlement fees ${fee(n.settlementFees)} over ${n.settlementTransactions} settlement transactions (${pos} POS, ${x402} x402, ${mixed} both), `
     + `${n.transfers} transfers${perTransfer}; not settlement: ${other}; all fees ${n.feesPaid} ${n.currency} (${n.feesPaidWei} wei)`;

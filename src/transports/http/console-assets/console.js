@@ -202,6 +202,13 @@ async function refresh() {
     }
     return td;
   };
+  const splitCell = (row, fees, currency) => {
+    if (!fees) return cell(row, '–');
+    const operator = fees.operator.wei === '0' ? '' : ` + ${fees.operator.amount}`;
+    const td = cell(row, `${fees.execution.amount} + ${fees.l1Data.amount}${operator} = ${fees.total.amount} ${currency}`);
+    td.title = `execution ${fees.execution.wei} wei + L1 data ${fees.l1Data.wei} wei + operator ${fees.operator.wei} wei = ${fees.total.wei} wei`;
+    return td;
+  };
   fillTable('settlement-costs', costs.networks, (row, c) => {
     row.dataset.network = c.network;
     cell(row, c.network);
@@ -218,6 +225,10 @@ async function refresh() {
     cell(row, grouped(c.transactions));
     cell(row, grouped(c.gasUsed));
     feeCell(row, c.fees, c.currency);
+    // The settlement fees' execution part, then per transfer and per settlement transaction: execution + L1 data (+ operator, where any) = the fee, exact; wei on hover.
+    cell(row, c.settlementFees.execution.rounded).title = `${c.settlementFees.execution.amount} ${c.currency} (${c.settlementFees.execution.wei} wei)`;
+    splitCell(row, c.settlementFeePerTransfer, c.currency);
+    splitCell(row, c.settlementFeePerTransaction, c.currency);
   });
   fillTable('relayers', figures.relayers, (row, r) => {
     row.dataset.relayer = `${r.network}:${r.address}`;
