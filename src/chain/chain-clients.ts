@@ -13,7 +13,9 @@ export interface ChainClient {
   managed: boolean;
   /** The preferred endpoint's JSON-RPC URL, for libraries that make their own connection (ethr-did-resolver). */
   url: string;
-  /** Every endpoint of the network (`RPC_URLS_<NETWORK>`), the preferred first: each one's state and calls. */
+  /** Every endpoint's URL (`RPC_URLS_<NETWORK>`), the preferred first. */
+  urls: readonly string[];
+  /** Every endpoint of the network, the preferred first: each one's state and calls. */
   endpoints(): EndpointState[];
   client: PublicClient;
   /** The network's one receipt watcher: every wait for a receipt shares its polling. */
@@ -61,7 +63,7 @@ export async function createChainClients(
         confirmations: confirmations[network] ?? 1, schedule: blocks,
         ...(endpoint.managed && { heads: newHeadsOf(endpoint.url.replace(/^http/, 'ws')) }),
       });
-      return [network, { network, chainId, managed: endpoint.managed, url: urls[0] ?? endpoint.url, endpoints: pool.states, client, receipts, blocks }];
+      return [network, { network, chainId, managed: endpoint.managed, url: urls[0] ?? endpoint.url, urls, endpoints: pool.states, client, receipts, blocks }];
     }),
   );
   return Object.freeze(Object.fromEntries(entries) as Record<NetworkName, ChainClient>);
