@@ -28,6 +28,24 @@ const minutes = Number(values.minutes);
 if (!(minutes > 0 && minutes <= 60)) throw new Error(`--minutes: a number of minutes above 0 and at most 60, got ${values.minutes}`);
 const windowMs = Math.round(minutes * 60_000);
 
+/** A journaled transaction a failure names: its row, its versions, and what the chain says of each. */
+async function journalDetail(fleet: ChaosFleet, message: string): Promise<string> {
+  const hash = /0x[0-9a-f]{64}/i.exec(message)?.[0];
+  if (!hash) return '';
+  const { db } = fleet.operator.store;
+  const { client } = fleet.operator.chains.ethereum;
+  const rows = await db.selectFrom('chain_txs').selectAll().where('tx_hash', '=', hash).execute();
+  const versions = rows.length === 0 ? [] : await db.selectFrom('chain_tx_versions').selectAll().where('chain_tx_id', '=', rows[0]!.id).execute().catch(() => []);
+  const onChain = async (h: string) => {
+    const receipt = await client.getTransactionReceipt({ hash: h as `0x${string}` }).catch(() => undefined);
+    return receipt ? `${receipt.status} in block ${receipt.blockNumber}` : 'no receipt';
+  };
+  const brief = (row: object | undefined) => JSON.stringify(row ?? null, (key, value: unknown) => (key.startsWith('raw') ? undefined : typeof value === 'bigint' ? String(value) : value));
+  const lines = [`row ${brief(rows[0])} (chain: ${await onChain(hash)})`];
+  for (const version of versions as Array<Record<string, unknown>>) lines.push(`version ${brief(version)} (chain: ${await onChain(String(version.tx_hash))})`);
+  return `\n    ${lines.join('\n    ').slice(0, 3000)}`;
+}
+
 const started = Date.now();
 const log = (line: string) => console.log(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}`);
 const quiet = (line: string) => { if (values.verbose) log(line); };
@@ -56,7 +74,7 @@ try {
     try {
       await assertInvariants({ operator: fleet.operator });
     } catch (error) {
-      violations.push({ message: `after the heal: ${(error as Error).message.split('\n')[0]}` });
+      violations.push({ message: `after the heal: ${(error as Error).message.replace(/\s+/g, ' ').slice(0, 400)}${await journalDetail(fleet, (error as Error).message)}` });
     }
     violations.push(...await checkRecords(fleet, records));
     const outcomes = records.flatMap((r) => r.moves).reduce<Record<string, number>>((n, m) => ({ ...n, [m.outcome]: (n[m.outcome] ?? 0) + 1 }), {});

@@ -220,7 +220,17 @@ export async function startChaosFleet(log: (line: string) => void): Promise<Chao
         for (const link of Object.values(instance.links)) link.set({ kind: 'pass' });
         fleet.resume(i);
       }
-      await Promise.all(instances.map((_, i) => fleet.restart(i)));
+      // A start can fail on a link that was cut while it started (a node that did not answer): again, up to three times.
+      await Promise.all(instances.map(async (_, i) => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await fleet.restart(i);
+            return;
+          } catch (error) {
+            if (attempt === 3) throw error;
+          }
+        }
+      }));
       const deadline = Date.now() + 120_000;
       for (const instance of instances) {
         for (;;) {
