@@ -93,7 +93,7 @@ try {
 } catch (error) {
   exitCode = 1;
   console.error((error as Error).message);
-  console.error(`replay: npm run test:chaos -- --seed ${seed} --minutes ${minutes} (fast-check's path above replays one schedule: --path P)`);
+  console.error(`replay: npm run test:chaos -- --seed ${seed} --minutes ${minutes} --path ${Math.max(0, number - 1) + Number(values.path ?? 0)} --schedules 1`);
 } finally {
   await fleet.stop().catch((error: unknown) => console.error(`stopping the fleet: ${(error as Error).message}`));
 }
