@@ -1,0 +1,266 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { createTestClient, http, parseEther } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import type { AnvilProcess } from '../../src/chain/anvil-process.ts';
+import { startChains, type ChainSupervisor } from '../../src/chain/chain-supervisor.ts';
+import { loadRelayerLanes } from '../../src/chain/platform-account.ts';
+import { composePlatform, type Platform } from '../../src/compose/platform.ts';
+import { loadConfig } from '../../src/config/config.ts';
+import { createLogger } from '../../src/shared/logger.ts';
+import { networkNames } from '../../src/shared/networks.ts';
+import { createMerchantRepository } from '../../src/store/merchant-repository.ts';
+import { createWebhookRepository } from '../../src/store/webhook-repository.ts';
+import { addWebhookEndpoint } from '../../src/webhooks/webhook-endpoints.ts';
+import { startExternalNode } from '../support/external-node.ts';
+import type { Endpoint } from '../support/fleet-operations.ts';
+import { paymentsClient } from '../support/payments.ts';
+import { startPrivateRedis, type PrivateRedis } from '../support/redis.ts';
+import { freePort, startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { freshPostgresSchema, type FreshSchema } from '../support/store-factories.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { startTcpProxy, type LinkMode, type TcpProxy } from './tcp-proxy.ts';
+
+/**
+ * The chaos fleet: three `vixpay serve` processes (A, B, C) on one PostgreSQL schema of the run's own
+ * (in the shared test database: only this schema's tables, only its own backends ever terminated),
+ * one redis-server of the run's own (the shared Redis is never touched) and one external anvil for
+ * the payment network (the other three networks on anvils run here, shared by the three). Every
+ * instance reaches PostgreSQL, Redis and the payment network's node through a TCP proxy of its own
+ * (tcp-proxy.ts), so that one instance's link can be cut, delayed or partitioned. Beside them an
+ * operator platform attached directly (no proxy) sets up users, stores and tokens and reads.
+ */
+export const names = ['A', 'B', 'C'] as const;
+export type LinkName = 'pg' | 'redis' | 'node';
+
+export interface FleetInstance {
+  name: string;
+  env: Record<string, string>;
+  server?: ServerProcess;
+  state: 'up' | 'paused' | 'down' | 'starting';
+  /** A restart under way (after a kill). */
+  restarting?: Promise<void>;
+  endpoint: Endpoint;
+  links: Record<LinkName, TcpProxy>;
+  /** Outputs of earlier processes of this instance (before a kill). */
+  earlierOutput: string[];
+}
+
+export interface Store { tid: string; apiKey: string; settlementAddress: string }
+
+export interface ChaosFleet {
+  operator: Platform;
+  node: AnvilProcess;
+  schema: FreshSchema;
+  redis: PrivateRedis;
+  receiver: WebhookReceiver;
+  instances: FleetInstance[];
+  stores: Store[];
+  /** The receiving account of REST pay (PAY_RECEIVER_ADDRESS): nobody else pays it. */
+  payReceiver: string;
+  setMining(family: 'interval' | 'automine'): Promise<void>;
+  kill(i: number): void;
+  restart(i: number): Promise<void>;
+  pause(i: number): void;
+  resume(i: number): void;
+  /** pg_terminate_backend of this run's instances' PostgreSQL backends (all, or instance `i`'s). */
+  terminatePostgres(i?: number): Promise<number>;
+  setLink(i: number, link: LinkName, mode: LinkMode): void;
+  /** Every link passing, every instance running and ready. */
+  heal(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const anvilControls = (url: string) => createTestClient({ mode: 'anvil', transport: http(url) });
+
+export async function startChaosFleet(log: (line: string) => void): Promise<ChaosFleet> {
+  const dirs: string[] = [];
+  const tempDir = () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'vixpay-chaos-'));
+    dirs.push(dir);
+    return dir;
+  };
+  const { node, relayerKey } = await startExternalNode();
+  const chains: ChainSupervisor = await startChains({
+    dataDir: tempDir(), rpcUrls: { ethereum: node.url }, logger: createLogger('silent'), mode: 'own', checkpointIntervalMs: 600_000,
+  });
+  // Every lane of the relayer needs gas on the networks run here too (the external node's are funded).
+  const lanes = loadRelayerLanes({ privateKey: relayerKey, dataDir: tempDir(), vault: undefined as never, count: loadConfig({}).relayerLanes });
+  for (const network of networkNames.filter((n) => n !== 'ethereum')) {
+    for (const lane of lanes) await anvilControls(chains.endpoints[network].url).setBalance({ address: lane.address, value: parseEther('1000') });
+  }
+  const schema = await freshPostgresSchema('vixpay_chaos');
+  const redis = await startPrivateRedis();
+  const receiver = await startWebhookReceiver();
+  const payReceiver = privateKeyToAccount(generatePrivateKey()).address;
+  const pgUrl = new URL(schema.databaseUrl);
+  const nodeUrl = new URL(node.url);
+  const redisUrl = new URL(redis.url);
+  const common = {
+    MASTER_KEY: randomBytes(32).toString('hex'), RELAYER_PRIVATE_KEY: relayerKey, IPFS_BLOCKSTORE: 'postgres', PAY_RECEIVER_ADDRESS: payReceiver,
+    ...Object.fromEntries(networkNames.filter((n) => n !== 'ethereum').map((n) => [`RPC_URL_${n.toUpperCase()}`, chains.endpoints[n].url])),
+    CHAIN_POLL_MS: '200', RECEIPT_TIMEOUT_SECONDS: '20', AUTHORIZATION_TTL_SECONDS: '30', STALE_OPERATION_SECONDS: '5', SWEEP_INTERVAL_SECONDS: '2',
+    REPRICE_AFTER_SECONDS: '10', PAYMENT_PAIRING_WINDOW_SECONDS: '10', PAYMENT_IDLE_TIMEOUT_SECONDS: '20', GRPC_MAX_STREAMS_PER_CLIENT: '100',
+    WEBHOOK_RETRY_INITIAL_SECONDS: '1', WEBHOOK_RETRY_MAX_SECONDS: '5', WEBHOOK_TIMEOUT_SECONDS: '5', SHUTDOWN_TIMEOUT_SECONDS: '5', LOG_LEVEL: 'warn',
+  };
+
+  const instances: FleetInstance[] = [];
+  for (const [i, name] of names.entries()) {
+    const links = {
+      pg: await startTcpProxy({ host: pgUrl.hostname, port: Number(pgUrl.port || 5432) }),
+      redis: await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port) }),
+      node: await startTcpProxy({ host: nodeUrl.hostname, port: Number(nodeUrl.port) }),
+    };
+    const databaseUrl = new URL(schema.databaseUrl);
+    databaseUrl.port = String(links.pg.port);
+    // Its backends carry the instance's name: the nemesis terminates these and no one else's.
+    databaseUrl.searchParams.set('application_name', `${schema.schema}_i${i}`);
+    const [httpPort, grpcPort] = [await freePort(), await freePort()];
+    const env = {
+      ...common, DATA_DIR: tempDir(), DATABASE_URL: databaseUrl.toString(), REDIS_URL: `redis://127.0.0.1:${links.redis.port}`,
+      RPC_URL_ETHEREUM: `http://127.0.0.1:${links.node.port}`, HTTP_PORT: String(httpPort), GRPC_PORT: String(grpcPort), GRPC_HOST: '127.0.0.1',
+    };
+    instances.push({
+      name, env, state: 'down', links, earlierOutput: [],
+      endpoint: { name, baseUrl: `http://127.0.0.1:${httpPort}`, client: paymentsClient(grpcPort) },
+    });
+  }
+  const startInstance = async (instance: FleetInstance) => {
+    instance.state = 'starting';
+    if (instance.server) instance.earlierOutput.push(instance.server.output().slice(-4000));
+    try {
+      instance.server = await startServerProcess(instance.env, 240_000);
+    } catch (error) {
+      // Left down: the heal starts it again.
+      instance.state = 'down';
+      throw error;
+    }
+    instance.state = 'up';
+  };
+  // The first start deploys the contracts: one instance first, the others beside each other after.
+  await startInstance(instances[0]!);
+  await Promise.all(instances.slice(1).map(startInstance));
+  log(`fleet: ${instances.map((x) => `${x.name} ${x.endpoint.baseUrl} grpc ${x.env.GRPC_PORT}`).join(', ')}; node ${node.url}; schema ${schema.schema}; redis ${redis.url}`);
+
+  const operator = await composePlatform(loadConfig({ ...common, DATA_DIR: tempDir(), DATABASE_URL: schema.databaseUrl, RPC_URL_ETHEREUM: node.url, LOG_LEVEL: 'silent' }),
+    createLogger('silent'), { chainMode: 'attach', pairing: 'in-process', finishJournal: false });
+  await operator.payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
+  const anvil = anvilControls(node.url);
+  await anvil.setAutomine(true);
+  const stores: Store[] = [];
+  for (const i of [1, 2, 3]) {
+    const store = await operator.payments.addStore({ tid: `T-CH${i}${randomBytes(2).toString('hex')}`, name: `Chaos Cafe ${i}` });
+    await operator.wallet.mint('ethereum', { to: store.settlementAddress, amount: '100000' });
+    await addWebhookEndpoint({
+      webhooks: createWebhookRepository(operator.store.db, operator.store.dialect), merchants: createMerchantRepository(operator.store.db),
+      vault: operator.vault, clock: operator.clock,
+    }, { tid: store.tid, url: receiver.url, events: [], allowPrivate: true });
+    stores.push(store);
+  }
+
+  const fleet: ChaosFleet = {
+    operator, node, schema, redis, receiver, instances, stores, payReceiver,
+    async setMining(family) {
+      if (family === 'automine') {
+        await anvil.setIntervalMining({ interval: 0 });
+        await anvil.setAutomine(true);
+      } else {
+        await anvil.setAutomine(false);
+        await anvil.setIntervalMining({ interval: 1 });
+      }
+    },
+    kill(i) {
+      const instance = instances[i]!;
+      if (instance.state !== 'up' && instance.state !== 'paused') return;
+      instance.server!.child.kill('SIGKILL');
+      instance.state = 'down';
+    },
+    restart(i) {
+      const instance = instances[i]!;
+      if (instance.restarting) return instance.restarting;
+      if (instance.state !== 'down') return Promise.resolve();
+      const restarting = (async () => {
+        const { child } = instance.server!;
+        if (child.exitCode === null && child.signalCode === null) await new Promise((resolve) => child.once('exit', resolve));
+        await startInstance(instance);
+      })().finally(() => { if (instance.restarting === restarting) instance.restarting = undefined; });
+      instance.restarting = restarting;
+      return restarting;
+    },
+    pause(i) {
+      const instance = instances[i]!;
+      if (instance.state !== 'up') return;
+      instance.server!.child.kill('SIGSTOP');
+      instance.state = 'paused';
+    },
+    resume(i) {
+      const instance = instances[i]!;
+      if (instance.state !== 'paused') return;
+      instance.server!.child.kill('SIGCONT');
+      instance.state = 'up';
+    },
+    async terminatePostgres(i) {
+      const admin = new pg.Client({ connectionString: schema.databaseUrl });
+      await admin.connect();
+      try {
+        const names = i === undefined ? instances.map((_, n) => `${schema.schema}_i${n}`) : [`${schema.schema}_i${i}`];
+        const result = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ANY($1) AND pid <> pg_backend_pid()', [names]);
+        return result.rowCount ?? 0;
+      } finally {
+        await admin.end();
+      }
+    },
+    setLink(i, link, mode) { instances[i]!.links[link].set(mode); },
+    async heal() {
+      for (const [i, instance] of instances.entries()) {
+        for (const link of Object.values(instance.links)) link.set({ kind: 'pass' });
+        fleet.resume(i);
+      }
+      // A start can fail on a link that was cut while it started (a node that did not answer): again, up to three times.
+      await Promise.all(instances.map(async (_, i) => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await fleet.restart(i);
+            return;
+          } catch (error) {
+            if (attempt === 3) throw error;
+          }
+        }
+      }));
+      const deadline = Date.now() + 120_000;
+      for (const instance of instances) {
+        for (;;) {
+          const ready = await fetch(`${instance.endpoint.baseUrl}/readyz`, { signal: AbortSignal.timeout(5000) }).then((r) => r.ok, () => false);
+          if (ready) break;
+          if (Date.now() > deadline) throw new Error(`${instance.name} is not ready 120 s after the heal`);
+          await sleep(500);
+        }
+      }
+    },
+    async stop() {
+      for (const instance of instances) {
+        instance.endpoint.client.close();
+        if (instance.state === 'paused') instance.server?.child.kill('SIGCONT');
+        const child = instance.server?.child;
+        if (child && child.exitCode === null && child.signalCode === null) {
+          const exited = new Promise((resolve) => child.once('exit', resolve));
+          child.kill('SIGKILL');
+          await exited;
+        }
+        for (const link of Object.values(instance.links)) await link.close();
+      }
+      await operator.stop().catch(() => undefined);
+      await chains.stop();
+      await node.stop();
+      await redis.stop();
+      await receiver.close();
+      await schema.drop();
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return fleet;
+}

@@ -1,0 +1,136 @@
+import fc from 'fast-check';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ChaosFleet, LinkName } from './fleet.ts';
+import { names } from './fleet.ts';
+
+/**
+ * One schedule: the mining family, the workload's operations and the nemesis's faults, each at a
+ * time within the window; all drawn by fast-check from the run's seed (the same seed and path: the
+ * same schedule). Faults overlap freely: two at once, one during the recovery from another.
+ */
+export type FaultKind = 'kill' | 'pause' | 'pg-terminate' | 'pg-link' | 'redis-link' | 'node-link' | 'node-slow';
+export const faultKinds: readonly FaultKind[] = ['kill', 'pause', 'pg-terminate', 'pg-link', 'redis-link', 'node-link', 'node-slow'];
+
+export interface Fault {
+  atMs: number;
+  kind: FaultKind;
+  /** The instance (for node-slow: every instance's node link). */
+  target: number;
+  /** How long it lasts: a killed instance is started again after it, a paused one continued, a link healed. */
+  durationMs: number;
+  /** For a link: cut (reset), partition (silence) or delay. */
+  mode: 'cut' | 'partition' | 'delay';
+  delayMs: number;
+}
+
+export type OpKind = 'transfer' | 'rest-pay' | 'payment' | 'reward';
+export const opKinds: readonly OpKind[] = ['transfer', 'rest-pay', 'payment', 'reward'];
+
+export interface Op {
+  atMs: number;
+  kind: OpKind;
+  /** Instances of its steps: [first, second, third] (POS, app, cancel; sign, send; issue, claim; pay, retry). */
+  on: [number, number, number];
+  /** A payment's cancellation afterwards. */
+  cancel: 'none' | 'partial' | 'whole';
+}
+
+export interface Schedule {
+  family: 'interval' | 'automine';
+  windowMs: number;
+  ops: Op[];
+  faults: Fault[];
+}
+
+const instance = fc.integer({ min: 0, max: names.length - 1 });
+
+export function scheduleArbitrary(windowMs: number): fc.Arbitrary<Schedule> {
+  const at = fc.integer({ min: 0, max: windowMs - 1 });
+  const op: fc.Arbitrary<Op> = fc.record({
+    atMs: at, kind: fc.constantFrom(...opKinds), on: fc.tuple(instance, instance, instance),
+    cancel: fc.constantFrom('none', 'partial', 'whole'),
+  });
+  const fault: fc.Arbitrary<Fault> = fc.record({
+    atMs: at, kind: fc.constantFrom(...faultKinds), target: instance,
+    durationMs: fc.integer({ min: 1_000, max: 12_000 }), mode: fc.constantFrom('cut', 'partition', 'delay'),
+    delayMs: fc.integer({ min: 100, max: 4_000 }),
+  });
+  const opCount = Math.max(6, Math.round(windowMs / 2_500));
+  const faultCount = Math.max(2, Math.round(windowMs / 12_000));
+  return fc.record({
+    // One family in four on automine: each transaction mined as it arrives.
+    family: fc.constantFrom('interval', 'interval', 'interval', 'automine'),
+    windowMs: fc.constant(windowMs),
+    ops: fc.array(op, { minLength: opCount, maxLength: opCount }).map((ops) => ops.sort((a, b) => a.atMs - b.atMs)),
+    faults: fc.array(fault, { minLength: faultCount, maxLength: faultCount * 2 }).map((faults) => faults.sort((a, b) => a.atMs - b.atMs)),
+  });
+}
+
+export function describeFault(fault: Fault): string {
+  const who = fault.kind === 'node-slow' ? 'every instance' : names[fault.target];
+  const how = fault.kind.endsWith('-link') ? ` ${fault.mode}${fault.mode === 'delay' ? ` ${fault.delayMs} ms` : ''}` : fault.kind === 'node-slow' ? ` ${fault.delayMs} ms` : '';
+  const lasting = fault.kind === 'pg-terminate' ? '' : ` for ${(fault.durationMs / 1000).toFixed(1)} s`;
+  return `+${(fault.atMs / 1000).toFixed(1)} s ${fault.kind}${how} ${who}${lasting}`;
+}
+
+export function describeSchedule(schedule: Schedule): string {
+  const ops = opKinds.map((kind) => `${schedule.ops.filter((o) => o.kind === kind).length} ${kind}`).join(', ');
+  return [`family ${schedule.family}, window ${schedule.windowMs / 1000} s, ops: ${ops}`, ...schedule.faults.map((f) => `  ${describeFault(f)}`)].join('\n');
+}
+
+/**
+ * The nemesis: applies each fault at its time and undoes it after its duration (a link goes back to
+ * passing once no fault holds it any more). Answers when the last fault is undone; faults that fail
+ * to apply (an instance already down) are logged and skipped.
+ */
+export async function runNemesis(fleet: ChaosFleet, schedule: Schedule, log: (line: string) => void): Promise<void> {
+  const started = Date.now();
+  const holds = new Map<string, number>();
+  const hold = (i: number, link: LinkName, delta: number) => {
+    const key = `${i}:${link}`;
+    const count = (holds.get(key) ?? 0) + delta;
+    holds.set(key, count);
+    return count;
+  };
+  const linkOf: Partial<Record<FaultKind, LinkName>> = { 'pg-link': 'pg', 'redis-link': 'redis', 'node-link': 'node' };
+  await Promise.all(schedule.faults.map(async (fault) => {
+    await sleep(Math.max(0, fault.atMs - (Date.now() - started)));
+    log(`nemesis ${describeFault(fault)}`);
+    const i = fault.target;
+    try {
+      switch (fault.kind) {
+        case 'kill':
+          fleet.kill(i);
+          await sleep(fault.durationMs);
+          await fleet.restart(i);
+          break;
+        case 'pause':
+          fleet.pause(i);
+          await sleep(fault.durationMs);
+          fleet.resume(i);
+          break;
+        case 'pg-terminate':
+          log(`  terminated ${await fleet.terminatePostgres(i)} backends of ${names[i]}`);
+          break;
+        case 'pg-link': case 'redis-link': case 'node-link': {
+          const link = linkOf[fault.kind]!;
+          hold(i, link, 1);
+          fleet.setLink(i, link, fault.mode === 'delay' ? { kind: 'delay', delayMs: fault.delayMs } : { kind: fault.mode });
+          await sleep(fault.durationMs);
+          if (hold(i, link, -1) === 0) fleet.setLink(i, link, { kind: 'pass' });
+          break;
+        }
+        case 'node-slow':
+          for (const n of names.keys()) {
+            hold(n, 'node', 1);
+            fleet.setLink(n, 'node', { kind: 'delay', delayMs: fault.delayMs });
+          }
+          await sleep(fault.durationMs);
+          for (const n of names.keys()) if (hold(n, 'node', -1) === 0) fleet.setLink(n, 'node', { kind: 'pass' });
+          break;
+      }
+    } catch (error) {
+      log(`  ${describeFault(fault)}: ${(error as Error).message.slice(0, 300)}`);
+    }
+  }));
+}
