@@ -25,7 +25,7 @@ const domainUses = {
 const domains = Object.keys(domainUses);
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'src/gen/', '.stryker-tmp/', 'reports/'] },
+  { ignores: ['node_modules/', 'data/', 'src/gen/', 'test/support/gen/', '.stryker-tmp/', 'reports/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { EthereumDIDRegistry } from 'ethr-did-resolver';
-import { compileContracts, renderArtifactModules, solcSettings as scriptSettings } from '../scripts/compile-contracts.ts';
+import { compileContracts, renderArtifactModules, renderTestArtifacts, solcSettings as scriptSettings } from '../scripts/compile-contracts.ts';
 import { vixpTokenAbi, vixpTokenBytecode } from '../src/gen/contracts/vixp-token.ts';
 import { ethrDidRegistryAbi, ethrDidRegistryBytecode } from '../src/gen/contracts/ethr-did-registry.ts';
 import { solcSettings, solcVersion } from '../src/gen/contracts/compiler.ts';
@@ -21,6 +21,7 @@ test('artifact files are byte-for-byte what the script renders (nobody edited th
   for (const [name, text] of renderArtifactModules(fresh)) {
     assert.equal(readFileSync(new URL(`../src/gen/contracts/${name}`, import.meta.url), 'utf8'), text, name);
   }
+  assert.equal(readFileSync(new URL('./support/gen/test-tokens.ts', import.meta.url), 'utf8'), renderTestArtifacts(fresh), 'test-tokens.ts');
 });
 
 test('compiler.ts records the compiler and settings actually used', () => {

@@ -18,7 +18,8 @@ export const solcSettings = {
     "*": {
       "*": [
         "abi",
-        "evm.bytecode.object"
+        "evm.bytecode.object",
+        "evm.deployedBytecode.object"
       ]
     }
   }
