@@ -11,6 +11,7 @@ import { operatorDayLine, type OperatorDay } from '../src/statements/operator-da
 import { relayerLanesOf, skipWithoutHardhat, startHardhatNode, type HardhatNode } from './support/hardhat-node.ts';
 import { newUser, startPaymentTest, type PaymentTest } from './support/payments.ts';
 import { scriptedPayment } from './support/scripted-payments.ts';
+import { waitFor } from './support/wait-for.ts';
 
 // What settlement really costs on an OP-stack network: the platform's optimism network on Hardhat's
 // node as OP Mainnet (`hardhat node --chain-type op --chain-id 10`), whose receipts carry an L1 data
@@ -66,8 +67,11 @@ describe('fees on an OP-stack network (Hardhat EDR, --chain-type op, OP Mainnet\
       assert.equal(paid.posEnd.content.state, 'END_PAY', JSON.stringify(paid.posEnd));
     }
 
-    // Every relayed transaction on optimism (deploys, mints, settlements), from the node's receipts and headers.
+    // Every relayed transaction on optimism (deploys, mints, settlements), from the node's receipts and headers,
+    // once the three payments' authorizations are recorded as used (a receipt is read after END_PAY is answered).
     const { db } = p.t.platform.store;
+    await waitFor(async () => (await db.selectFrom('authorizations').select('nonce').where('network', '=', 'optimism')
+      .where('status', '=', 'used').execute()).length >= 3, { timeoutMs: 60_000, message: 'the three payments\' authorizations used' });
     const rows = await db.selectFrom('chain_txs').selectAll().where('network', '=', 'optimism').where('status', '!=', 'signed').execute();
     const days = new Set<string>();
     const sums = { execution: 0n, l1Data: 0n, operator: 0n, settlementTotal: 0n, settlementL1: 0n, settlementExecution: 0n, settlementOperator: 0n, transfers: 0, settlements: 0 };
@@ -104,7 +108,7 @@ describe('fees on an OP-stack network (Hardhat EDR, --chain-type op, OP Mainnet\
       }
     }
     const total = sums.execution + sums.l1Data + sums.operator;
-    assert.ok(sums.settlements >= 1 && sums.transfers >= 3, JSON.stringify({ ...sums, execution: 0, l1Data: 0, operator: 0, settlementTotal: 0, settlementL1: 0 }));
+    assert.ok(sums.settlements >= 1 && sums.transfers >= 3, JSON.stringify(sums, (_key, value: unknown) => (typeof value === "bigint" ? value.toString() : value)));
     assert.ok(rows.some((r) => r.kind === 'deploy') && rows.some((r) => r.kind === 'mint'), 'deploys and mints beside the settlements');
     // What left the relayer's lanes is exactly that: the three parts, nothing else.
     let spent = 0n;

@@ -37,22 +37,32 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     const pair = { client, upstream };
     pairs.add(pair);
     const pipe = (from: net.Socket, to: net.Socket) => {
-      let lastDue = 0;
+      // Held chunks, in arrival order, each with the time it may go: one timer drains them in order.
+      const held: { due: number; chunk: Buffer }[] = [];
+      let timer: NodeJS.Timeout | undefined;
+      const drain = () => {
+        timer = undefined;
+        while (held.length > 0 && held[0]!.due <= Date.now()) {
+          const { chunk } = held.shift()!;
+          if (!to.destroyed) to.write(chunk);
+        }
+        if (held.length > 0) timer = setTimeout(drain, held[0]!.due - Date.now());
+      };
       from.on('data', (chunk: Buffer) => {
         const mode = proxy.mode;
         if (mode.kind === 'partition' || mode.kind === 'cut') return;
-        if (mode.kind === 'pass' && lastDue <= Date.now()) {
+        if (mode.kind === 'pass' && held.length === 0) {
           to.write(chunk);
           return;
         }
         // Delayed, or passing again behind chunks still held: after them, in order.
-        const due = Math.max(Date.now() + (mode.kind === 'delay' ? mode.delayMs : 0), lastDue);
-        lastDue = due;
-        setTimeout(() => { if (!to.destroyed) to.write(chunk); }, due - Date.now());
+        const lastDue = held.at(-1)?.due ?? 0;
+        held.push({ due: Math.max(Date.now() + (mode.kind === 'delay' ? mode.delayMs : 0), lastDue), chunk });
+        timer ??= setTimeout(drain, held[0]!.due - Date.now());
       });
       from.on('close', () => {
         pairs.delete(pair);
-        setTimeout(() => to.destroy(), Math.max(0, lastDue - Date.now()));
+        setTimeout(() => to.destroy(), Math.max(0, (held.at(-1)?.due ?? 0) - Date.now()));
       });
     };
     pipe(client, upstream);

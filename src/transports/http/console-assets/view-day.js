@@ -16,13 +16,6 @@ const grouped = (value) => (value === null || value === undefined ? '–' : BigI
  * field the page reads is read here, so a change of those fields changes this function alone.
  */
 export function feeSection(networks) {
-  // Execution + L1 data (+ operator, where any) = the fee, in the coin; each part in wei beside.
-  const split = (fees, currency) => {
-    if (!fees) return '–';
-    const operator = fees.operator.wei === '0' ? '' : ` + operator ${fees.operator.amount}`;
-    return element('span', `execution ${fees.execution.amount} + L1 data ${fees.l1Data.amount}${operator} = ${fees.total.amount} ${currency} `
-      + `(${fees.execution.wei} + ${fees.l1Data.wei}${fees.operator.wei === '0' ? '' : ` + ${fees.operator.wei}`} = ${fees.total.wei} wei)`);
-  };
   const active = networks.filter((n) => n.transactions > 0);
   const other = (n) => Object.entries(n.otherTransactions).map(([kind, count]) => `${count} ${txKind(kind).toLowerCase()}`).join(', ') || 'none';
   return section('fees', 'Fees by network', table([
@@ -31,10 +24,6 @@ export function feeSection(networks) {
     { label: 'Of it, settlements', cell: (n) => amount(n.settlementFeesPaid, n.currency), className: 'num' },
     { label: 'Settlement transactions', cell: (n) => String(n.settlementTransactions), className: 'num' },
     { label: 'Transfers', cell: (n) => String(n.transfers), className: 'num' },
-    { label: 'Settlement execution fee', cell: (n) => amount(n.settlementFees.execution.amount, n.currency), className: 'num' },
-    { label: 'Settlement L1 data fee', cell: (n) => amount(n.settlementFees.l1Data.amount, n.currency), className: 'num' },
-    { label: 'Fee per transfer', cell: (n) => split(n.settlementFeePerTransfer, n.currency), className: 'num' },
-    { label: 'Fee per settlement transaction', cell: (n) => split(n.settlementFeePerTransaction, n.currency), className: 'num' },
     { label: 'Gas per transfer', cell: (n) => grouped(n.averageGasPerTransfer), className: 'num' },
     { label: 'Other transactions', cell: other },
   ], active), active.length < networks.length
