@@ -139,10 +139,12 @@ test('a 300 MiB file added through one instance is read whole through another, e
 
   const expected = await sha256Of(deterministicStream(size, seed, 1024 * 1024));
   assert.deepEqual(read, expected);
-  // The bounds of the file blockstore's streaming test: far less than the file.
-  assert.ok(upGrowth < 150, `A's RSS grew by ${upGrowth} MiB during the upload`);
+  // Far less than the file: a buffered file would take its 300 MiB at least. RSS also holds what the
+  // collector has not given back yet (147 and 168 MiB on the same read in two runs on a busy machine),
+  // so its bound is two thirds of the file; the live memory after GC keeps the tighter one.
+  assert.ok(upGrowth < 200, `A's RSS grew by ${upGrowth} MiB during the upload`);
   assert.ok(upRetained < 100, `A's live memory after GC grew by ${upRetained} MiB during the upload`);
-  assert.ok(downGrowth < 150, `B's RSS grew by ${downGrowth} MiB during the read`);
+  assert.ok(downGrowth < 200, `B's RSS grew by ${downGrowth} MiB during the read`);
   assert.ok(downRetained < 100, `B's live memory after GC grew by ${downRetained} MiB during the read`);
 
   const offset = 150 * 1024 * 1024 + 12_345;
