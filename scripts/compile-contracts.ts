@@ -159,6 +159,18 @@ function insideOf(root: string, relative: string): string {
   return resolved;
 }
 
+/** An artifact module's first lines: the generated header, where the contract comes from, its ABI. */
+function abiLines(result: CompileResult, contractName: keyof CompileResult['contracts'], exportPrefix: string): string[] {
+  const contract = result.contracts[contractName];
+  return [
+    generatedHeader,
+    `// ${contract.source}:${contractName}, solc ${result.solcVersion}, settings in ./compiler.ts`,
+    '',
+    `export const ${exportPrefix}Abi = ${JSON.stringify(contract.abi, null, 2)} as const;`,
+    '',
+  ];
+}
+
 /** The artifact modules' file names (relative to src/gen/contracts/) and their text. */
 export function renderArtifactModules(result: CompileResult): Map<string, string> {
   const files = new Map<string, string>();
@@ -167,11 +179,7 @@ export function renderArtifactModules(result: CompileResult): Map<string, string
     files.set(
       `${module}.ts`,
       [
-        generatedHeader,
-        `// ${contract.source}:${contractName}, solc ${result.solcVersion}, settings in ./compiler.ts`,
-        '',
-        `export const ${exportPrefix}Abi = ${JSON.stringify(contract.abi, null, 2)} as const;`,
-        '',
+        ...abiLines(result, contractName, exportPrefix),
         `export const ${exportPrefix}Bytecode: \`0x\${string}\` =\n  '${contract.bytecode}';`,
         '',
       ].join('\n'),
@@ -182,11 +190,7 @@ export function renderArtifactModules(result: CompileResult): Map<string, string
     files.set(
       `${module}.ts`,
       [
-        generatedHeader,
-        `// ${contract.source}:${contractName}, solc ${result.solcVersion}, settings in ./compiler.ts`,
-        '',
-        `export const ${exportPrefix}Abi = ${JSON.stringify(contract.abi, null, 2)} as const;`,
-        '',
+        ...abiLines(result, contractName, exportPrefix),
         '/** Runtime code (never deployed: set on an account for one eth_call). */',
         `export const ${exportPrefix}Code: \`0x\${string}\` =\n  '${contract.deployedBytecode}';`,
         '',
