@@ -170,6 +170,17 @@ for (const { name, options } of viewports) {
       assert.equal(await row.locator('td[data-label="Network"]').innerText(), n.network);
       assert.equal(await row.locator('td[data-label="Fees paid"]').innerText(), `${n.feesPaid} ${n.currency}`);
     }
+    // By part, for the day, per transfer and per settlement transaction: each figure is the API's, to the wei on hover.
+    const settled = day.networks.filter((n: any) => n.settlementTransactions > 0);
+    const split = page.locator('section[data-part="fee-split"] tbody tr');
+    assert.equal(await split.count(), settled.length * 3);
+    for (const [i, n] of settled.entries()) {
+      for (const [j, key] of ['settlementFees', 'settlementFeePerTransfer', 'settlementFeePerTransaction'].entries()) {
+        const total = split.nth(i * 3 + j).locator('td[data-label="Total"] .amount');
+        assert.equal(await total.innerText(), n[key].total.rounded);
+        assert.equal(await total.getAttribute('title'), `${n[key].total.amount} ${n.currency} (${n[key].total.wei} wei)`);
+      }
+    }
     assert.equal(await page.locator('section[data-part="transactions"] tbody tr').count(), mined);
     await assertReadable(page, `operator's day at ${name}`);
     await page.screenshot({ path: path.join(shots, `operator-day-${name}.png`), fullPage: true });

@@ -30,6 +30,38 @@ export function feeSection(networks) {
     ? element('p', `No transaction mined on ${networks.filter((n) => n.transactions === 0).map((n) => n.network).join(', ')}.`, 'hint') : undefined);
 }
 
+/** A fee part rounded for a person, the exact amount and its wei on hover (src/console/fee-parts.ts). */
+function feePart(part, currency) {
+  if (!part) return element('span', '–');
+  const node = element('span', part.rounded, 'amount');
+  node.dataset.amount = part.rounded;
+  node.title = `${part.amount} ${currency} (${part.wei} wei)`;
+  node.dataset.wei = part.wei;
+  return node;
+}
+
+/**
+ * What settling cost by part (execution, the L1 data fee of OP-stack networks, the operator fee) and
+ * in all: for the day, per transfer and per settlement transaction. A part no network paid today has
+ * no column, so a day without OP-stack fees keeps the table narrow.
+ */
+export function feeSplitSection(networks) {
+  const active = networks.filter((n) => n.settlementTransactions > 0);
+  if (active.length === 0) return undefined;
+  const scopes = [['the day', 'settlementFees'], ['per transfer', 'settlementFeePerTransfer'], ['per settlement transaction', 'settlementFeePerTransaction']];
+  const rows = active.flatMap((n) => scopes.map(([label, key]) => ({ network: n.network, currency: n.currency, label, fees: n[key] })));
+  const paid = (part) => active.some((n) => n.settlementFees[part].wei !== '0');
+  const columns = [
+    { label: 'Network', cell: (r) => r.network, className: 'nowrap' },
+    { label: 'For', cell: (r) => r.label, className: 'nowrap' },
+    { label: 'Execution', cell: (r) => feePart(r.fees?.execution, r.currency), className: 'num' },
+    paid('l1Data') ? { label: 'L1 data', cell: (r) => feePart(r.fees?.l1Data, r.currency), className: 'num' } : undefined,
+    paid('operator') ? { label: 'Operator fee', cell: (r) => feePart(r.fees?.operator, r.currency), className: 'num' } : undefined,
+    { label: 'Total', cell: (r) => feePart(r.fees?.total, r.currency), className: 'num' },
+  ].filter(Boolean);
+  return section('fee-split', 'What settling cost, by part', table(columns, rows));
+}
+
 function dayTotals(doc) {
   const sum = (key) => doc.networks.reduce((total, n) => total + n[key], 0);
   const transactions = sum('transactions');
@@ -65,6 +97,7 @@ export function operatorDayPage(doc) {
   return [
     ...dayTotals(doc),
     feeSection(doc.networks),
+    feeSplitSection(doc.networks),
     section('transactions', `Transactions (${doc.transactions.length})`, table(txColumns, doc.transactions, 'lines')),
     section('about', undefined, more('About this day', [
       ['Day', `${doc.firstInstant} to ${doc.lastInstant}`], ['Time zone', doc.timeZone], ['From (UTC)', doc.from], ['To (UTC)', doc.to],
