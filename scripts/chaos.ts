@@ -1,16 +1,18 @@
-// npm run test:chaos -- --seed S [--schedules N] [--minutes M] [--path P]
+// npm run test:chaos -- --seed S[,S2,...] [--schedules N] [--minutes M] [--path P]
 //
 // A seeded random fault schedule over a fleet of three instances, checked against the chain
 // (docs/reliability.md, "Chaos"): fast-check draws each schedule (mining family, workload, faults)
 // from the seed; the fleet runs the workload while the nemesis applies the faults, then everything
 // is healed, the fleet waits until quiet, and the checker reads the chain. A violation prints the
-// seed, the path (fast-check's replay of that one schedule), the schedule and the operation.
+// seed, the path (fast-check's replay of that one schedule), the schedule and the operation. Several
+// seeds (`--seed 1,2,3`) run one after the other on the same fleet (CI's form: one fleet start).
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
 import { assertInvariants } from '../test/faults/rig.ts';
 import { startChaosFleet, type ChaosFleet } from '../test/chaos/fleet.ts';
-import { describeSchedule, runNemesis, scheduleArbitrary, type Schedule } from '../test/chaos/schedule.ts';
-import { checkRecords, prepareWorkload, runWorkload, type Violation } from '../test/chaos/workload.ts';
+import { describeSchedule, failureReport, replayCommand, runNemesis, scheduleArbitrary, type Schedule } from '../test/chaos/schedule.ts';
+import { checkRecords, type Violation } from '../test/chaos/checker.ts';
+import { prepareWorkload, runWorkload } from '../test/chaos/workload.ts';
 
 const { values } = parseArgs({
   options: {
@@ -22,7 +24,7 @@ const parseWhole = (text: string | undefined, what: string, min: number) => {
   if (text === undefined || !/^-?\d+$/.test(text) || Number(text) < min) throw new Error(`--${what}: a whole number of at least ${min}, got ${text}`);
   return Number(text);
 };
-const seed = values.seed === undefined ? Date.now() % 2 ** 31 : parseWhole(values.seed, 'seed', -(2 ** 31));
+const seeds = values.seed === undefined ? [Date.now() % 2 ** 31] : values.seed.split(',').map((text) => parseWhole(text.trim(), 'seed', -(2 ** 31)));
 const schedules = parseWhole(values.schedules, 'schedules', 1);
 const minutes = Number(values.minutes);
 if (!(minutes > 0 && minutes <= 60)) throw new Error(`--minutes: a number of minutes above 0 and at most 60, got ${values.minutes}`);
@@ -50,50 +52,64 @@ const started = Date.now();
 const log = (line: string) => console.log(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}`);
 const quiet = (line: string) => { if (values.verbose) log(line); };
 
-log(`chaos: seed ${seed}, ${schedules} schedule(s) of ${minutes} min${values.path ? `, path ${values.path}` : ''}`);
+log(`chaos: seed ${seeds.join(', ')}, ${schedules} schedule(s) of ${minutes} min${values.path ? `, path ${values.path}` : ''}`);
 const fleet: ChaosFleet = await startChaosFleet(log);
 log('fleet up');
 let number = 0;
+let seed = seeds[0]!;
 const drawn = new Map<string, number>();
+const applied = new Map<string, number>();
 let exitCode = 0;
 try {
-  await fc.assert(fc.asyncProperty(scheduleArbitrary(windowMs), async (schedule: Schedule) => {
-    number++;
-    for (const fault of schedule.faults) drawn.set(fault.kind, (drawn.get(fault.kind) ?? 0) + 1);
-    log(`schedule ${number}:\n${describeSchedule(schedule)}`);
-    const prepared = await prepareWorkload(fleet, schedule);
-    await fleet.setMining(schedule.family);
-    log(`schedule ${number}: window opens (${prepared.length} operations)`);
-    const [records] = await Promise.all([runWorkload(prepared, quiet), runNemesis(fleet, schedule, log)]);
-    log(`schedule ${number}: healing`);
-    await fleet.heal();
-    const violations: Violation[] = [];
-    // Quiet: every journaled transaction sent and recorded as the chain has it, no nonce gap on any
-    // lane, every authorization ended, the records agree with the chain, conservation (rig.ts).
-    await fleet.setMining('interval');
-    try {
-      await assertInvariants({ operator: fleet.operator });
-    } catch (error) {
-      violations.push({ message: `after the heal: ${(error as Error).message.replace(/\s+/g, ' ').slice(0, 400)}${await journalDetail(fleet, (error as Error).message)}` });
-    }
-    violations.push(...await checkRecords(fleet, records));
-    const outcomes = records.flatMap((r) => r.moves).reduce<Record<string, number>>((n, m) => ({ ...n, [m.outcome]: (n[m.outcome] ?? 0) + 1 }), {});
-    log(`schedule ${number}: ${records.length} operations, moves ${JSON.stringify(outcomes)}, ${fleet.receiver.received.length} webhooks received so far; ${violations.length} violation(s)`);
-    if (violations.length > 0) {
-      for (const v of violations) log(`VIOLATION${v.op ? ` in ${v.op}` : ''}: ${v.message}`);
-      for (const instance of fleet.instances) log(`${instance.name}'s log (tail):\n${instance.server?.output().slice(-3000) ?? ''}`);
-      throw new Error(`seed ${seed}, schedule ${number}: ${violations.length} violation(s):\n${violations.map((v) => `  ${v.op ?? 'fleet'}: ${v.message}`).join('\n')}\nschedule:\n${describeSchedule(schedule)}`);
-    }
-  }), {
-    seed, numRuns: schedules, ...(values.path && { path: values.path }),
-    // One schedule is minutes of a fleet: no shrinking unless asked for by replaying a path.
-    endOnFailure: true,
-  });
-  log(`chaos: seed ${seed}: ${schedules} schedule(s), 0 violations; faults drawn ${JSON.stringify(Object.fromEntries(drawn))}`);
+  for (const next of seeds) {
+    seed = next;
+    number = 0;
+    await fc.assert(fc.asyncProperty(scheduleArbitrary(windowMs), async (schedule: Schedule) => {
+      number++;
+      for (const fault of schedule.faults) drawn.set(fault.kind, (drawn.get(fault.kind) ?? 0) + 1);
+      log(`schedule ${number}:\n${describeSchedule(schedule)}`);
+      const prepared = await prepareWorkload(fleet, schedule);
+      await fleet.setMining(schedule.family);
+      log(`schedule ${number}: window opens (${prepared.length} operations)`);
+      const [records, faults] = await Promise.all([runWorkload(prepared, quiet), runNemesis(fleet, schedule, log)]);
+      for (const [kind, count] of faults) applied.set(kind, (applied.get(kind) ?? 0) + count);
+      log(`schedule ${number}: healing`);
+      const violations: Violation[] = [];
+      // A fleet that does not come back (an instance never ready) is a violation of its own; the checks still run.
+      await fleet.heal().catch((error: unknown) => violations.push({ message: `the heal: ${(error as Error).message.slice(0, 400)}` }));
+      // Quiet: every journaled transaction sent and recorded as the chain has it, no nonce gap on any
+      // lane, every authorization ended, the records agree with the chain, conservation (rig.ts).
+      await fleet.setMining('interval');
+      try {
+        await assertInvariants({ operator: fleet.operator });
+      } catch (error) {
+        violations.push({ message: `after the heal: ${(error as Error).message.replace(/\s+/g, ' ').slice(0, 400)}${await journalDetail(fleet, (error as Error).message)}` });
+      }
+      const checked = await checkRecords(fleet, records, started);
+      violations.push(...checked.violations);
+      for (const note of checked.notes) log(`note: ${note}`);
+      const outcomes = records.flatMap((r) => r.moves).reduce<Record<string, number>>((n, m) => ({ ...n, [m.outcome]: (n[m.outcome] ?? 0) + 1 }), {});
+      log(`schedule ${number}: ${records.length} operations, moves ${JSON.stringify(outcomes)}, ${fleet.receiver.received.length} webhooks received so far; ${violations.length} violation(s)`);
+      if (violations.length > 0) {
+        for (const v of violations) log(`VIOLATION${v.op ? ` in ${v.op}` : ''}: ${v.message}`);
+        for (const instance of fleet.instances) log(`${instance.name}'s log (tail):\n${instance.server?.output().slice(-3000) ?? ''}`);
+        throw new Error(failureReport({ seed, number, minutes, path: values.path }, schedule, violations));
+      }
+    }), {
+      seed, numRuns: schedules, ...(values.path && { path: values.path }),
+      // One schedule is minutes of a fleet: no shrinking unless asked for by replaying a path.
+      endOnFailure: true, includeErrorInReport: true,
+    });
+    log(`chaos: seed ${seed}: ${schedules} schedule(s), 0 violations`);
+  }
+  log(`chaos: seed ${seeds.join(', ')}: ${schedules} schedule(s) each, 0 violations; faults drawn ${JSON.stringify(Object.fromEntries(drawn))}, applied ${JSON.stringify(Object.fromEntries(applied))}`);
 } catch (error) {
   exitCode = 1;
+  // fast-check's report, then the error the property threw (the seed, schedule, violations and operations).
   console.error((error as Error).message);
-  console.error(`replay: npm run test:chaos -- --seed ${seed} --minutes ${minutes} --path ${Math.max(0, number - 1) + Number(values.path ?? 0)} --schedules 1`);
+  if ((error as Error).cause) console.error(String((error as Error & { cause: Error }).cause.message ?? (error as Error).cause));
+  // fast-check's report names the path too; the command is printed last, where a reader looks.
+  console.error(`replay: ${replayCommand({ seed, number, minutes, path: values.path })}`);
 } finally {
   await fleet.stop().catch((error: unknown) => console.error(`stopping the fleet: ${(error as Error).message}`));
 }

@@ -239,6 +239,41 @@ test('a version another instance re-priced and had mined is found through the jo
   }
 });
 
+test('a wait whose own version had its nonce taken, while the node fails to answer for the version another instance had mined: left for recovery, never recorded replaced', async () => {
+  const { client } = parts.chains.ethereum;
+  const lane = await freshLane();
+  await setAutomine(false);
+  try {
+    const sent = await journaledAndSent(lane, { to: devAccount(9).address, data: '0x' });
+    // The node does not answer the lookup of the other version's receipt (a cut or slow link): an
+    // error, not "no such receipt".
+    const unanswered = new Set<string>();
+    const failing = new Proxy(client, {
+      get: (target, key, receiver) => (key === 'getTransactionReceipt'
+        ? (args: { hash: Hex }) => (unanswered.has(args.hash) ? Promise.reject(new Error('fetch failed: socket hang up')) : target.getTransactionReceipt(args))
+        : Reflect.get(target, key, receiver)),
+    });
+    const chains = { ...parts.chains, ethereum: { ...parts.chains.ethereum, client: failing } };
+    const waited = waiterWith({ chains }).finish('ethereum', sent.id, [sent.txHash], 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const pending = await client.getTransaction({ hash: sent.txHash });
+    const other = await repricedVersion(lane, sent.id, sent.txHash, {
+      maxFeePerGas: (pending.maxFeePerGas ?? 0n) * 2n, maxPriorityFeePerGas: (pending.maxPriorityFeePerGas ?? 0n) * 2n,
+    });
+    unanswered.add(other.txHash);
+    await client.sendRawTransaction({ serializedTransaction: other.rawTx });
+    await mine();
+    const result = await waited;
+    assert.equal(result.status, 'signed', 'not known: left for recovery');
+    assert.deepEqual((await parts.journal.listUnmined('ethereum', lane.address)).map((u) => u.txHash), [other.txHash], 'still journaled, by the version mined');
+    // Once the node answers, a wait records what the chain has: the other version, confirmed.
+    const again = await waiterWith().finish('ethereum', sent.id, [sent.txHash], 5_000);
+    assert.deepEqual({ status: again.status, txHash: again.txHash }, { status: 'confirmed', txHash: other.txHash });
+  } finally {
+    await setAutomine(true);
+  }
+});
+
 test('two waits for one transaction: the one still waiting when the other ends is told of a re-pricing, and answered by it; neither waits again once answered', async () => {
   const nudged: string[] = [];
   const nudge = (_: unknown, hash: Hex) => {

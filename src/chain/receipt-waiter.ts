@@ -1,4 +1,4 @@
-import type { Hex, PublicClient, TransactionReceipt } from 'viem';
+import { TransactionReceiptNotFoundError, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import type { ChainJournal } from './chain-journal.ts';
 import type { ChainClients } from './chain-clients.ts';
 import { ReceiptNotFinalError } from './receipt-not-final.ts';
@@ -104,13 +104,22 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
   /**
    * The final receipt (per `CONFIRMATIONS`) of whichever version of the journaled transaction `id`
    * the chain has mined, if any: the version is found by its receipt, then waited for like any other.
+   * `unknown` when the node did not answer for a version (an error, not "no such receipt"): whether
+   * one of ours took the nonce is then not known.
    */
-  async function minedVersion(network: NetworkName, id: string, timeoutMs: number, unfinal: string[]): Promise<Outcome> {
+  async function minedVersion(network: NetworkName, id: string, timeoutMs: number, unfinal: string[]): Promise<Outcome | 'unknown'> {
+    let known = true;
     for (const hash of await journal.hashesOf(id)) {
-      const receipt = await chains[network].client.getTransactionReceipt({ hash: hash as Hex }).catch(() => undefined);
+      const receipt = await chains[network].client.getTransactionReceipt({ hash: hash as Hex }).catch((cause: unknown) => {
+        if (!(cause instanceof TransactionReceiptNotFoundError)) {
+          known = false;
+          unfinal.push(errorSummary(cause));
+        }
+        return undefined;
+      });
       if (receipt) return waitForReceipt(network, hash as Hex, timeoutMs, unfinal);
     }
-    return undefined;
+    return known ? undefined : 'unknown';
   }
 
   return {
@@ -122,6 +131,9 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
       if (typeof receipt !== 'object') {
         const mined = await minedVersion(network, id, timeoutMs, unfinal);
         if (typeof mined === 'object') receipt = mined;
+        // A version the node did not answer for may be the one that took the nonce: never recorded
+        // replaced (failed, never sent again) on that guess; left for recovery, which looks again.
+        else if (mined === 'unknown') receipt = undefined;
       }
       if (!receipt) {
         // The version recovery sends next: the journal's current one.

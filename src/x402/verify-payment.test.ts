@@ -20,6 +20,7 @@ import { devAccount, startChainParts, type ChainParts } from '../../test/support
 import { deploySafeContracts, safeAddress, safeCreation, safeDeployer, safeOwners, safeSigner } from '../../test/support/safe-wallets.ts';
 import { startRpcProxy } from '../../test/support/rpc-proxy.ts';
 import { createChainClients } from '../chain/chain-clients.ts';
+import { resetAssetContractCache } from '@x402/evm';
 import { verifyPayment } from './verify-payment.ts';
 
 // The facilitator's money gate (docs/x402.md, the reasons table): every refusal of POST /x402/verify
@@ -447,5 +448,40 @@ describe('verifyPayment', () => {
     const failed = await onNode({ failing: ['eth_simulateV1'] }, paid.body);
     assert.deepEqual({ ...failed, invalidMessage: undefined }, { isValid: false, invalidReason: 'invalid_exact_evm_transaction_simulation_failed', invalidMessage: undefined, payer: address });
     assert.equal(failed.invalidMessage, 'InternalRpcError: An internal error was received.');
+  });
+
+  test('a node failing while the published verifier runs: verify answers, and nothing is left to fail later unobserved (which would end the process)', async () => {
+    const from = await payer();
+    const { body } = await request(from);
+    // The published verifier checks that the asset is a contract in the background (eth_getCode,
+    // cached 15 minutes) while it reads the payer's code: the node answers neither (a timeout) once
+    // our own read of the payer's code is done.
+    resetAssetContractCache();
+    const { client } = deps.chains[network];
+    let payerReads = 0;
+    const failing = new Proxy(client, {
+      get: (target, key, receiver) => (key === 'getCode'
+        ? async (args: { address: Address }) => {
+          if (getAddress(args.address) === token) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            throw new Error('The request took too long to respond.');
+          }
+          if (++payerReads > 1) throw new Error('The request took too long to respond.');
+          return target.getCode(args);
+        }
+        : Reflect.get(target, key, receiver)),
+    });
+    const unobserved: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unobserved.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      // Refused or failed: either is an answer; what must not happen is a rejection no one awaits.
+      await verifyPayment({ ...deps, chains: { ...deps.chains, [network]: { ...deps.chains[network], client: failing } } }, body).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      resetAssetContractCache();
+    }
+    assert.deepEqual(unobserved.map((r) => (r as Error).message), []);
   });
 });

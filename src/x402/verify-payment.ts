@@ -1,4 +1,5 @@
 import { BaseError, encodeFunctionData, isAddressEqual, MethodNotFoundRpcError, MethodNotSupportedRpcError, type Address, type Hex } from 'viem';
+import { startAssetContractCheck } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
 import type { VerifyResponse } from '@x402/core/types';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
@@ -79,12 +80,19 @@ export async function verifyPayment(deps: VerifyDeps, body: unknown): Promise<Ve
   if (!wallet.ok) return refused(wallet.reason, wallet.message, payer);
   // The payload as the published verifier checks it: with the wallet's own signature (an ERC-6492 wrapper's inner one).
   const checkedPayload = { ...payload, payload: { ...payload.payload, signature: wallet.signature } };
+  const signer = verifyingSigner(chain, deps.relayer.lanes);
   let scheme = schemes.get(chain); // Stryker disable next-line ConditionalExpression: equivalent, a verifier made per request (stateless) checks the same; the cache saves its construction
-  if (!scheme) schemes.set(chain, scheme = new ExactEvmScheme(verifyingSigner(chain, deps.relayer.lanes)));
+  if (!scheme) schemes.set(chain, scheme = new ExactEvmScheme(signer));
   // The published verifier refuses a validAfter still ahead of the clock; the platform holds such a
   // payment until it is due (carry-settlement.ts), so it checks the same fields itself (the
   // simulation aside: the balance and the nonce are read below).
   const due = authorization.validAfter <= nowS;
+  // The published verifier starts its check that the asset is a contract (eth_getCode) in the
+  // background and awaits it last: when it returns or throws earlier (a node that does not answer
+  // the payer's code), that check's failure is a rejection nobody awaits, which ends the process.
+  // Awaited here first, it is one of ours (its error answered as any other node error), and it fills
+  // the published cache (15 minutes) that the verifier's own check then reads without a call.
+  if (due && !wallet.deployment) await startAssetContractCheck(signer, requirements.network, asset.address).await();
   const checked = wallet.deployment
     ? await verifyCounterfactual(chain, asset, bound, authorization, signature, { ...wallet.deployment, signature: wallet.signature }, { due, sender: deps.relayer.address })
     : due ? await scheme.verify(checkedPayload, requirements) : await verifyNotYetDue(chain, asset, bound, authorization, wallet.signature);

@@ -1,5 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,23 +14,27 @@ import { composePlatform, type Platform } from '../../src/compose/platform.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { networkNames } from '../../src/shared/networks.ts';
+import { createFacilitatorKeyRepository } from '../../src/store/facilitator-key-repository.ts';
 import { createMerchantRepository } from '../../src/store/merchant-repository.ts';
 import { createWebhookRepository } from '../../src/store/webhook-repository.ts';
 import { addWebhookEndpoint } from '../../src/webhooks/webhook-endpoints.ts';
+import { addFacilitatorKey } from '../../src/x402/facilitator-keys.ts';
 import { startExternalNode } from '../support/external-node.ts';
+import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.ts';
 import type { Endpoint } from '../support/fleet-operations.ts';
 import { paymentsClient } from '../support/payments.ts';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis.ts';
 import { freePort, startServerProcess, type ServerProcess } from '../support/server-process.ts';
-import { freshPostgresSchema, type FreshSchema } from '../support/store-factories.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { startTcpProxy, type LinkMode, type TcpProxy } from './tcp-proxy.ts';
 
 /**
- * The chaos fleet: three `vixpay serve` processes (A, B, C) on one PostgreSQL schema of the run's own
- * (in the shared test database: only this schema's tables, only its own backends ever terminated),
- * one redis-server of the run's own (the shared Redis is never touched) and one external anvil for
- * the payment network (the other three networks on anvils run here, shared by the three). Every
+ * The chaos fleet: three `vixpay serve` processes (A, B, C) on a PostgreSQL server of the run's own
+ * (private-postgres.ts: the nemesis restarts it; the shared one is never touched), one redis-server
+ * of the run's own (stopped and started again by the nemesis; the shared Redis is never touched) and
+ * one external anvil for the payment network (the other three networks on anvils run here, shared by
+ * the three). Each instance's DATA_DIR is a small tmpfs of its own where mounting is allowed (the
+ * nemesis fills it with a ballast file). Every
  * instance reaches PostgreSQL, Redis and the payment network's node through a TCP proxy of its own
  * (tcp-proxy.ts), so that one instance's link can be cut, delayed or partitioned. Beside them an
  * operator platform attached directly (no proxy) sets up users, stores and tokens and reads.
@@ -50,12 +55,13 @@ export interface FleetInstance {
   earlierOutput: string[];
 }
 
-export interface Store { tid: string; apiKey: string; settlementAddress: string }
+/** A store: its POS API key, its settlement account, and a facilitator key of its own (x402 settles paid into its account). */
+export interface Store { tid: string; apiKey: string; settlementAddress: string; facilitatorKey: string }
 
 export interface ChaosFleet {
   operator: Platform;
   node: AnvilProcess;
-  schema: FreshSchema;
+  postgres: PrivatePostgres;
   redis: PrivateRedis;
   receiver: WebhookReceiver;
   instances: FleetInstance[];
@@ -70,6 +76,17 @@ export interface ChaosFleet {
   /** pg_terminate_backend of this run's instances' PostgreSQL backends (all, or instance `i`'s). */
   terminatePostgres(i?: number): Promise<number>;
   setLink(i: number, link: LinkName, mode: LinkMode): void;
+  /** PostgreSQL stopped (fast: every connection cut) for `downMs`, then started again; false when a restart is already under way. */
+  restartPostgres(downMs: number): Promise<boolean>;
+  /** The redis-server killed (-9: its keys lost, as it keeps none) for `downMs`, then started again on the same port. */
+  redisDown(downMs: number): Promise<void>;
+  /**
+   * The node loses the blocks of the next `forMs`: a snapshot now, reverted to then (what a provider
+   * failing over to a lagging node or a deep reorg does); false when a rollback is already under way.
+   */
+  rollback(forMs: number): Promise<boolean>;
+  /** Instance `i`'s DATA_DIR filled to its last byte for `forMs`, then freed; why not, when it cannot be (no tmpfs). */
+  fillDisk(i: number, forMs: number): Promise<string | undefined>;
   /** Every link passing, every instance running and ready. */
   heal(): Promise<void>;
   stop(): Promise<void>;
@@ -93,11 +110,28 @@ export async function startChaosFleet(log: (line: string) => void): Promise<Chao
   for (const network of networkNames.filter((n) => n !== 'ethereum')) {
     for (const lane of lanes) await anvilControls(chains.endpoints[network].url).setBalance({ address: lane.address, value: parseEther('1000') });
   }
-  const schema = await freshPostgresSchema('vixpay_chaos');
+  const postgres = await startPrivatePostgres();
   const redis = await startPrivateRedis();
+  // Each instance's DATA_DIR on a tmpfs of its own (32 MiB), so that one can be filled without
+  // filling the machine's disk; where mounting is refused (no root, no CAP_SYS_ADMIN) the full-disk
+  // fault is skipped with the reason.
+  const mounts: string[] = [];
+  let diskRefused: string | undefined;
+  const dataDir = () => {
+    const dir = tempDir();
+    if (diskRefused === undefined) {
+      try {
+        execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=32m,mode=0700', 'tmpfs', dir], { stdio: 'pipe' });
+        mounts.push(dir);
+      } catch (error) {
+        diskRefused = `mounting a tmpfs is refused here (needs root or CAP_SYS_ADMIN): ${(error as Error).message.split('\n')[0]}`;
+      }
+    }
+    return dir;
+  };
   const receiver = await startWebhookReceiver();
   const payReceiver = privateKeyToAccount(generatePrivateKey()).address;
-  const pgUrl = new URL(schema.databaseUrl);
+  const pgUrl = new URL(postgres.url);
   const nodeUrl = new URL(node.url);
   const redisUrl = new URL(redis.url);
   const common = {
@@ -115,13 +149,13 @@ export async function startChaosFleet(log: (line: string) => void): Promise<Chao
       redis: await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port) }),
       node: await startTcpProxy({ host: nodeUrl.hostname, port: Number(nodeUrl.port) }),
     };
-    const databaseUrl = new URL(schema.databaseUrl);
+    const databaseUrl = new URL(postgres.url);
     databaseUrl.port = String(links.pg.port);
-    // Its backends carry the instance's name: the nemesis terminates these and no one else's.
-    databaseUrl.searchParams.set('application_name', `${schema.schema}_i${i}`);
+    // Its backends carry the instance's name: the nemesis terminates these (not the operator's).
+    databaseUrl.searchParams.set('application_name', `vixpay_chaos_i${i}`);
     const [httpPort, grpcPort] = [await freePort(), await freePort()];
     const env = {
-      ...common, DATA_DIR: tempDir(), DATABASE_URL: databaseUrl.toString(), REDIS_URL: `redis://127.0.0.1:${links.redis.port}`,
+      ...common, DATA_DIR: dataDir(), DATABASE_URL: databaseUrl.toString(), REDIS_URL: `redis://127.0.0.1:${links.redis.port}`,
       RPC_URL_ETHEREUM: `http://127.0.0.1:${links.node.port}`, HTTP_PORT: String(httpPort), GRPC_PORT: String(grpcPort), GRPC_HOST: '127.0.0.1',
     };
     instances.push({
@@ -144,9 +178,9 @@ export async function startChaosFleet(log: (line: string) => void): Promise<Chao
   // The first start deploys the contracts: one instance first, the others beside each other after.
   await startInstance(instances[0]!);
   await Promise.all(instances.slice(1).map(startInstance));
-  log(`fleet: ${instances.map((x) => `${x.name} ${x.endpoint.baseUrl} grpc ${x.env.GRPC_PORT}`).join(', ')}; node ${node.url}; schema ${schema.schema}; redis ${redis.url}`);
+  log(`fleet: ${instances.map((x) => `${x.name} ${x.endpoint.baseUrl} grpc ${x.env.GRPC_PORT}`).join(', ')}; node ${node.url}; postgres ${postgres.url}; redis ${redis.url}${diskRefused ? `; full disk skipped: ${diskRefused}` : ''}`);
 
-  const operator = await composePlatform(loadConfig({ ...common, DATA_DIR: tempDir(), DATABASE_URL: schema.databaseUrl, RPC_URL_ETHEREUM: node.url, LOG_LEVEL: 'silent' }),
+  const operator = await composePlatform(loadConfig({ ...common, DATA_DIR: tempDir(), DATABASE_URL: postgres.url, RPC_URL_ETHEREUM: node.url, LOG_LEVEL: 'silent' }),
     createLogger('silent'), { chainMode: 'attach', pairing: 'in-process', finishJournal: false });
   await operator.payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
   const anvil = anvilControls(node.url);
@@ -159,11 +193,27 @@ export async function startChaosFleet(log: (line: string) => void): Promise<Chao
       webhooks: createWebhookRepository(operator.store.db, operator.store.dialect), merchants: createMerchantRepository(operator.store.db),
       vault: operator.vault, clock: operator.clock,
     }, { tid: store.tid, url: receiver.url, events: [], allowPrivate: true });
-    stores.push(store);
+    const { key } = await addFacilitatorKey({ keys: createFacilitatorKeyRepository(operator.store.db), clock: Date.now },
+      { name: `chaos ${store.tid}`, tid: store.tid, ratePerSecond: 1000 });
+    stores.push({ ...store, facilitatorKey: key });
   }
 
+  // A run that dies (an uncaught error) leaves nothing behind: its processes killed, its mounts gone.
+  const leftovers = () => {
+    const kill = (pid: number | undefined) => { try { if (pid && pid > 0) process.kill(pid, 'SIGKILL'); } catch { /* gone already */ } };
+    for (const instance of instances) kill(instance.server?.child.pid);
+    for (const network of networkNames) kill(chains.nodePid(network));
+    kill(node.pid);
+    void redis.stop();
+    try { postgres.stop(); } catch { /* stopped already */ }
+    for (const dir of mounts) { try { execFileSync('umount', ['-l', dir]); } catch { /* unmounted already */ } }
+  };
+  process.once('exit', leftovers);
+  let postgresRestarting: Promise<void> | undefined;
+  let rollingBack = false;
+  const ballasts = new Set<string>();
   const fleet: ChaosFleet = {
-    operator, node, schema, redis, receiver, instances, stores, payReceiver,
+    operator, node, postgres, redis, receiver, instances, stores, payReceiver,
     async setMining(family) {
       if (family === 'automine') {
         await anvil.setIntervalMining({ interval: 0 });
@@ -204,10 +254,12 @@ export async function startChaosFleet(log: (line: string) => void): Promise<Chao
       instance.state = 'up';
     },
     async terminatePostgres(i) {
-      const admin = new pg.Client({ connectionString: schema.databaseUrl });
+      const admin = new pg.Client({ connectionString: postgres.url });
+      // A restart of the server while it asks ends this connection too: an error to answer, not an uncaught event.
+      admin.on('error', () => undefined);
       await admin.connect();
       try {
-        const names = i === undefined ? instances.map((_, n) => `${schema.schema}_i${n}`) : [`${schema.schema}_i${i}`];
+        const names = i === undefined ? instances.map((_, n) => `vixpay_chaos_i${n}`) : [`vixpay_chaos_i${i}`];
         const result = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ANY($1) AND pid <> pg_backend_pid()', [names]);
         return result.rowCount ?? 0;
       } finally {
@@ -215,7 +267,48 @@ export async function startChaosFleet(log: (line: string) => void): Promise<Chao
       }
     },
     setLink(i, link, mode) { instances[i]!.links[link].set(mode); },
+    async restartPostgres(downMs) {
+      if (postgresRestarting) return false;
+      postgresRestarting = postgres.restart(downMs).finally(() => { postgresRestarting = undefined; });
+      await postgresRestarting;
+      return true;
+    },
+    async redisDown(downMs) {
+      await redis.stop();
+      await sleep(downMs);
+      await redis.start();
+    },
+    async rollback(forMs) {
+      if (rollingBack) return false;
+      rollingBack = true;
+      try {
+        const id = await anvil.snapshot();
+        await sleep(forMs);
+        await anvil.revert({ id });
+        return true;
+      } finally {
+        rollingBack = false;
+      }
+    },
+    async fillDisk(i, forMs) {
+      const dir = instances[i]!.env.DATA_DIR!;
+      if (!mounts.includes(dir)) return diskRefused ?? 'DATA_DIR is not a tmpfs of its own';
+      const ballast = path.join(dir, 'ballast');
+      if (ballasts.has(ballast)) return 'already full';
+      ballasts.add(ballast);
+      try {
+        fillTo(ballast);
+        await sleep(forMs);
+      } finally {
+        rmSync(ballast, { force: true });
+        ballasts.delete(ballast);
+      }
+      return undefined;
+    },
     async heal() {
+      // A part the nemesis stopped and did not start again (a fault cut short): started.
+      await postgresRestarting?.catch(() => undefined);
+      await redis.start();
       for (const [i, instance] of instances.entries()) {
         for (const link of Object.values(instance.links)) link.set({ kind: 'pass' });
         fleet.resume(i);
@@ -242,6 +335,7 @@ export async function startChaosFleet(log: (line: string) => void): Promise<Chao
       }
     },
     async stop() {
+      process.off('exit', leftovers);
       for (const instance of instances) {
         instance.endpoint.client.close();
         if (instance.state === 'paused') instance.server?.child.kill('SIGCONT');
@@ -258,9 +352,29 @@ export async function startChaosFleet(log: (line: string) => void): Promise<Chao
       await node.stop();
       await redis.stop();
       await receiver.close();
-      await schema.drop();
+      postgres.stop();
+      for (const dir of mounts) execFileSync('umount', ['-l', dir]);
       for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
     },
   };
   return fleet;
+}
+
+/** Fills the file system of `ballast` to its last byte: 1 MiB chunks, then smaller ones, until each is refused. */
+function fillTo(ballast: string): void {
+  const fd = openSync(ballast, 'w');
+  try {
+    for (let chunk = 1 << 20; chunk >= 512; chunk >>= 1) {
+      const bytes = Buffer.alloc(chunk, 1);
+      for (;;) {
+        try {
+          writeSync(fd, bytes);
+        } catch {
+          break;
+        }
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -265,7 +265,10 @@ export async function assertInvariants(rig: Pick<FaultRig, 'operator'>, options:
     assert.equal(approvals.length, 1, `approved payment ${payment.tran_no} has its payment.approved event`);
   }
   for (const c of cancellations.filter((x) => x.status === 'done')) {
-    assert.equal(eventsOf('payment.canceled', 'transfer_transaction_id', c.transfer_transaction_id), 1, `completed cancellation ${c.id} has its payment.canceled event`);
+    // Refunds settled in one batch share its transaction too: each event is its cancellation's, by
+    // its cancel number (approval_no, unique), naming that transaction.
+    const own = events.filter((e) => e.type === 'payment.canceled').map((e) => JSON.parse(e.data) as Record<string, string>).filter((d) => d.approval_no === c.cancel_no);
+    assert.deepEqual(own.map((d) => String(d.transfer_transaction_id).toLowerCase()), [String(c.transfer_transaction_id).toLowerCase()], `completed cancellation ${c.id} has its payment.canceled event`);
   }
   for (const r of rewards.filter((x) => x.claim_transaction_id && (x.status === 'claimed' || x.status === 'canceling' || x.status === 'canceled'))) {
     assert.equal(eventsOf('reward.claimed', 'reward_id', r.id), 1, `paid reward ${r.id} has its reward.claimed event`);

@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
@@ -52,18 +52,27 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     const result = spawnSync(command, argv, { encoding: 'utf8', cwd: dir });
     if (result.status !== 0) throw new Error(`${program} ${args.join(' ')}: ${result.stderr || result.stdout}`);
   };
+  // The same, without blocking the event loop (a caller's proxies and timers go on while it stops and starts).
+  const runAsync = (program: string, args: string[]) => new Promise<void>((resolve, reject) => {
+    const command = root ? 'runuser' : path.join(bin, program);
+    const argv = root ? ['-u', 'postgres', '--', path.join(bin, program), ...args] : args;
+    execFile(command, argv, { encoding: 'utf8', cwd: dir }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`${program} ${args.join(' ')}: ${stderr || stdout || error.message}`));
+      else resolve();
+    });
+  });
   const port = await freePort();
   run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
-  const start = () => run('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), '-w', '-o',
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`, 'start']);
-  start();
+  const startArgs = ['-D', data, '-l', path.join(dir, 'log'), '-w', '-o',
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`, 'start'];
+  run('pg_ctl', startArgs);
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   return {
     url,
     async restart(downMs = 0) {
-      run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+      await runAsync('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
       await new Promise((resolve) => setTimeout(resolve, downMs));
-      start();
+      await runAsync('pg_ctl', startArgs);
     },
     async terminateConnections() {
       const admin = new pg.Client({ connectionString: url });
