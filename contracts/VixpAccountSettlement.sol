@@ -8,7 +8,9 @@ pragma solidity 0.8.30;
  * deadline, r, vs)`, executed on its own. An item that fails (signature, nonce or deadline refused,
  * balance moved away, token paused, payer blacklisted, account not delegated to VixpayAccount) is
  * skipped with `ItemSkipped(index, nonce)` and never reverts the others; its nonce stays unused. An
- * item executed emits the account's `NonceUsed(nonce)` and the token's `Transfer`.
+ * item executed emits the token's `Transfer` (from the account) and nothing else: item `index` of a
+ * successful transaction executed exactly when no `ItemSkipped` names it (the account's
+ * `nonceUsed(nonce)` says so later).
  *
  * Calldata: `settle(bytes batch)`, packed as VixpSettlement's (contracts/VixpSettlement.sol has why):
  *

@@ -39,13 +39,16 @@ import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/Messa
  * be an immutable. The code deployed at its own address has no key: no signature verifies there.
  */
 contract VixpayAccount is IERC1271 {
-    bytes32 private constant DOMAIN_TYPEHASH =
-        keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)");
-    bytes32 private constant NAME_HASH = keccak256("VixpayAccount");
-    bytes32 private constant VERSION_HASH = keccak256("1");
+    // Hash constants as literals, so that assembly can use them; the tests check each against its preimage.
+    /// @dev keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)")
+    bytes32 private constant DOMAIN_TYPEHASH = 0x8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f;
+    /// @dev keccak256("VixpayAccount")
+    bytes32 private constant NAME_HASH = 0xc5417bfb42e83253abbe6df4ae3e282c0c777a1178d40ecf1573df2a0dc6931a;
+    /// @dev keccak256("1")
+    bytes32 private constant VERSION_HASH = 0xc89efdaa54c0f20c7adf612882df0950f5a951637e0307cdcb4c672f298b8bc6;
 
-    bytes32 public constant TRANSFER_TYPEHASH =
-        keccak256("Transfer(address token,address to,uint256 amount,uint256 nonce,uint256 deadline)");
+    /// @notice keccak256("Transfer(address token,address to,uint256 amount,uint256 nonce,uint256 deadline)")
+    bytes32 public constant TRANSFER_TYPEHASH = 0x77c25fee6120c86834885664b6aaaf90e323cf8ddfa8a9c137e7650568a3ae5b;
     bytes32 public constant CANCEL_NONCE_TYPEHASH = keccak256("CancelNonce(uint256 nonce)");
 
     /// @custom:storage-location erc7201:vixpay.account
@@ -56,9 +59,6 @@ contract VixpayAccount is IERC1271 {
 
     /// @dev keccak256(abi.encode(uint256(keccak256("vixpay.account")) - 1)) & ~bytes32(uint256(0xff))
     bytes32 private constant STORAGE_LOCATION = 0x1709bfa831e0687188724a783edd4a971951bd1d9342fb75724b91f8b98f2000;
-
-    /// @notice The account executed the transfer it signed with `nonce`.
-    event NonceUsed(uint256 indexed nonce);
 
     /// @notice The account cancelled `nonce`: nothing it signed with it executes.
     event NonceCancelled(uint256 indexed nonce);
@@ -77,7 +77,8 @@ contract VixpayAccount is IERC1271 {
 
     /// @notice Moves `amount` of `token` from this account to `to`, as the account signed it.
     /// Callable by anyone holding the signature (a relayer). Answers its own selector, so that a
-    /// caller can tell this code ran (a call to an account without it succeeds doing nothing).
+    /// caller can tell this code ran (a call to an account without it succeeds doing nothing). Emits
+    /// nothing of its own: the token's `Transfer` is the record, `nonceUsed(nonce)` the state.
     /// @param vs EIP-2098: `s` with the recovery bit (`v - 27`) on top
     function signedTransfer(address token, address to, uint256 amount, uint256 nonce, uint256 deadline, bytes32 r, bytes32 vs)
         external
@@ -85,8 +86,20 @@ contract VixpayAccount is IERC1271 {
     {
         if (block.timestamp > deadline) revert Expired(deadline);
         _useNonce(nonce);
-        _requireOwnSignature(keccak256(abi.encode(TRANSFER_TYPEHASH, token, to, amount, nonce, deadline)), r, vs);
-        emit NonceUsed(nonce);
+        bytes32 structHash;
+        assembly ("memory-safe") {
+            // keccak256(abi.encode(TRANSFER_TYPEHASH, token, to, amount, nonce, deadline)), in memory
+            // past the free memory pointer (not allocated: nothing else is kept there).
+            let m := mload(0x40)
+            mstore(m, TRANSFER_TYPEHASH)
+            mstore(add(m, 0x20), token)
+            mstore(add(m, 0x40), to)
+            mstore(add(m, 0x60), amount)
+            mstore(add(m, 0x80), nonce)
+            mstore(add(m, 0xa0), deadline)
+            structHash := keccak256(m, 0xc0)
+        }
+        _requireOwnSignature(structHash, r, vs);
         if (!SafeERC20.trySafeTransfer(IERC20(token), to, amount)) revert TokenTransferFailed(token);
         return this.signedTransfer.selector;
     }
@@ -122,7 +135,17 @@ contract VixpayAccount is IERC1271 {
     }
 
     function _requireOwnSignature(bytes32 structHash, bytes32 r, bytes32 vs) private view {
-        bytes32 domainSeparator = keccak256(abi.encode(DOMAIN_TYPEHASH, NAME_HASH, VERSION_HASH, block.chainid, address(this)));
+        bytes32 domainSeparator;
+        assembly ("memory-safe") {
+            // keccak256(abi.encode(DOMAIN_TYPEHASH, NAME_HASH, VERSION_HASH, block.chainid, address(this)))
+            let m := mload(0x40)
+            mstore(m, DOMAIN_TYPEHASH)
+            mstore(add(m, 0x20), NAME_HASH)
+            mstore(add(m, 0x40), VERSION_HASH)
+            mstore(add(m, 0x60), chainid())
+            mstore(add(m, 0x80), address())
+            domainSeparator := keccak256(m, 0xa0)
+        }
         (address signer, ECDSA.RecoverError recoverError,) =
             ECDSA.tryRecover(MessageHashUtils.toTypedDataHash(domainSeparator, structHash), r, vs);
         if (recoverError != ECDSA.RecoverError.NoError || signer != address(this)) revert InvalidSignature();
