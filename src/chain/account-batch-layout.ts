@@ -58,7 +58,7 @@ export function encodeAccountBatch(items: readonly SignedAccountTransfer[]): Hex
       );
     }
   }
-  return `0x${parts.map((part) => part.slice(2)).join('')}`;
+  return `0x${parts.map((part) => part.slice(2)).join('').toLowerCase()}`;
 }
 
 /** The items of a packed account batch, as the contract reads them; throws where it would revert (`MalformedBatch`). */
