@@ -2,8 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeFunctionData, getAddress, hashTypedData, keccak256, parseSignature, recoverTypedDataAddress, signatureToCompactSignature, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { recoverAuthorizationAddress } from 'viem/utils';
 import { localAccount } from './local-account.ts';
-import { accountDomain, accountTransferTypes, signAccountTransfer, signNonceCancellation } from './account-transfer.ts';
+import { accountDomain, accountTransferTypes, signAccountTransfer, signDelegation, signNonceCancellation } from './account-transfer.ts';
 import { decodeAccountBatch, delegationGas, encodeAccountBatch, encodeAccountSettlement } from './account-batch-layout.ts';
 import { vixpAccountSettlementAbi } from '../gen/contracts/vixp-account-settlement.ts';
 import { vixpayAccountAbi } from '../gen/contracts/vixpay-account.ts';
@@ -72,4 +73,12 @@ test('encodeAccountSettlement: many items are one settle(batch) with VixpSettlem
   assert.equal(carrying.gas, batch.gas + delegationGas);
   assert.deepEqual(carrying.authorizationList, [authorization]);
   assert.throws(() => encodeAccountSettlement(settlement, []), /at least one item/);
+});
+
+test('signDelegation: the authorization digest signed by any custody signing a digest, the same as viem\'s signAuthorization; never chain 0', async () => {
+  const viemAccount = privateKeyToAccount(key);
+  const ours = await signDelegation(viemAccount, 204, settlement, 0);
+  assert.deepEqual(ours, await viemAccount.signAuthorization({ chainId: 204, address: settlement, nonce: 0 }));
+  assert.equal(await recoverAuthorizationAddress({ authorization: ours }), viemAccount.address);
+  await assert.rejects(signDelegation(viemAccount, 0, settlement, 0), /chain id 0/);
 });

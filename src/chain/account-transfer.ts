@@ -1,4 +1,5 @@
-import type { Address, Hex, LocalAccount } from 'viem';
+import { parseSignature, type Address, type Hex, type LocalAccount, type SignedAuthorization } from 'viem';
+import { hashAuthorization } from 'viem/utils';
 
 /**
  * The EIP-712 messages of contracts/VixpayAccount.sol, the code a custodial account delegates to
@@ -59,4 +60,22 @@ export async function signAccountTransfer(signer: AccountSigner, chainId: number
 /** `signer`'s signature cancelling `nonce` of its account on chain `chainId` (VixpayAccount.cancelNonce). */
 export async function signNonceCancellation(signer: AccountSigner, chainId: number, nonce: bigint): Promise<Hex> {
   return signer.signTypedData({ domain: accountDomain(chainId, signer.address), types: cancelNonceTypes, primaryType: 'CancelNonce', message: { nonce } });
+}
+
+/** A custody that signs a raw 32-byte digest (viem's `sign`): what an EIP-7702 authorization needs. */
+export interface DigestSigner {
+  address: Address;
+  sign(parameters: { hash: Hex }): Promise<Hex>;
+}
+
+/**
+ * The account's EIP-7702 authorization delegating it to `contract` (VixpayAccount) on chain `chainId`
+ * at its transaction count `nonce`: the digest keccak256(0x05 ‖ rlp([chainId, contract, nonce])) signed
+ * like any other (a PKCS#11 token included), the same bytes as viem's `signAuthorization`. Never chain
+ * id 0 (valid on every chain). A relayer's type-4 transaction carries it; the account sends nothing.
+ */
+export async function signDelegation(signer: DigestSigner, chainId: number, contract: Address, nonce: number): Promise<SignedAuthorization> {
+  if (chainId === 0) throw new Error('a delegation names its chain: chain id 0 would be valid on every chain');
+  const { r, s, yParity } = parseSignature(await signer.sign({ hash: hashAuthorization({ chainId, contractAddress: contract, nonce }) }));
+  return { address: contract, chainId, nonce, r, s, v: 27n + BigInt(yParity), yParity };
 }
