@@ -37,6 +37,13 @@ export const deployableContracts = [
     exportPrefix: 'ethrDidRegistry',
   },
   { source: 'contracts/VixpSettlement.sol', contractName: 'VixpSettlement', module: 'vixp-settlement', exportPrefix: 'vixpSettlement' },
+  { source: 'contracts/VixpayAccount.sol', contractName: 'VixpayAccount', module: 'vixpay-account', exportPrefix: 'vixpayAccount' },
+  {
+    source: 'contracts/VixpAccountSettlement.sol',
+    contractName: 'VixpAccountSettlement',
+    module: 'vixp-account-settlement',
+    exportPrefix: 'vixpAccountSettlement',
+  },
 ] as const;
 
 /**
@@ -57,6 +64,7 @@ export const testContracts = [
   { source: 'contracts/test/Bep20Like.sol', contractName: 'Bep20Like', exportPrefix: 'bep20Like' },
   { source: 'contracts/test/FeeOnTransferToken.sol', contractName: 'FeeOnTransferToken', exportPrefix: 'feeOnTransferToken' },
   { source: 'contracts/test/RebasingToken.sol', contractName: 'RebasingToken', exportPrefix: 'rebasingToken' },
+  { source: 'contracts/test/FalseReturningToken.sol', contractName: 'FalseReturningToken', exportPrefix: 'falseReturningToken' },
 ] as const;
 
 const allContracts = [...deployableContracts, ...runtimeContracts, ...testContracts];

@@ -30,7 +30,7 @@ const maxPayees = 255;
 const maxGroupItems = 0xffff;
 
 /** `x` (0 to 2^256 − 1) as its length byte and its big-endian bytes without leading zeros. */
-function uint(x: bigint): Hex {
+export function uint(x: bigint): Hex {
   if (x < 0n || x > maxUint256) throw new Error(`${x} is no uint256`);
   if (x === 0n) return '0x00';
   const hex = x.toString(16);
@@ -56,9 +56,12 @@ export function batchItem(item: Omit<BatchItem, 'r' | 'vs'> & { signature: Hex }
   return { ...fields, r, vs: yParityAndS };
 }
 
-/** The packed batch of `items`, grouped by token in the order tokens first appear (items keep their order within a token). */
-export function encodeBatch(items: readonly BatchItem[]): Hex {
-  const groups: { token: Address; payees: string[]; items: BatchItem[] }[] = [];
+/**
+ * `items` grouped by token in the order tokens first appear (items keep their order within a token),
+ * each group with its payee table (lower-case addresses): what a packed batch sends. Throws past 255 groups.
+ */
+export function groupByToken<T extends { token: Address; to: Address }>(items: readonly T[]): { token: Address; payees: string[]; items: T[] }[] {
+  const groups: { token: Address; payees: string[]; items: T[] }[] = [];
   for (const item of items) {
     const token = item.token.toLowerCase();
     let group = groups.find((g) => g.token.toLowerCase() === token && g.items.length < maxGroupItems
@@ -71,6 +74,12 @@ export function encodeBatch(items: readonly BatchItem[]): Hex {
     group.items.push(item);
   }
   if (groups.length > 255) throw new Error(`a batch holds at most 255 groups, not ${groups.length}`);
+  return groups;
+}
+
+/** The packed batch of `items`, grouped by token in the order tokens first appear (items keep their order within a token). */
+export function encodeBatch(items: readonly BatchItem[]): Hex {
+  const groups = groupByToken(items);
   const parts: Hex[] = [numberToHex(groups.length, { size: 1 })];
   for (const group of groups) {
     parts.push(group.token, numberToHex(group.payees.length, { size: 1 }), ...group.payees as Hex[], numberToHex(group.items.length, { size: 2 }));
