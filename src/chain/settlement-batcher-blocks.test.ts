@@ -55,8 +55,9 @@ interface Sent { at: number; lane: Address; nonces: readonly string[]; intent: u
  * lane by default; the sender journals at once unless `hold()` was called (then the journal waits
  * until `release()`), and the waiter answers `signed` at once.
  */
-function setUp(options: { lanes?: number; gasLimit?: bigint; maxItems?: number; phase?: number; blockMarginMs?: number; managed?: boolean } = {}) {
+function setUp(options: { lanes?: number; gasLimit?: bigint; maxItems?: number; phase?: number; blockMarginMs?: number; managed?: boolean; interval?: number } = {}) {
   let origin = T0 + (options.phase ?? 0);
+  const interval = options.interval ?? 2_000;
   const aimed: { at: number; expectedAt: number | undefined }[] = [];
   const blocksAsked: unknown[] = [];
   let failBlock = 0;
@@ -222,7 +223,8 @@ test('a batch closes earlier by the slowest of the last 8 preparations, at most 
   chain.release();
   await flush();
   assert.deepEqual(chain.sent.map((s) => s.at), [2_050]);
-  let block = 4_000;
+  // Broadcast after the block of 2 s, it lands in the block of 4 s: the next batch aims at 6 s.
+  let block = 6_000;
   // Eight quick batches after it: the slow one is still among the last 8 each time one is opened.
   for (let n = 0; n < 8; n++) {
     await at(block - 1_900);
@@ -258,7 +260,11 @@ test('a batch closes earlier by the slowest of the last 8 preparations, at most 
   assert.equal(slow.sent.length, 1);
   await at(4_750);
   assert.deepEqual(slow.sent.map((s) => s.at), [3_250, 4_750]);
-  assert.deepEqual(slow.aimed.at(-1), { at: 4_750, expectedAt: 6_000 });
+  // Journaled at its closing, broadcast nine tenths of a block after the first (a prediction far
+  // from the heads seen may be a block off).
+  assert.equal(slow.aimed.length, 1);
+  await at(5_050);
+  assert.deepEqual(slow.aimed.at(-1), { at: 5_050, expectedAt: 6_000 });
 });
 
 test('a batch that can no longer reach its block, its lane still busy, is held for the next block and keeps filling; it never leaves before its window', async () => {
@@ -298,10 +304,12 @@ test('a batch that can no longer reach its block, its lane still busy, is held f
   busy.release();
   await flush();
   assert.deepEqual(busy.sent.map((s) => s.at), [3_900], 'the first only');
-  await at(4_749);
+  // Broadcast 100 ms before the block of 4 s, the first lands in it or in the block of 6 s, and takes
+  // the later: the second, at its closing (4.75 s), is held for 8 s instead, closing 1,250 ms before.
+  await at(6_749);
   assert.equal(busy.sent.length, 1);
-  await at(4_750);
-  assert.deepEqual(busy.aimed.map((a) => a.expectedAt), [2_000, 6_000]);
+  await at(6_750);
+  assert.deepEqual(busy.aimed.map((a) => a.expectedAt), [2_000, 8_000]);
 });
 
 test('a transaction carries as many transfers as 90% of the block gas limit holds, at least one; the block is asked once', async () => {
@@ -393,7 +401,8 @@ test('a batch whose lane took 250 ms to prepare the last one cannot reach a bloc
 
   mock.timers.reset();
   mock.timers.enable({ apis: ['setTimeout', 'Date'], now: T0 });
-  // The lane is free at 4.6 s with a second's preparation: the block of 6 s is still reachable.
+  // The lane is free at 4.6 s with a second's preparation: the block of 6 s is still reachable, but
+  // the first batch, broadcast at 4.6 s, lands in it: the second is held for 8 s, closing at 6.75 s.
   const late = setUp();
   late.hold();
   await at(100);
@@ -404,9 +413,11 @@ test('a batch whose lane took 250 ms to prepare the last one cannot reach a bloc
   await at(4_600);
   late.release();
   await flush();
-  await at(4_750);
-  assert.deepEqual(late.sent.map((s) => s.at), [4_600, 4_750]);
-  assert.deepEqual(late.aimed.map((a) => a.expectedAt), [2_000, 6_000]);
+  await at(6_749);
+  assert.deepEqual(late.sent.map((s) => s.at), [4_600]);
+  await at(6_750);
+  assert.deepEqual(late.sent.map((s) => s.at), [4_600, 6_750]);
+  assert.deepEqual(late.aimed.map((a) => a.expectedAt), [2_000, 8_000]);
 });
 
 test('while a batch waits for its receipt its lane takes the next batch; a batch the journal refuses answers its transfers with that error and frees the lane', async () => {
@@ -445,4 +456,37 @@ test('a transfer whose authorization was released before its batch was journaled
     && error.message === 'the transfer authorization was released before it was sent');
   assert.deepEqual(chain.sent.map((s) => s.nonces), [[kept.nonce]]);
   assert.deepEqual(chain.sizes, [1]);
+});
+
+test('a batch prepared before the block the previous broadcast lands in waits for that block: one settlement transaction per block on 0.45 s blocks', async () => {
+  // Blocks every 450 ms from T0. The first batch, held for the block of 450 ms, takes 220 ms to
+  // prepare and is broadcast at 420 ms: within 100 ms of that block, it lands there or in the block
+  // of 900 ms, and takes the later.
+  const chain = setUp({ interval: 450, lanes: 2 });
+  chain.hold();
+  await at(10);
+  chain.settle();
+  await at(210);
+  chain.settle();
+  await at(420);
+  chain.release();
+  await flush();
+  assert.deepEqual(chain.aimed, [{ at: 420, expectedAt: 450 }]);
+  // The second, held for 900 ms, can no longer reach it with 220 ms of preparation at its closing
+  // (650 ms): held for 1,350 ms, it closes at 880 ms, prepared at once on the other lane, and waits
+  // until a tenth of a block past 900 ms before its broadcast.
+  await at(944);
+  assert.equal(chain.aimed.length, 1, 'not broadcast into the block the first one takes');
+  await at(945);
+  assert.deepEqual(chain.aimed.map((a) => a.at), [420, 945]);
+  assert.deepEqual(chain.sent.map((s) => s.at), [420, 880], 'journaled at its closing');
+
+  // The third, opened at 960 ms, aims at 1,800 ms (the second takes 1,350 ms), closing at 1,330 ms:
+  // broadcast then it would join the second in the block of 1,350 ms, so it waits until 1,395 ms.
+  await at(960);
+  chain.settle();
+  await at(1_394);
+  assert.equal(chain.aimed.length, 2);
+  await at(1_395);
+  assert.deepEqual(chain.aimed.at(-1), { at: 1_395, expectedAt: 1_800 });
 });
