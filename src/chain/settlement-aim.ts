@@ -50,6 +50,17 @@ export function createSettlementAim(chains: ChainClients, settings: { windowMs: 
   const preparationOf = (network: NetworkName, interval: number): number =>
     Math.min(Math.max(0, ...(preparations.get(network) ?? [])), Math.max(interval / 2, 500));
 
+  /**
+   * A block shorter than the time to prepare and send (the margin and the slowest recent
+   * preparation): batches are prepared a few blocks ahead, early or late by a block as their
+   * preparations vary, and take turns by the blocks their broadcasts land in. On a longer block a
+   * late batch is the exception: it may share the next block with that block's own batch (a few
+   * percent of gas) rather than push every later batch a block on (a whole block of latency).
+   */
+  const short = (network: NetworkName, interval: number): boolean => interval < blockMarginMs + preparationOf(network, interval);
+  /** The block the latest broadcast lands in, on a network of short blocks. */
+  const takenOf = (network: NetworkName, interval: number): number => (short(network, interval) ? landsAt.get(network) ?? -Infinity : -Infinity);
+
   return {
     /**
      * Until `blockMarginMs`, plus the time a batch takes to prepare, before the next block it can still
@@ -64,9 +75,9 @@ export function createSettlementAim(chains: ChainClients, settings: { windowMs: 
       if (due === undefined || interval === undefined) return { delay: windowMs };
       const preparation = preparationOf(network, interval);
       let close = due - blockMarginMs - preparation;
-      // A block a previous batch was held for, or that a broadcast lands in, is not aimed at again (its
-      // prediction may have moved a little since): one settlement transaction per block.
-      const taken = Math.max(aimedAt.get(network) ?? -Infinity, landsAt.get(network) ?? -Infinity);
+      // A block a previous batch was held for, or (short blocks) that a broadcast lands in, is not
+      // aimed at again (its prediction may have moved a little since): one settlement transaction per block.
+      const taken = Math.max(aimedAt.get(network) ?? -Infinity, takenOf(network, interval));
       while (close < now + windowMs || close + blockMarginMs + preparation < taken + interval / 2) close += interval;
       const expectedAt = close + blockMarginMs + preparation;
       aimedAt.set(network, expectedAt);
@@ -78,8 +89,8 @@ export function createSettlementAim(chains: ChainClients, settings: { windowMs: 
       if (interval === undefined) return undefined;
       const now = Date.now();
       const preparation = preparationOf(network, interval);
-      // Nor is a block a broadcast since lands in (one that was late for its own block).
-      const taken = (landsAt.get(network) ?? -Infinity) + interval / 2;
+      // Nor, on short blocks, is a block a broadcast since lands in (one that was late for its own block).
+      const taken = takenOf(network, interval) + interval / 2;
       const reachable = (at: number) => now + preparation <= at - blockMarginMs / 2 && at >= taken;
       if (reachable(expectedAt)) return undefined;
       let next = expectedAt;
@@ -99,7 +110,7 @@ export function createSettlementAim(chains: ChainClients, settings: { windowMs: 
       const interval = intervalOf(network);
       const previous = landsAt.get(network);
       const last = sentAt.get(network);
-      if (interval === undefined || previous === undefined || last === undefined) return 0;
+      if (interval === undefined || previous === undefined || last === undefined || !short(network, interval)) return 0;
       // Past the previous broadcast's block by a tenth of a block (a prediction errs late, if at all:
       // it is the earliest a head was seen), and nine tenths of a block after that broadcast (a
       // prediction carried far from the heads seen, on a starved event loop, may be a block off: two
