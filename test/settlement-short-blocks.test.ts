@@ -74,8 +74,7 @@ for (const blockTime of [0.45, 0.25]) {
         const head = heads.latest();
         const hash = await transfer(signed[i]!);
         return { hash, head, ms: performance.now() - sentAt };
-      }));
-      heads.stop();
+      })).finally(() => heads.stop());
 
       // The chain's own view: every settlement transaction in the blocks the arrivals span.
       const hashes = [...new Set(runs.map((r) => r.hash))];

@@ -51,13 +51,14 @@ export function createSettlementAim(chains: ChainClients, settings: { windowMs: 
     Math.min(Math.max(0, ...(preparations.get(network) ?? [])), Math.max(interval / 2, 500));
 
   /**
-   * A block shorter than the time to prepare and send (the margin and the slowest recent
-   * preparation): batches are prepared a few blocks ahead, early or late by a block as their
+   * A block shorter than twice the margin and the slowest recent preparation (a batch is open about
+   * a block and closes that long before its block: the next one is aimed before it is broadcast):
+   * batches are prepared a few blocks ahead, early or late by a block as their
    * preparations vary, and take turns by the blocks their broadcasts land in. On a longer block a
    * late batch is the exception: it may share the next block with that block's own batch (a few
    * percent of gas) rather than push every later batch a block on (a whole block of latency).
    */
-  const short = (network: NetworkName, interval: number): boolean => interval < blockMarginMs + preparationOf(network, interval);
+  const short = (network: NetworkName, interval: number): boolean => interval < 2 * blockMarginMs + preparationOf(network, interval);
   /** The block the latest broadcast lands in, on a network of short blocks. */
   const takenOf = (network: NetworkName, interval: number): number => (short(network, interval) ? landsAt.get(network) ?? -Infinity : -Infinity);
 
