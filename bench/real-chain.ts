@@ -27,6 +27,8 @@ import { fundedSenders } from './token-transfers.ts';
 export interface RealChainPlan {
   blockTimes: number[];
   rates: number[];
+  /** Other rates for a block time (its seconds as written: `'0.45'`) than `rates`. */
+  ratesByBlockTime?: Record<string, number[]>;
   durationMs: number;
   runs: number;
   /** Custodial accounts the arrivals take turns from. */
@@ -320,6 +322,7 @@ export async function platformOn(url: string, env: Record<string, string>, netwo
 export async function measureRealChain(plan: RealChainPlan, load: LoadClient): Promise<RealChainResult[]> {
   const results: RealChainResult[] = [];
   for (const blockTime of plan.blockTimes) {
+    const rates = plan.ratesByBlockTime?.[String(blockTime)] ?? plan.rates;
     const anvil = await startIntervalAnvil(blockTime);
     const client = createPublicClient({ chain: foundry, transport: http(anvil.url, { batch: { batchSize: 100 } }) }) as PublicClient;
     try {
@@ -340,7 +343,7 @@ export async function measureRealChain(plan: RealChainPlan, load: LoadClient): P
             plan.log(`  direct transferWithAuthorization ${direct.gas} gas, ${direct.calldataBytes} B; fullest batch ${floor.items} items: ${floor.gasPerTransfer} gas, ${floor.calldataBytesPerTransfer} B per transfer`);
           }
           for (let run = 0; run < plan.runs; run++) {
-            for (const rate of plan.rates) {
+            for (const rate of rates) {
               const { mined: _mined, ...figures } = await poissonRun(bench, load, client, anvil.url, senders, rate, plan.durationMs, 1000 * run + rate);
               (runsOf[mode].get(rate) ?? runsOf[mode].set(rate, []).get(rate)!).push(figures);
               plan.log(`  ${mode} run ${run + 1}, Poisson ${rate}/s: ${figures.completed} ok ${figures.failed} failed, ${figures.transfersPerTransaction} transfers/tx, ${figures.transactionsPerBlock} tx/block, ${figures.gasPerTransfer} gas, ${figures.calldataBytesPerTransfer} B, ${figures.rpcCallsPerTransfer} node calls per transfer, p50 ${figures.p50Ms} ms / ${figures.p50Blocks} blocks, p99 ${figures.p99Ms} ms / ${figures.p99Blocks} blocks${figures.firstError ? ` (${figures.firstError})` : ''}`);
@@ -350,7 +353,7 @@ export async function measureRealChain(plan: RealChainPlan, load: LoadClient): P
           await bench.stop();
         }
       }
-      const levels = plan.rates.map((rate) => {
+      const levels = rates.map((rate) => {
         const batched = summarise(runsOf.batched.get(rate)!);
         const oneByOne = summarise(runsOf.oneByOne.get(rate)!);
         return {

@@ -55,8 +55,9 @@ interface Sent { at: number; lane: Address; nonces: readonly string[]; intent: u
  * lane by default; the sender journals at once unless `hold()` was called (then the journal waits
  * until `release()`), and the waiter answers `signed` at once.
  */
-function setUp(options: { lanes?: number; gasLimit?: bigint; maxItems?: number; phase?: number; blockMarginMs?: number; managed?: boolean } = {}) {
+function setUp(options: { lanes?: number; gasLimit?: bigint; maxItems?: number; phase?: number; blockMarginMs?: number; managed?: boolean; interval?: number } = {}) {
   let origin = T0 + (options.phase ?? 0);
+  const interval = options.interval ?? 2_000;
   const aimed: { at: number; expectedAt: number | undefined }[] = [];
   const blocksAsked: unknown[] = [];
   let failBlock = 0;
@@ -393,7 +394,9 @@ test('a batch whose lane took 250 ms to prepare the last one cannot reach a bloc
 
   mock.timers.reset();
   mock.timers.enable({ apis: ['setTimeout', 'Date'], now: T0 });
-  // The lane is free at 4.6 s with a second's preparation: the block of 6 s is still reachable.
+  // The lane is free at 4.6 s with a second's preparation: the block of 6 s is still reachable. The
+  // first batch, broadcast at 4.6 s, lands in it too: on 2 s blocks (longer than the margin and the
+  // preparation) a late batch is the exception, and shares the block rather than delay the next.
   const late = setUp();
   late.hold();
   await at(100);
@@ -445,4 +448,37 @@ test('a transfer whose authorization was released before its batch was journaled
     && error.message === 'the transfer authorization was released before it was sent');
   assert.deepEqual(chain.sent.map((s) => s.nonces), [[kept.nonce]]);
   assert.deepEqual(chain.sizes, [1]);
+});
+
+test('0.45 s blocks, shorter than margin and preparation: a batch prepared before the block the previous broadcast lands in waits for that block, and the next aims past it', async () => {
+  // Blocks every 450 ms from T0. The first batch, held for the block of 450 ms, takes 220 ms to
+  // prepare and is broadcast at 420 ms: within 100 ms of that block, it lands there or in the block
+  // of 900 ms, and takes the later.
+  const chain = setUp({ interval: 450, lanes: 2 });
+  chain.hold();
+  await at(10);
+  chain.settle();
+  await at(210);
+  chain.settle();
+  await at(420);
+  chain.release();
+  await flush();
+  assert.deepEqual(chain.aimed, [{ at: 420, expectedAt: 450 }]);
+  // The second, held for 900 ms, can no longer reach it with 220 ms of preparation at its closing
+  // (650 ms): held for 1,350 ms, it closes at 880 ms, prepared at once on the other lane, and waits
+  // until a tenth of a block past 900 ms before its broadcast.
+  await at(944);
+  assert.equal(chain.aimed.length, 1, 'not broadcast into the block the first one takes');
+  await at(945);
+  assert.deepEqual(chain.aimed.map((a) => a.at), [420, 945]);
+  assert.deepEqual(chain.sent.map((s) => s.at), [420, 880], 'journaled at its closing');
+
+  // The third, opened at 960 ms, aims at 1,800 ms (the second takes 1,350 ms), closing at 1,330 ms:
+  // broadcast then it would join the second in the block of 1,350 ms, so it waits until 1,395 ms.
+  await at(960);
+  chain.settle();
+  await at(1_394);
+  assert.equal(chain.aimed.length, 2);
+  await at(1_395);
+  assert.deepEqual(chain.aimed.at(-1), { at: 1_395, expectedAt: 1_800 });
 });

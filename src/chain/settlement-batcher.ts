@@ -6,6 +6,7 @@ import type { TransactionSender } from './transaction-sender.ts';
 import type { RelayResult, SettlementItem } from './relay-types.ts';
 import { executedItems, itemKey } from './mined-receipt.ts';
 import { batchBaseGas, batchItemGas, encodeSettlement } from './settlement-calldata.ts';
+import { createSettlementAim } from './settlement-aim.ts';
 import type { NetworkName } from '#shared/networks.ts';
 import { DomainError } from '#shared/errors.ts';
 import { errorSummary } from '#shared/redact.ts';
@@ -64,10 +65,7 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
   const openBatches = new Map<NetworkName, OpenBatch>();
   const queued = new Map<NetworkName, number>();
   const maxItemsByNetwork = new Map<NetworkName, Promise<number>>();
-  /** How long the last few batches of each network took from closing to broadcast (ms). */
-  const preparations = new Map<NetworkName, number[]>();
-  /** The block (its expected local time) the latest batch of each network was held for. */
-  const aimedAt = new Map<NetworkName, number>();
+  const aim = createSettlementAim(chains, { windowMs, blockMarginMs });
 
   /** Items per batch: the setting, or fewer when the chain's block gas limit cannot hold that many. */
   function maxItemsOf(network: NetworkName): Promise<number> {
@@ -83,67 +81,20 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
     return max;
   }
 
-  function notePreparation(network: NetworkName, ms: number): void {
-    const recent = preparations.get(network) ?? [];
-    recent.push(ms);
-    if (recent.length > 8) recent.shift();
-    preparations.set(network, recent);
-  }
-
-  /**
-   * How long a batch opened now stays open. On a network we do not run whose blocks come at a known
-   * interval: until `blockMarginMs`, plus the time a batch takes to prepare, before the next block it
-   * can still reach (the one after, when that moment has passed), so one transaction per block
-   * carries every transfer accepted meanwhile and none waits for a later block than it would have
-   * reached alone. Otherwise (a chain that mines on demand, or whose interval is not learnt yet):
-   * `windowMs`.
-   */
-  /**
-   * How long a batch of the network takes from closing to broadcast: the slowest of the last few, at
-   * most half a block or half a second, whichever is longer (a block shorter than that is aimed at a
-   * few blocks ahead: docs/decisions/settlement.md).
-   */
-  function preparationOf(network: NetworkName, interval: number): number {
-    return Math.min(Math.max(0, ...(preparations.get(network) ?? [])), Math.max(interval / 2, 500));
-  }
-
   /**
    * A batch held for a block it can no longer reach (its timer fired late: a busy event loop, every
    * lane still journaling) would land in the next block beside that block's own batch: it is held
    * for the next block instead, and keeps filling meanwhile. True when it was.
    */
   function reaimed(network: NetworkName, open: OpenBatch, lanes: Lane[]): boolean {
-    const interval = chains[network].blocks.intervalMs();
-    if (open.expectedAt === undefined || interval === undefined) return false;
-    const now = Date.now();
-    const preparation = preparationOf(network, interval);
-    if (now + preparation <= open.expectedAt - blockMarginMs / 2) return false;
-    while (now + preparation > open.expectedAt - blockMarginMs / 2) open.expectedAt += interval;
-    aimedAt.set(network, open.expectedAt);
+    const next = open.expectedAt === undefined ? undefined : aim.reaim(network, open.expectedAt);
+    if (!next) return false;
+    open.expectedAt = next.expectedAt;
     open.windowPassed = false;
     // Stryker disable next-line CallExpression: the batch's timer has fired already (its window passed), so clearing it changes nothing (equivalent)
     clearTimeout(open.timer);
-    open.timer = setTimeout(() => { open.windowPassed = true; sendOpenBatch(network, lanes, false); }, open.expectedAt - blockMarginMs - preparation - now);
+    open.timer = setTimeout(() => { open.windowPassed = true; sendOpenBatch(network, lanes, false); }, next.delay);
     return true;
-  }
-
-  function closeDelay(network: NetworkName): { delay: number; expectedAt?: number } {
-    const { managed, blocks } = chains[network];
-    const now = Date.now();
-    const due = managed ? undefined : blocks.nextBlockAt(now);
-    const interval = blocks.intervalMs();
-    if (due === undefined || interval === undefined) return { delay: windowMs };
-    // The batch must also be journaled, signed and broadcast before the margin: as long as the
-    // slowest of the last few took (a busy database or node), at most half a block.
-    const preparation = preparationOf(network, interval);
-    let close = due - blockMarginMs - preparation;
-    // A block the previous batch was held for is not aimed at again (its prediction may have moved a
-    // little since): one settlement transaction per block.
-    const previous = aimedAt.get(network);
-    while (close < now + windowMs || (previous !== undefined && close + blockMarginMs + preparation < previous + interval / 2)) close += interval;
-    const expectedAt = close + blockMarginMs + preparation;
-    aimedAt.set(network, expectedAt);
-    return { delay: close - now, expectedAt };
   }
 
   /**
@@ -170,12 +121,10 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
     lane.preparing++;
     lane.inFlight++;
     let prepared = false;
-    const closedAt = Date.now();
     const done = () => {
       if (prepared) return;
       prepared = true;
       lane.preparing--;
-      notePreparation(network, Date.now() - closedAt);
       sendOpenBatch(network, lanes, false);
     };
     relayBatch(network, lane.account, settlement, items, expectedAt, done)
@@ -189,6 +138,7 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
   /** Journals, signs and broadcasts one batch (then calls `prepared`), and answers each item from its receipt. */
   async function relayBatch(network: NetworkName, account: LocalAccount, settlement: Address, batch: PendingItem[], expectedAt: number | undefined,
     prepared: () => void): Promise<void> {
+    const closedAt = Date.now();
     const fees = await sender.fees(network, account.address);
     const byNonce = new Map(batch.map((pending) => [rowOf(pending.item), pending]));
     deps.faults?.at('relay.before-journal');
@@ -206,10 +156,17 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
     if (journaled === 'released') return;
     deps.onBatch?.(network, included.size);
     deps.faults?.at('relay.after-journal');
+    // A batch held for a block waits for its turn: no two land in one block.
+    const turn = expectedAt === undefined ? 0 : aim.turnIn(network, expectedAt);
+    const turnFrom = Date.now();
+    if (turn > 0) await new Promise((resolve) => setTimeout(resolve, turn));
+    const waited = Date.now() - turnFrom;
     // The block that carries it checks the schedule: one made at once, well before the block it was
     // held for, is a node that mines on demand (block-schedule.ts).
+    if (expectedAt !== undefined) aim.broadcast(network);
     const carried = chains[network].blocks.sent(Date.now(), expectedAt);
     await sender.broadcast(network, journaled.rawTx);
+    aim.notePreparation(network, Date.now() - closedAt - waited);
     deps.faults?.at('relay.after-broadcast');
     prepared();
     const result = await waiter.finish(network, journaled.id, [journaled.txHash]);
@@ -242,7 +199,7 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
         }
         let open = openBatches.get(network);
         if (!open) {
-          const { delay, expectedAt } = closeDelay(network);
+          const { delay, expectedAt } = aim.closeDelay(network);
           const opened: OpenBatch = { settlement, items: [], windowPassed: false, timer: undefined, expectedAt };
           opened.timer = setTimeout(() => { opened.windowPassed = true; sendOpenBatch(network, lanes, false); }, delay);
           openBatches.set(network, opened);
