@@ -86,7 +86,7 @@ export async function startChaosFleet(log: (line: string) => void): Promise<Chao
   };
   const { node, relayerKey } = await startExternalNode();
   const chains: ChainSupervisor = await startChains({
-    dataDir: tempDir(), rpcUrls: { ethereum: node.url }, logger: createLogger('silent'), mode: 'own', checkpointIntervalMs: 600_000,
+    dataDir: tempDir(), rpcUrls: { ethereum: [node.url] }, logger: createLogger('silent'), mode: 'own', checkpointIntervalMs: 600_000,
   });
   // Every lane of the relayer needs gas on the networks run here too (the external node's are funded).
   const lanes = loadRelayerLanes({ privateKey: relayerKey, dataDir: tempDir(), vault: undefined as never, count: loadConfig({}).relayerLanes });
