@@ -20,7 +20,7 @@ before(async () => {
   ({ node, relayerKey } = await startExternalNode({ blockSeconds: 1 }));
   first = await startRpcProxy(node.url);
   second = await startRpcProxy(node.url);
-  t = await startTestPlatform({ env: { RPC_URLS_ETHEREUM: `${first.url},${second.url}`, RELAYER_PRIVATE_KEY: relayerKey } });
+  t = await startTestPlatform({ env: { RPC_URLS_ETHEREUM: `${first.url},${second.url}`, CHAIN_ID_ETHEREUM: '31337', RELAYER_PRIVATE_KEY: relayerKey } });
 });
 after(async () => {
   await t?.stop();

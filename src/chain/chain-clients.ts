@@ -5,7 +5,7 @@ import { createReceiptWatcher, type ReceiptWatcher } from './receipt-watcher.ts'
 import type { OnRpcCall } from './node-rpc-calls.ts';
 import { createEndpointPool, hostOf, type EndpointOutcome, type EndpointState } from './endpoint-pool.ts';
 import { createBlockSchedule, type BlockSchedule } from './block-schedule.ts';
-import { networkNames, type NetworkName } from '#shared/networks.ts';
+import { explorerOf, networkFacts, networkNames, type NetworkName } from '#shared/networks.ts';
 
 export interface ChainClient {
   network: NetworkName;
@@ -45,10 +45,17 @@ export async function createChainClients(
       const endpoint = endpoints[network];
       const urls = endpoint.urls ?? [endpoint.url];
       const chainId = await agreedChainId(network, urls, callTimeoutMs, onRpcCall);
+      if (endpoint.chainId !== undefined && chainId !== endpoint.chainId) {
+        const upper = network.toUpperCase();
+        throw new DomainError('chain.unavailable', endpoint.chainId === networkFacts[network].chainId
+          ? `the node of ${network} (${hostOf(urls[0] ?? '')}) answers chain id ${chainId}, not ${network}'s ${endpoint.chainId}: a node of another chain, refused; for a test chain or testnet standing for ${network}, set CHAIN_ID_${upper}=${chainId}`
+          : `the node of ${network} (${hostOf(urls[0] ?? '')}) answers chain id ${chainId}, not CHAIN_ID_${upper}=${endpoint.chainId}: refused`);
+      }
       const chain = defineChain({
         id: chainId,
         name: network,
-        nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+        nativeCurrency: { ...networkFacts[network].coin, decimals: 18 },
+        ...(explorerOf(network, chainId) && { blockExplorers: { default: { name: 'explorer', url: explorerOf(network, chainId) as string } } }),
         rpcUrls: { default: { http: [...urls] } },
       });
       // Calls made in one tick (the balance reads, block numbers and receipts of concurrent transfers)

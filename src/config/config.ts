@@ -12,7 +12,7 @@
  */
 import { parseGwei } from 'viem';
 import type { z } from 'zod';
-import { networkNames, type NetworkName } from '#shared/networks.ts';
+import { networkFacts, networkNames, type NetworkName } from '#shared/networks.ts';
 import { envSchema } from './schema.ts';
 import type { ContractAddresses } from './parsers.ts';
 
@@ -22,7 +22,7 @@ export { contractNames, defaultHostLabels, parseTrustProxy, type ContractAddress
 type Env = z.output<typeof envSchema>;
 /** `GRPC_KEEPALIVE_TIME_SECONDS` → `grpcKeepaliveTimeSeconds`. */
 type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Lowercase<Head>}${Capitalize<CamelCase<Tail>>}` : Lowercase<S>;
-type PerNetworkSetting = `${'RPC_URL' | 'RPC_URLS' | 'CONTRACTS' | 'CONFIRMATIONS'}_${Uppercase<NetworkName>}` | 'CONFIRMATIONS';
+type PerNetworkSetting = `${'RPC_URL' | 'RPC_URLS' | 'CHAIN_ID' | 'CONTRACTS' | 'CONFIRMATIONS'}_${Uppercase<NetworkName>}` | 'CONFIRMATIONS';
 type Settings = { readonly [K in keyof Env as K extends PerNetworkSetting ? never : CamelCase<K & string>]: Env[K] };
 type InMilliseconds = {
   readonly [K in keyof Env as K extends `${infer Name}_SECONDS` | `${infer Name}_DAYS` ? `${CamelCase<Name>}Ms` : never]: Env[K];
@@ -34,6 +34,12 @@ interface PerNetwork {
    * alone); a network without any runs on a supervised anvil.
    */
   readonly rpcUrls: Readonly<Partial<Record<NetworkName, readonly string[]>>>;
+  /**
+   * The chain id a network's endpoints must answer: `CHAIN_ID_<NETWORK>` (a test chain, a testnet),
+   * else the network's public chain (ethereum 1, optimism 10, bnb 56, opbnb 204). A supervised anvil
+   * has its own (anvilChainIds), unchecked.
+   */
+  readonly chainIds: Readonly<Record<NetworkName, number>>;
   /** Per network, platform contracts already deployed: used instead of deploying them. */
   readonly contractAddresses: Readonly<Partial<Record<NetworkName, ContractAddresses>>>;
   /** Per network: blocks a transaction's block counts as, itself included, before its receipt is final. */
@@ -84,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       const one = settings[`RPC_URL_${upper(network)}`];
       return settings[`RPC_URLS_${upper(network)}`] ?? (one === undefined ? undefined : Object.freeze([one]));
     }),
+    chainIds: byNetwork((network) => settings[`CHAIN_ID_${upper(network)}`] ?? networkFacts[network].chainId) as PerNetwork['chainIds'],
     contractAddresses: byNetwork((network) => settings[`CONTRACTS_${upper(network)}`]),
     confirmations: byNetwork((network) => settings[`CONFIRMATIONS_${upper(network)}`] ?? settings.CONFIRMATIONS) as PerNetwork['confirmations'],
   };
@@ -92,7 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 const upper = <N extends NetworkName>(network: N) => network.toUpperCase() as Uppercase<N>;
 const perNetworkSettings: ReadonlySet<string> = new Set(['CONFIRMATIONS',
-  ...networkNames.flatMap((network) => ['RPC_URL', 'RPC_URLS', 'CONTRACTS', 'CONFIRMATIONS'].map((prefix) => `${prefix}_${upper(network)}`))]);
+  ...networkNames.flatMap((network) => ['RPC_URL', 'RPC_URLS', 'CHAIN_ID', 'CONTRACTS', 'CONFIRMATIONS'].map((prefix) => `${prefix}_${upper(network)}`))]);
 const camelCase = (name: string) => name.toLowerCase().replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase());
 
 /**
@@ -120,10 +127,16 @@ function custodyRefused(settings: z.output<typeof envSchema>): string[] {
   return missing;
 }
 
-/** A network's endpoints are one list: `RPC_URL_<NETWORK>` (one) or `RPC_URLS_<NETWORK>` (several), not both. */
+/**
+ * A network's endpoints are one list: `RPC_URL_<NETWORK>` (one) or `RPC_URLS_<NETWORK>` (several), not
+ * both; `CHAIN_ID_<NETWORK>` names what they answer, so it comes with one of them.
+ */
 function rpcUrlsRefused(settings: z.output<typeof envSchema>): string[] {
   return networkNames.flatMap((network) => {
     const name = upper(network);
+    if (settings[`CHAIN_ID_${name}`] !== undefined && settings[`RPC_URL_${name}`] === undefined && settings[`RPC_URLS_${name}`] === undefined) {
+      return [`CHAIN_ID_${name}: only with RPC_URL_${name} or RPC_URLS_${name} (the anvil the platform runs for ${network} has its own chain id)`];
+    }
     return settings[`RPC_URL_${name}`] !== undefined && settings[`RPC_URLS_${name}`] !== undefined
       ? [`RPC_URLS_${name}: not with RPC_URL_${name} (put that URL first in RPC_URLS_${name}, or keep one of them)`] : [];
   });
