@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createTransport, http, HttpRequestError, TimeoutError, type EIP1193RequestFn, type Transport } from 'viem';
 import type { NetworkName } from '#shared/networks.ts';
 import { countingRpcCalls, type OnRpcCall } from './node-rpc-calls.ts';
+import { monotonicReads } from './monotonic-reads.ts';
 
 /** What one endpoint of a network is doing: answering, told to wait (429, −32005), or failing. */
 export type EndpointStatus = 'up' | 'throttled' | 'failing';
@@ -147,7 +148,8 @@ export function createEndpointPool(options: EndpointPoolOptions): EndpointPool {
 
   const transport: Transport = () => createTransport({
     key: 'endpoints', name: `${options.network} endpoints`, type: 'endpoints',
-    request, retryCount: 0,
+    // Over nodes not at the same block (a provider's load balancer), reads never go backwards.
+    request: monotonicReads(request, options.callTimeoutMs), retryCount: 0,
   });
   return { transport, states: () => endpoints.map((e) => ({ ...e.state })) };
 }
