@@ -8,8 +8,7 @@
 // fullest batch (100 transfers sent at once), the contract's floor. Fees are the receipts' own
 // (gasUsed × effectiveGasPrice, `l1Fee`, the operator fee), in the network's coin with wei beside.
 import { createPublicClient, formatEther, http, numberToHex, pad, type Hex, type PublicClient } from 'viem';
-import { nativeSymbols } from '../src/console/settlement-costs.ts';
-import type { NetworkName } from '../src/shared/networks.ts';
+import { coinSymbol, type NetworkName } from '../src/shared/networks.ts';
 import { startHardhatNode } from '../test/support/hardhat-node.ts';
 import type { LoadClient } from './load-client.ts';
 import { batchFloor, directTransferWithAuthorization, platformOn, poissonRun, startIntervalAnvil, type receiptCost } from './real-chain.ts';
@@ -129,7 +128,7 @@ async function measureOn(rhythm: NetworkRhythm, node: 'anvil' | 'edr-op', url: s
     const direct = await directTransferWithAuthorization(bench, url, client, senders.recipient as Hex, network);
     const floor = await batchFloor(bench, client, senders, baseUrl);
     const result: NetworkResult = {
-      network, node, blockTimeSeconds, currency: nativeSymbols[network] ?? 'ETH',
+      network, node, blockTimeSeconds, currency: coinSymbol(network),
       direct: { gas: direct.gas, l1DataGas: l1GasPer([direct.cost], 1), fee: split([direct.cost], 1) },
       floor: { items: floor.items, gasPerTransfer: floor.gasPerTransfer, l1DataGasPerTransfer: l1GasPer([floor.tx], floor.items), feePerTransfer: split([floor.tx], floor.items) },
       runs: [],

@@ -316,7 +316,9 @@ export async function platformOn(url: string, env: Record<string, string>, netwo
   const controls = createTestClient({ mode: 'hardhat', chain: foundry, transport: http(url) });
   const lanes = loadRelayerLanes({ privateKey: relayerKey, dataDir: url, vault: undefined as never, count: loadConfig({}).relayerLanes });
   for (const lane of lanes) await controls.setBalance({ address: lane.address, value: parseEther('1000') });
-  return startBenchPlatform({ env: { [`RPC_URL_${network.toUpperCase()}`]: url, RELAYER_PRIVATE_KEY: relayerKey, PAYMENT_NETWORK: network, ...env } });
+  // Whatever chain the node is (anvil's 31337, a Hardhat node as OP Mainnet's 10): it stands for `network`.
+  const chainId = await controls.request({ method: 'eth_chainId' } as never) as string;
+  return startBenchPlatform({ env: { [`RPC_URL_${network.toUpperCase()}`]: url, [`CHAIN_ID_${network.toUpperCase()}`]: String(BigInt(chainId)), RELAYER_PRIVATE_KEY: relayerKey, PAYMENT_NETWORK: network, ...env } });
 }
 
 export async function measureRealChain(plan: RealChainPlan, load: LoadClient): Promise<RealChainResult[]> {

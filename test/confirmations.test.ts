@@ -161,7 +161,7 @@ describe('a payment with CONFIRMATIONS=3', () => {
       await controls.setBalance({ address: lane.address, value: parseEther('1000') });
     }
     p = await startPaymentTest({
-      RPC_URL_ETHEREUM: node.url, RELAYER_PRIVATE_KEY: relayerKey, PAYMENT_NETWORK: 'ethereum',
+      RPC_URL_ETHEREUM: node.url, CHAIN_ID_ETHEREUM: '31337', RELAYER_PRIVATE_KEY: relayerKey, PAYMENT_NETWORK: 'ethereum',
       CONFIRMATIONS_ETHEREUM: '3', PAYMENT_IDLE_TIMEOUT_SECONDS: '60',
     });
   });

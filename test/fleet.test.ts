@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import { createClient } from 'redis';
 import { startChains, type ChainSupervisor } from '../src/chain/chain-supervisor.ts';
 import { createLogger } from '../src/shared/logger.ts';
+import { anvilChainIds } from '../src/shared/networks.ts';
 import { migrations } from '../src/store/migrations/index.ts';
 import { startServerProcess, stopServerProcess, type ServerProcess } from './support/server-process.ts';
 import { freshPostgresSchema } from './support/store-factories.ts';
@@ -74,7 +75,7 @@ async function vixpay(...args: string[]): Promise<any> {
 describe('many instances on one PostgreSQL and one Redis', { skip: skipRedis }, () => {
   before(async () => {
     chainDir = tempDir();
-    chains = await startChains({ dataDir: chainDir, rpcUrls: {}, logger: createLogger('silent'), mode: 'own', checkpointIntervalMs: 60_000 });
+    chains = await startChains({ dataDir: chainDir, rpcUrls: {}, chainIds: anvilChainIds, logger: createLogger('silent'), mode: 'own', checkpointIntervalMs: 60_000 });
     schema = await freshPostgresSchema('vixpay_fleet');
     env = {
       DATABASE_URL: schema.databaseUrl,
@@ -87,6 +88,9 @@ describe('many instances on one PostgreSQL and one Redis', { skip: skipRedis }, 
       RPC_URL_OPTIMISM: chains.endpoints.optimism.url,
       RPC_URL_BNB: chains.endpoints.bnb.url,
       RPC_URL_OPBNB: chains.endpoints.opbnb.url,
+      // Anvils standing for the four networks: their own chain ids.
+      CHAIN_ID_ETHEREUM: String(anvilChainIds.ethereum), CHAIN_ID_OPTIMISM: String(anvilChainIds.optimism),
+      CHAIN_ID_BNB: String(anvilChainIds.bnb), CHAIN_ID_OPBNB: String(anvilChainIds.opbnb),
       PAYMENT_IDLE_TIMEOUT_SECONDS: '60',
       PAYMENT_PAIRING_WINDOW_SECONDS: '60',
     };

@@ -103,7 +103,7 @@ describe('graceful shutdown of a server process', async () => {
       await controls.setBalance({ address: lane.address, value: parseEther('1000') });
     }
     grpcPort = await freePort();
-    platformEnv = { DATA_DIR: dataDir, ...(await testStoreEnv(dataDir)), RPC_URL_ETHEREUM: node.url, RELAYER_PRIVATE_KEY: relayerKey };
+    platformEnv = { DATA_DIR: dataDir, ...(await testStoreEnv(dataDir)), RPC_URL_ETHEREUM: node.url, CHAIN_ID_ETHEREUM: '31337', RELAYER_PRIVATE_KEY: relayerKey };
     server = await startServerProcess({
       ...platformEnv, REDIS_URL: redis.url, GRPC_PORT: String(grpcPort), GRPC_HOST: '127.0.0.1',
       SHUTDOWN_TIMEOUT_SECONDS: String(shutdownSeconds), LOG_LEVEL: 'info', PAYMENT_IDLE_TIMEOUT_SECONDS: '600',

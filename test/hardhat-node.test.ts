@@ -32,7 +32,7 @@ describe('the platform on a Hardhat node (EDR) by RPC URL', { skip }, () => {
     for (const lane of relayerLanesOf(relayerKey)) {
       await client.request({ method: 'hardhat_setBalance', params: [lane.address, toHex(parseEther('1000'))] } as never);
     }
-    p = await startPaymentTest({ RPC_URL_ETHEREUM: node.url, RELAYER_PRIVATE_KEY: relayerKey, PAYMENT_NETWORK: 'ethereum' });
+    p = await startPaymentTest({ RPC_URL_ETHEREUM: node.url, CHAIN_ID_ETHEREUM: '31337', RELAYER_PRIVATE_KEY: relayerKey, PAYMENT_NETWORK: 'ethereum' });
     store = await p.t.platform.payments.addStore({ tid: 'H-3001', name: 'Hardhat Cafe' });
     await p.t.platform.payments.publishRateNotice({ currency: 'KRW', rate: '1000' });
   });
@@ -121,7 +121,7 @@ describe('the platform on a Hardhat node (EDR) by RPC URL', { skip }, () => {
     const given = p.t.platform.contracts.ethereum;
     const relayer = p.t.platform.relayer.address;
     const sentBefore = await chain.client.getTransactionCount({ address: relayer });
-    const env = { RPC_URL_ETHEREUM: node.url, RELAYER_PRIVATE_KEY: relayerKey };
+    const env = { RPC_URL_ETHEREUM: node.url, CHAIN_ID_ETHEREUM: '31337', RELAYER_PRIVATE_KEY: relayerKey };
     const second = await startTestPlatform({
       env: { ...env, CONTRACTS_ETHEREUM: `vixpToken=${given.vixpToken},didRegistry=${given.didRegistry},settlement=${given.settlement}` },
     });

@@ -31,7 +31,7 @@ let env: Record<string, string>;
 
 before(async () => {
   node = await startAnvil({ chainId: foundry.id, port: 0 });
-  env = { DATA_DIR: dataDir, RELAYER_PRIVATE_KEY: anvilKey, RELAYER_LANES: '4', RPC_URL_ETHEREUM: node.url };
+  env = { DATA_DIR: dataDir, RELAYER_PRIVATE_KEY: anvilKey, RELAYER_LANES: '4', RPC_URL_ETHEREUM: node.url, CHAIN_ID_ETHEREUM: '31337' };
   server = await startServerProcess(env);
 });
 after(async () => {

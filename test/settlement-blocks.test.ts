@@ -17,7 +17,7 @@ const blockSeconds = 2;
 before(async () => {
   let relayerKey: string;
   ({ node, relayerKey } = await startExternalNode({ blockSeconds }));
-  t = await startTestPlatform({ env: { RPC_URL_ETHEREUM: node.url, RELAYER_PRIVATE_KEY: relayerKey, SETTLEMENT_BLOCK_MARGIN_MS: '300' } });
+  t = await startTestPlatform({ env: { RPC_URL_ETHEREUM: node.url, CHAIN_ID_ETHEREUM: '31337', RELAYER_PRIVATE_KEY: relayerKey, SETTLEMENT_BLOCK_MARGIN_MS: '300' } });
 });
 after(async () => {
   await t?.stop();

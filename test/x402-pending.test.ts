@@ -64,7 +64,7 @@ async function paymentWithId(account: LocalAccount, id: string) {
 before(async () => {
   let relayerKey: Hex;
   ({ node, relayerKey } = await startExternalNode({ blockSeconds: 2 }));
-  t = await startTestPlatform({ env: { RPC_URL_ETHEREUM: node.url, RELAYER_PRIVATE_KEY: relayerKey, SETTLEMENT_BLOCK_MARGIN_MS: '300' } });
+  t = await startTestPlatform({ env: { RPC_URL_ETHEREUM: node.url, CHAIN_ID_ETHEREUM: '31337', RELAYER_PRIVATE_KEY: relayerKey, SETTLEMENT_BLOCK_MARGIN_MS: '300' } });
   ({ facilitatorUrl, apiKey, network, vixp } = await listeningFacilitator(t, { name: 'pending test', tid: 'T-X402-PENDING' }));
   const common = { facilitatorUrl, apiKey, network, asset: vixp, amount: price.toString(), payTo: payee };
   patient = await startPaidResource(common);

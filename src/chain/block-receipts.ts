@@ -1,4 +1,4 @@
-import { formatTransactionReceipt, numberToHex, type Hex, type PublicClient, type RpcTransactionReceipt, type TransactionReceipt } from 'viem';
+import { formatTransactionReceipt, numberToHex, TimeoutError, TransactionReceiptNotFoundError, type Hex, type PublicClient, type RpcTransactionReceipt, type TransactionReceipt } from 'viem';
 
 /** How the receipt watcher reads receipts: a block's all at once where the node can, else one by one. */
 export interface BlockReceipts {
@@ -15,7 +15,11 @@ export function createBlockReceipts(client: PublicClient): BlockReceipts {
   let blockReceipts = true;
 
   async function lookUp(hashes: Hex[]): Promise<TransactionReceipt[]> {
-    const receipts = await Promise.all(hashes.map((hash) => client.getTransactionReceipt({ hash }).catch(() => undefined)));
+    // Not mined yet is no receipt; a node that did not answer (or only nodes behind did) fails the look-up, to be tried again.
+    const receipts = await Promise.all(hashes.map((hash) => client.getTransactionReceipt({ hash }).catch((error: unknown) => {
+      if (error instanceof TransactionReceiptNotFoundError) return undefined;
+      throw error;
+    })));
     return receipts.filter((r): r is TransactionReceipt => r !== undefined);
   }
 
@@ -26,7 +30,8 @@ export function createBlockReceipts(client: PublicClient): BlockReceipts {
         try {
           const raw = await client.request({ method: 'eth_getBlockReceipts', params: [numberToHex(block)] } as never) as RpcTransactionReceipt[] | null;
           return (raw ?? []).map((r) => formatTransactionReceipt(r));
-        } catch {
+        } catch (error) {
+          if (error instanceof TimeoutError) throw error; // not answered (only nodes behind did): next poll
           blockReceipts = false; // this node lacks it (Hardhat's): look each waiter up instead
         }
       }

@@ -1,17 +1,22 @@
-import { createPublicClient, defineChain, http, TimeoutError, webSocket, type HttpTransport, type PublicClient } from 'viem';
+import { createPublicClient, defineChain, TimeoutError, webSocket, type HttpTransport, type PublicClient } from 'viem';
 import { DomainError } from '#shared/errors.ts';
 import type { ChainEndpoint } from './chain-supervisor.ts';
 import { createReceiptWatcher, type ReceiptWatcher } from './receipt-watcher.ts';
-import { countingRpcCalls, type OnRpcCall } from './node-rpc-calls.ts';
+import type { OnRpcCall } from './node-rpc-calls.ts';
+import { createEndpointPool, hostOf, type EndpointOutcome, type EndpointState } from './endpoint-pool.ts';
 import { createBlockSchedule, type BlockSchedule } from './block-schedule.ts';
-import { networkNames, type NetworkName } from '#shared/networks.ts';
+import { explorerOf, networkFacts, networkNames, type NetworkName } from '#shared/networks.ts';
 
 export interface ChainClient {
   network: NetworkName;
   chainId: number;
   managed: boolean;
-  /** The node's JSON-RPC URL, for libraries that make their own connection (ethr-did-resolver). */
+  /** The preferred endpoint's JSON-RPC URL, for libraries that make their own connection (ethr-did-resolver). */
   url: string;
+  /** Every endpoint's URL (`RPC_URLS_<NETWORK>`), the preferred first. */
+  urls: readonly string[];
+  /** Every endpoint of the network, the preferred first: each one's state and calls. */
+  endpoints(): EndpointState[];
   client: PublicClient;
   /** The network's one receipt watcher: every wait for a receipt shares its polling. */
   receipts: ReceiptWatcher;
@@ -32,33 +37,65 @@ export async function createChainClients(
   onRpcCall?: OnRpcCall,
   /** The deadline of each call, retries included (`CHAIN_CALL_TIMEOUT_SECONDS`). */
   callTimeoutMs = 5_000,
+  /** Told of each call's end at each endpoint (`vixpay_node_endpoint_*`). */
+  onEndpointOutcome?: (network: NetworkName, endpoint: EndpointState, outcome: EndpointOutcome) => void,
 ): Promise<ChainClients> {
   const entries = await Promise.all(
     networkNames.map(async (network): Promise<[NetworkName, ChainClient]> => {
       const endpoint = endpoints[network];
-      const probe = createPublicClient({ transport: withDeadline(http(endpoint.url, { timeout: callTimeoutMs, ...countingRpcCalls(network, onRpcCall) }), callTimeoutMs) });
-      const chainId = await probe.getChainId().catch((cause: unknown) => {
-        throw new DomainError('chain.unavailable', `network ${network} does not answer`, { cause });
-      });
+      const urls = endpoint.urls ?? [endpoint.url];
+      const chainId = await agreedChainId(network, urls, callTimeoutMs, onRpcCall);
+      if (endpoint.chainId !== undefined && chainId !== endpoint.chainId) {
+        const upper = network.toUpperCase();
+        throw new DomainError('chain.unavailable', endpoint.chainId === networkFacts[network].chainId
+          ? `the node of ${network} (${hostOf(urls[0] ?? '')}) answers chain id ${chainId}, not ${network}'s ${endpoint.chainId}: a node of another chain, refused; for a test chain or testnet standing for ${network}, set CHAIN_ID_${upper}=${chainId}`
+          : `the node of ${network} (${hostOf(urls[0] ?? '')}) answers chain id ${chainId}, not CHAIN_ID_${upper}=${endpoint.chainId}: refused`);
+      }
       const chain = defineChain({
         id: chainId,
         name: network,
-        nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-        rpcUrls: { default: { http: [endpoint.url] } },
+        nativeCurrency: { ...networkFacts[network].coin, decimals: 18 },
+        ...(explorerOf(network, chainId) && { blockExplorers: { default: { name: 'explorer', url: explorerOf(network, chainId) as string } } }),
+        rpcUrls: { default: { http: [...urls] } },
       });
       // Calls made in one tick (the balance reads, block numbers and receipts of concurrent transfers)
-      // go to the node as one JSON-RPC batch: one HTTP round trip instead of one each.
-      const transport = http(endpoint.url, { retryCount: 2, timeout: callTimeoutMs, batch: { wait: 0 }, ...countingRpcCalls(network, onRpcCall) });
-      const client = createPublicClient({ chain, transport: withDeadline(transport, callTimeoutMs), pollingInterval });
+      // go to an endpoint as one JSON-RPC batch: one HTTP round trip instead of one each.
+      const pool = createEndpointPool({
+        network, urls, callTimeoutMs, onRpcCall,
+        onOutcome: onEndpointOutcome && ((state, outcome) => onEndpointOutcome(network, state, outcome)),
+      });
+      const client = createPublicClient({ chain, transport: pool.transport, pollingInterval });
       const blocks = createBlockSchedule();
       const receipts = createReceiptWatcher(client, pollingInterval, {
         confirmations: confirmations[network] ?? 1, schedule: blocks,
         ...(endpoint.managed && { heads: newHeadsOf(endpoint.url.replace(/^http/, 'ws')) }),
       });
-      return [network, { network, chainId, managed: endpoint.managed, url: endpoint.url, client, receipts, blocks }];
+      return [network, { network, chainId, managed: endpoint.managed, url: urls[0] ?? endpoint.url, urls, endpoints: pool.states, client, receipts, blocks }];
     }),
   );
   return Object.freeze(Object.fromEntries(entries) as Record<NetworkName, ChainClient>);
+}
+
+/**
+ * The chain id every endpoint of a network answers: one that does not answer is left to the pool
+ * (it may be back later), one that answers another chain refuses the start, as none answering does.
+ */
+async function agreedChainId(network: NetworkName, urls: readonly string[], callTimeoutMs: number, onRpcCall: OnRpcCall | undefined): Promise<number> {
+  const answers = await Promise.all(urls.map(async (url, index) => {
+    const probe = createPublicClient({ transport: createEndpointPool({ network, urls: [url], callTimeoutMs, onRpcCall, batch: false }).transport });
+    return { index, host: hostOf(url), id: await probe.getChainId().catch((cause: unknown) => ({ cause })) };
+  }));
+  const ids = answers.flatMap(({ id, ...rest }) => (typeof id === 'number' ? [{ ...rest, id }] : []));
+  const first = ids[0];
+  if (!first) {
+    throw new DomainError('chain.unavailable', `network ${network} does not answer`, { cause: (answers[0]?.id as { cause: unknown } | undefined)?.cause });
+  }
+  const other = ids.find((a) => a.id !== first.id);
+  if (other) {
+    throw new DomainError('chain.unavailable',
+      `the endpoints of ${network} are on different chains: endpoint ${first.index} (${first.host}) answers chain id ${first.id}, endpoint ${other.index} (${other.host}) ${other.id}`);
+  }
+  return first.id;
 }
 
 /**

@@ -9,7 +9,12 @@ import { anvilChainIds, networkNames, type NetworkName } from '#shared/networks.
 
 export interface ChainEndpoint {
   network: NetworkName;
+  /** The preferred endpoint (the only one of a node we run). */
   url: string;
+  /** Every endpoint, the preferred first (`RPC_URLS_<NETWORK>`); absent: `url` alone. */
+  urls?: readonly string[];
+  /** The chain id the endpoints must answer (a node we do not run); absent: whatever they answer. */
+  chainId?: number;
   /** True when we run the node (anvil) ourselves; false for a configured RPC URL. */
   managed: boolean;
 }
@@ -23,7 +28,10 @@ export interface ChainSupervisor {
 
 export interface ChainSupervisorOptions {
   dataDir: string;
-  rpcUrls: Readonly<Partial<Record<NetworkName, string>>>;
+  /** A network's endpoints, the preferred first; a network with none runs on an anvil of ours. */
+  rpcUrls: Readonly<Partial<Record<NetworkName, readonly string[]>>>;
+  /** The chain id each network's endpoints must answer (`config.chainIds`); our anvils have their own. */
+  chainIds: Readonly<Record<NetworkName, number>>;
   logger: Logger;
   /**
    * `own` (the server): an anvil still running from an earlier process (one killed with -9)
@@ -51,8 +59,8 @@ export async function startChains(options: ChainSupervisorOptions): Promise<Chai
   const started: ManagedChain[] = [];
   const entries = await Promise.all(
     networkNames.map(async (network): Promise<[NetworkName, ChainEndpoint]> => {
-      const url = options.rpcUrls[network];
-      if (url) return [network, { network, url, managed: false }];
+      const urls = options.rpcUrls[network];
+      if (urls?.[0]) return [network, { network, url: urls[0], urls, chainId: options.chainIds[network], managed: false }];
       const chain = await runManagedAnvil(network, options);
       started.push(chain);
       return [network, { network, url: chain.url, managed: true }];

@@ -133,7 +133,11 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
     const used = new Map(await Promise.all(senders.map(async (from) => [from, await client.getTransactionCount({ address: from, blockTag: 'latest' })] as const)));
     await Promise.all(pending.map(async ([hash, w]) => {
       if (!w.sender || (used.get(w.sender.from) ?? 0) <= w.sender.nonce) return;
-      const receipt = await client.getTransactionReceipt({ hash }).catch(() => undefined);
+      // Only a node's "no such receipt" is one: not answering (or only nodes behind answering) is no conclusion.
+      const receipt = await client.getTransactionReceipt({ hash }).catch((error: unknown) => {
+        if (error instanceof TransactionReceiptNotFoundError) return undefined;
+        throw error;
+      });
       if (receipt) return found(receipt);
       finish(hash, { error: new ReceiptNotFinalError('replaced', hash, `${hash} was not mined: nonce ${w.sender.nonce} of ${w.sender.from} was used by another transaction`) });
     }));

@@ -51,7 +51,7 @@ export async function composeChain(
 ): Promise<ChainPart> {
   const { logger, clock, metrics } = deps;
   const supervisor = await startChains({
-    dataDir: config.dataDir, rpcUrls: config.rpcUrls, logger, mode: options.mode, checkpointIntervalMs: config.chainCheckpointMs,
+    dataDir: config.dataDir, rpcUrls: config.rpcUrls, chainIds: config.chainIds, logger, mode: options.mode, checkpointIntervalMs: config.chainCheckpointMs,
   });
   const part = { stopChains: () => supervisor.stop() };
   try {
@@ -62,7 +62,12 @@ export async function composeChain(
     };
     deps.faults.onChainNodeCrash(killPaymentNode);
     const chains = await createChainClients(supervisor.endpoints, config.chainPollMs, config.confirmations,
-      (network, method) => metrics.nodeRpcCalls.inc({ network, method }), config.chainCallTimeoutMs);
+      (network, method) => metrics.nodeRpcCalls.inc({ network, method }), config.chainCallTimeoutMs,
+      (network, endpoint, outcome) => {
+        const labels = { network, endpoint: String(endpoint.index), host: endpoint.host };
+        metrics.nodeEndpointCalls.inc({ ...labels, outcome });
+        metrics.nodeEndpointUp.set(labels, outcome === 'ok' ? 1 : 0);
+      });
     // Before the nodes stop: pending receipt waits end (the relayer leaves them journaled for recovery).
     cleanups.push(async () => { for (const network of networkNames) chains[network].receipts.close(); });
     const { custody } = deps;

@@ -52,11 +52,24 @@ export function composeObservability(deps: ObservabilityDeps): { readiness: Read
   // A client of its own per node, without retries: the platform's clients retry, which a probe must not.
   // Its calls count in vixpay_node_rpc_calls_total too: a provider bills them all the same.
   const countCall = (network: NetworkName, method: string) => deps.metrics.nodeRpcCalls.inc({ network, method });
-  const probeClients = Object.fromEntries(networkNames.map((network) => [
-    network, createPublicClient({ transport: http(deps.chains[network].url, { timeout: probeTimeoutMs, retryCount: 0, ...countingRpcCalls(network, countCall) }) }),
-  ])) as Record<NetworkName, ReturnType<typeof createPublicClient>>;
+  // A network of several endpoints (RPC_URLS_<NETWORK>) is up when any of them answers.
+  const probeClientsOf = (network: NetworkName) => deps.chains[network].urls.map((url) => createPublicClient({
+    transport: http(url, { timeout: probeTimeoutMs, retryCount: 0, ...countingRpcCalls(network, countCall) }),
+  }));
+  const endpointProbes = Object.fromEntries(networkNames.map((network) => [network, probeClientsOf(network)])) as Record<NetworkName, Array<ReturnType<typeof createPublicClient>>>;
+  const probeClients = Object.fromEntries(networkNames.map((network) => [network, endpointProbes[network][0]])) as Record<NetworkName, ReturnType<typeof createPublicClient>>;
   // A raw eth_blockNumber: viem's getBlockNumber would hand a probe the pending promise of the previous one.
-  for (const network of networkNames) readiness.add(`chain:${network}`, () => probeClients[network].request({ method: 'eth_blockNumber' }));
+  for (const network of networkNames) {
+    readiness.add(`chain:${network}`, () => Promise.any(endpointProbes[network].map((client) => client.request({ method: 'eth_blockNumber' })))
+      .catch((error: unknown) => { throw error instanceof AggregateError ? error.errors[0] : error; }));
+  }
+  // Each endpoint of a node we do not run, as the platform's calls left it (no call made to tell).
+  readiness.detail('endpoints', () => Object.fromEntries(networkNames.filter((network) => !deps.chains[network].managed).map((network) => [
+    network, deps.chains[network].endpoints().map(({ index, host, status, outUntil, calls, throttled, failed, lastError }) => ({
+      endpoint: index, host, status, calls, throttled, failed,
+      ...(status !== 'up' && { asideForSeconds: Math.max(0, Math.ceil((outUntil - Date.now()) / 1000)), ...(lastError && { lastError }) }),
+    })),
+  ])));
   readiness.add('ipfs', () => deps.ipfs.id());
   // Token removed, library gone, PIN refused: nothing can be signed until it is back (it reconnects by itself).
   const { custody } = deps;

@@ -67,12 +67,12 @@ test('each setting is read once, under its own name, with its durations in milli
   assert.equal(config.maxFeePerGasWei, 1_500_000_000n);
   assert.equal(config.webhookPollMs, 1000);
   assert.equal(config.dataDir, path.resolve('here'));
-  assert.deepEqual(config.rpcUrls, { bnb: 'http://127.0.0.1:8545' });
+  assert.deepEqual(config.rpcUrls, { bnb: ['http://127.0.0.1:8545'] });
   assert.deepEqual(config.confirmations, { ethereum: 3, optimism: 3, bnb: 3, opbnb: 5 });
   assert.deepEqual(config.hostLabels, { api: 'bnb' });
   assert.deepEqual(loadConfig({}).hostLabels, defaultHostLabels);
   // Every other setting is there by its camelCase name: FOO_BAR is config.fooBar.
-  const perNetwork = /^(RPC_URL|CONTRACTS|CONFIRMATIONS)(_[A-Z]+)?$/;
+  const perNetwork = /^(RPC_URLS?|CHAIN_ID|CONTRACTS|CONFIRMATIONS)(_[A-Z]+)?$/;
   const defaults = loadConfig({});
   for (const name of Object.keys(envSchema.shape).filter((name) => !perNetwork.test(name))) {
     const key = name.toLowerCase().replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
@@ -145,4 +145,31 @@ test('IPFS_BLOCKSTORE=postgres needs DATABASE_URL and no IPFS_API_URL; unset, bl
   assert.throws(() => loadConfig({ IPFS_BLOCKSTORE: 'postgres' }), /IPFS_BLOCKSTORE: postgres keeps blocks in the DATABASE_URL PostgreSQL; set DATABASE_URL/);
   assert.throws(() => loadConfig({ IPFS_BLOCKSTORE: 'postgres', DATABASE_URL: databaseUrl, IPFS_API_URL: 'http://127.0.0.1:5001' }), /IPFS_BLOCKSTORE: not used with IPFS_API_URL/);
   assert.throws(() => loadConfig({ IPFS_BLOCKSTORE: 'redis' }), /IPFS_BLOCKSTORE/);
+});
+
+test('CHAIN_ID_<NETWORK>: the chain id a network\'s endpoints must answer, its public chain\'s unless set; only beside its RPC URL', () => {
+  assert.deepEqual(loadConfig({}).chainIds, { ethereum: 1, optimism: 10, bnb: 56, opbnb: 204 });
+  assert.deepEqual(loadConfig({ RPC_URL_BNB: 'http://127.0.0.1:8545', CHAIN_ID_BNB: '97' }).chainIds, { ethereum: 1, optimism: 10, bnb: 97, opbnb: 204 });
+  assert.throws(() => loadConfig({ CHAIN_ID_OPBNB: '5611' }), /CHAIN_ID_OPBNB: only with RPC_URL_OPBNB or RPC_URLS_OPBNB/);
+  assert.throws(() => loadConfig({ RPC_URL_BNB: 'http://127.0.0.1:8545', CHAIN_ID_BNB: '0x61' }), /CHAIN_ID_BNB/);
+});
+
+test('RPC_URLS_<NETWORK> lists a network\'s endpoints, the preferred first, each an http(s) URL once; not beside RPC_URL_<NETWORK>', () => {
+  const config = loadConfig({ RPC_URLS_ETHEREUM: 'https://eth.example/v2/KEY, http://127.0.0.1:8545', RPC_URL_OPTIMISM: 'http://127.0.0.1:9545' });
+  assert.deepEqual(config.rpcUrls, { ethereum: ['https://eth.example/v2/KEY', 'http://127.0.0.1:8545'], optimism: ['http://127.0.0.1:9545'] });
+  assert.deepEqual(loadConfig({ RPC_URLS_BNB: '' }).rpcUrls, {});
+  for (const [env, problem] of [
+    [{ RPC_URLS_ETHEREUM: 'https://eth.example/v2/KEY,not a url' }, /^RPC_URLS_ETHEREUM: entry 2 is not a URL$/],
+    [{ RPC_URLS_ETHEREUM: 'ftp://eth.example/KEY' }, /^RPC_URLS_ETHEREUM: entry 1 \(eth\.example\) is not http/],
+    [{ RPC_URLS_ETHEREUM: 'https://eth.example/v2/KEY,https://eth.example/v2/KEY' }, /^RPC_URLS_ETHEREUM: entry 2 \(eth\.example\) is listed twice$/],
+    [{ RPC_URLS_BNB: 'https://bsc.example', RPC_URL_BNB: 'https://bsc.example' }, /^RPC_URLS_BNB: not with RPC_URL_BNB/],
+  ] as const) {
+    assert.throws(() => loadConfig(env), (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.equal(error.problems.length, 1);
+      assert.match(error.problems[0]!, problem);
+      assert.doesNotMatch(error.problems[0]!, /KEY/, 'a URL\'s path (a provider key) is never echoed');
+      return true;
+    });
+  }
 });

@@ -7,12 +7,12 @@
  * - a duration in `_SECONDS` or `_DAYS` is also `config.<name>Ms` in milliseconds
  *   (`RECEIPT_TIMEOUT_SECONDS` → `config.receiptTimeoutMs`), a fee in `_GWEI` also
  *   `config.<name>Wei` (`MAX_FEE_PER_GAS_GWEI` → `config.maxFeePerGasWei`), so nothing converts units;
- * - the settings per network (`RPC_URL_<NETWORK>`, `CONTRACTS_<NETWORK>`, `CONFIRMATIONS[_<NETWORK>]`)
+ * - the settings per network (`RPC_URL[S]_<NETWORK>`, `CONTRACTS_<NETWORK>`, `CONFIRMATIONS[_<NETWORK>]`)
  *   are one map each: `config.rpcUrls`, `config.contractAddresses`, `config.confirmations`.
  */
 import { parseGwei } from 'viem';
 import type { z } from 'zod';
-import { networkNames, type NetworkName } from '#shared/networks.ts';
+import { networkFacts, networkNames, type NetworkName } from '#shared/networks.ts';
 import { envSchema } from './schema.ts';
 import type { ContractAddresses } from './parsers.ts';
 
@@ -22,15 +22,24 @@ export { contractNames, defaultHostLabels, parseTrustProxy, type ContractAddress
 type Env = z.output<typeof envSchema>;
 /** `GRPC_KEEPALIVE_TIME_SECONDS` → `grpcKeepaliveTimeSeconds`. */
 type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Lowercase<Head>}${Capitalize<CamelCase<Tail>>}` : Lowercase<S>;
-type PerNetworkSetting = `${'RPC_URL' | 'CONTRACTS' | 'CONFIRMATIONS'}_${Uppercase<NetworkName>}` | 'CONFIRMATIONS';
+type PerNetworkSetting = `${'RPC_URL' | 'RPC_URLS' | 'CHAIN_ID' | 'CONTRACTS' | 'CONFIRMATIONS'}_${Uppercase<NetworkName>}` | 'CONFIRMATIONS';
 type Settings = { readonly [K in keyof Env as K extends PerNetworkSetting ? never : CamelCase<K & string>]: Env[K] };
 type InMilliseconds = {
   readonly [K in keyof Env as K extends `${infer Name}_SECONDS` | `${infer Name}_DAYS` ? `${CamelCase<Name>}Ms` : never]: Env[K];
 };
 type InWei = { readonly [K in keyof Env as K extends `${infer Name}_GWEI` ? `${CamelCase<Name>}Wei` : never]: bigint };
 interface PerNetwork {
-  /** An RPC URL per network; a network without one runs on a supervised anvil. */
-  readonly rpcUrls: Readonly<Partial<Record<NetworkName, string>>>;
+  /**
+   * A network's node endpoints, the preferred first (`RPC_URLS_<NETWORK>`, or `RPC_URL_<NETWORK>`
+   * alone); a network without any runs on a supervised anvil.
+   */
+  readonly rpcUrls: Readonly<Partial<Record<NetworkName, readonly string[]>>>;
+  /**
+   * The chain id a network's endpoints must answer: `CHAIN_ID_<NETWORK>` (a test chain, a testnet),
+   * else the network's public chain (ethereum 1, optimism 10, bnb 56, opbnb 204). A supervised anvil
+   * has its own (anvilChainIds), unchecked.
+   */
+  readonly chainIds: Readonly<Record<NetworkName, number>>;
   /** Per network, platform contracts already deployed: used instead of deploying them. */
   readonly contractAddresses: Readonly<Partial<Record<NetworkName, ContractAddresses>>>;
   /** Per network: blocks a transaction's block counts as, itself included, before its receipt is final. */
@@ -57,7 +66,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) throw configError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
   const settings = parsed.data;
-  const refused = [...testSwitchesRefused(settings, env.NODE_ENV), ...custodyRefused(settings), ...ipfsRefused(settings)];
+  const refused = [...testSwitchesRefused(settings, env.NODE_ENV), ...custodyRefused(settings), ...ipfsRefused(settings), ...rpcUrlsRefused(settings)];
   if (refused.length > 0) throw configError(refused);
 
   const config: Record<string, unknown> = {};
@@ -77,7 +86,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       return v === undefined ? [] : [[network, v]];
     })));
   const perNetwork: PerNetwork = {
-    rpcUrls: byNetwork((network) => settings[`RPC_URL_${upper(network)}`]),
+    rpcUrls: byNetwork((network) => {
+      const one = settings[`RPC_URL_${upper(network)}`];
+      return settings[`RPC_URLS_${upper(network)}`] ?? (one === undefined ? undefined : Object.freeze([one]));
+    }),
+    chainIds: byNetwork((network) => settings[`CHAIN_ID_${upper(network)}`] ?? networkFacts[network].chainId) as PerNetwork['chainIds'],
     contractAddresses: byNetwork((network) => settings[`CONTRACTS_${upper(network)}`]),
     confirmations: byNetwork((network) => settings[`CONFIRMATIONS_${upper(network)}`] ?? settings.CONFIRMATIONS) as PerNetwork['confirmations'],
   };
@@ -86,7 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 const upper = <N extends NetworkName>(network: N) => network.toUpperCase() as Uppercase<N>;
 const perNetworkSettings: ReadonlySet<string> = new Set(['CONFIRMATIONS',
-  ...networkNames.flatMap((network) => ['RPC_URL', 'CONTRACTS', 'CONFIRMATIONS'].map((prefix) => `${prefix}_${upper(network)}`))]);
+  ...networkNames.flatMap((network) => ['RPC_URL', 'RPC_URLS', 'CHAIN_ID', 'CONTRACTS', 'CONFIRMATIONS'].map((prefix) => `${prefix}_${upper(network)}`))]);
 const camelCase = (name: string) => name.toLowerCase().replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase());
 
 /**
@@ -112,6 +125,21 @@ function custodyRefused(settings: z.output<typeof envSchema>): string[] {
   if (settings.RELAYER_PRIVATE_KEY) missing.push('RELAYER_PRIVATE_KEY: not used with KEY_CUSTODY=pkcs11 (the lanes\' keys are in the token; `vixpay keys migrate --to pkcs11` with KEY_CUSTODY=file moves this one there); unset it');
   if (settings.MASTER_KEY) missing.push('MASTER_KEY: not used with KEY_CUSTODY=pkcs11 (the key-encryption key is in the token; `vixpay keys migrate --to pkcs11` with KEY_CUSTODY=file moves what this one sealed); unset it');
   return missing;
+}
+
+/**
+ * A network's endpoints are one list: `RPC_URL_<NETWORK>` (one) or `RPC_URLS_<NETWORK>` (several), not
+ * both; `CHAIN_ID_<NETWORK>` names what they answer, so it comes with one of them.
+ */
+function rpcUrlsRefused(settings: z.output<typeof envSchema>): string[] {
+  return networkNames.flatMap((network) => {
+    const name = upper(network);
+    if (settings[`CHAIN_ID_${name}`] !== undefined && settings[`RPC_URL_${name}`] === undefined && settings[`RPC_URLS_${name}`] === undefined) {
+      return [`CHAIN_ID_${name}: only with RPC_URL_${name} or RPC_URLS_${name} (the anvil the platform runs for ${network} has its own chain id)`];
+    }
+    return settings[`RPC_URL_${name}`] !== undefined && settings[`RPC_URLS_${name}`] !== undefined
+      ? [`RPC_URLS_${name}: not with RPC_URL_${name} (put that URL first in RPC_URLS_${name}, or keep one of them)`] : [];
+  });
 }
 
 function ipfsRefused(settings: z.output<typeof envSchema>): string[] {

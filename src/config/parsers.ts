@@ -73,6 +73,28 @@ function isProxyAddress(entry: string): boolean {
   return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
+/**
+ * `RPC_URLS_<NETWORK>`: `https://…,https://…`, a network's node endpoints, the preferred first. Each
+ * an http(s) URL, each once; unset or empty: none. An entry is named by its host only (a provider's
+ * key sits in its path).
+ */
+export function parseRpcUrls(text: string | undefined): readonly string[] | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  const urls: string[] = [];
+  for (const [i, entry] of text.split(',').map((e) => e.trim()).entries()) {
+    let url: URL;
+    try {
+      url = new URL(entry);
+    } catch {
+      throw new Error(`entry ${i + 1} is not a URL`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`entry ${i + 1} (${url.host}) is not http:// or https://`);
+    if (urls.includes(entry)) throw new Error(`entry ${i + 1} (${url.host}) is listed twice`);
+    urls.push(entry);
+  }
+  return Object.freeze(urls);
+}
+
 /** The platform contracts a network may name instead of having them deployed (`CONTRACTS_<NETWORK>`). */
 export const contractNames = ['vixpToken', 'didRegistry', 'settlement'] as const;
 export type ContractAddresses = Readonly<Partial<Record<(typeof contractNames)[number], `0x${string}`>>>;

@@ -5,9 +5,9 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { networkNames, type NetworkName } from '#shared/networks.ts';
+import { networkFacts, networkNames, type NetworkName } from '#shared/networks.ts';
 import { parseFailpoints } from '#shared/failpoints.ts';
-import { parseAddressList, parseContractAddresses, parseHostLabels, parseTrustProxy } from './parsers.ts';
+import { parseAddressList, parseContractAddresses, parseHostLabels, parseRpcUrls, parseTrustProxy } from './parsers.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const optionalUrl = z.string().url().optional();
@@ -40,7 +40,11 @@ export const envSchema = z.object({
   DATA_DIR: z.string().default('./data').transform((dir) => path.resolve(dir)).describe('SQLite file, keys, chain state, IPFS blocks (directory 0700, files 0600)'),
   DATABASE_URL: optionalUrl.describe('PostgreSQL (`postgres://user@host:5432/db`) instead of SQLite'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino level; secrets are redacted from every log line; `/healthz` requests are not logged'),
-  ...perNetwork('RPC_URL', (network) => optionalUrl.describe(`JSON-RPC node of ${network} instead of a local anvil`)),
+  ...perNetwork('RPC_URL', (network) => optionalUrl.describe(`JSON-RPC node of ${network} instead of a local anvil (one endpoint; \`RPC_URLS_${network.toUpperCase()}\` for several)`)),
+  ...perNetwork('RPC_URLS', (network) => z.string().optional().transform(parsedBy(parseRpcUrls))
+    .describe(`\`https://…,https://…\`: the JSON-RPC endpoints of ${network} instead of a local anvil, the preferred first; a throttled (429, −32005) or failing one is left aside for a while and the next one used (docs/operations.md#node-providers). Not with \`RPC_URL_${network.toUpperCase()}\``)),
+  ...perNetwork('CHAIN_ID', (network) => z.string().regex(/^[1-9][0-9]{0,14}$/, 'a chain id in decimal').optional().transform((id) => (id === undefined ? undefined : Number(id)))
+    .describe(`with \`RPC_URL[S]_${network.toUpperCase()}\`: the chain id its node must answer, when it is a test chain or testnet standing for ${network} (anvil 31337, a testnet's id); unset: ${network}'s own, ${networkFacts[network].chainId}. A node answering another id refuses the start`)),
   ...perNetwork('CONTRACTS', contractAddresses),
   HOST_LABELS: z.string().optional().transform(parsedBy(parseHostLabels)).describe('`label=network,…` map of the chain API (networks: ethereum, optimism, bnb, opbnb); replaces the default, the contract\'s labels + `localhost`'),
   MASTER_KEY: z.string().regex(/^[0-9a-fA-F]{64}$/, 'MASTER_KEY must be 64 hex characters').optional().describe('64 hex characters: the AES-256-GCM key encryption key, from a secret manager; unset: `DATA_DIR/master.key`, created once. File custody only: with `KEY_CUSTODY=pkcs11` the key-encryption key is generated in the token and this is refused'),

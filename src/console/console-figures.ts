@@ -2,7 +2,8 @@ import { formatTokenAmount } from '#shared/amount.ts';
 import type { Clock } from '#shared/clock.ts';
 import type { ConsoleRepository, RelayerLaneRow, TokenAmountRow } from '../store/console-repository.ts';
 import type { PaymentStatus } from '../store/schema.ts';
-import { nativeSymbols, roundedForPerson, settlementCosts, startOfDay, type SettlementCosts } from './settlement-costs.ts';
+import { coinSymbol } from '#shared/networks.ts';
+import { roundedForPerson, settlementCosts, startOfDay, type SettlementCosts } from './settlement-costs.ts';
 
 export interface ConsoleFiguresDeps {
   repository: ConsoleRepository;
@@ -146,7 +147,7 @@ export async function consoleFigures(deps: ConsoleFiguresDeps, windowMinutes: nu
     Promise.all(stores.map(async (s) => ({ ...s, ...(await deps.storeBalance(s.settlementAddress)) }))),
     Promise.all(everyLane(deps, lanes).map(async (l) => {
       const nativeBalance = await deps.nativeBalance(l.network, l.address);
-      return { ...l, nativeBalance, balanceRounded: roundedForPerson(nativeBalance, nativeSymbols[l.network] ?? 'ETH') };
+      return { ...l, nativeBalance, balanceRounded: roundedForPerson(nativeBalance, coinSymbol(l.network)) };
     })),
   ]);
   const backlogTotal = Object.values(backlog).reduce((a, b) => a + b, 0);

@@ -1,8 +1,7 @@
 import { addWei, feeParts, feePartsPer, noWei, totalWei, weiPartsOf, type FeeParts, type WeiParts } from './fee-parts.ts';
 import type { MinedCostRow } from '../store/console-repository.ts';
+import { coinSymbol } from '#shared/networks.ts';
 
-/** The native currency each network pays its gas in (what a relayer lane's balance is counted in). */
-export const nativeSymbols: Readonly<Record<string, string>> = { ethereum: 'ETH', optimism: 'ETH', bnb: 'BNB', opbnb: 'BNB' };
 
 /** What settlement cost on one network today (the platform's day, TIME_ZONE): from the receipts of the transactions mined. */
 export interface SettlementCosts {
@@ -65,7 +64,7 @@ export { startOfDay } from '#shared/day-start.ts';
 /** Per network (every one named, zeros when idle), the costs of the transactions mined since the day began. */
 export function settlementCosts(networks: readonly string[], rows: readonly MinedCostRow[]): SettlementCosts[] {
   return networks.map((network) => {
-    const currency = nativeSymbols[network] ?? 'ETH';
+    const currency = coinSymbol(network);
     let gas = 0n;
     let transactions = 0;
     let settlementTransactions = 0;

@@ -95,6 +95,14 @@ export function createMetrics() {
       name: 'vixpay_node_rpc_calls_total', help: 'JSON-RPC calls sent to each network\'s node (each call of a batch, each retry), by network and method',
       labelNames: ['network', 'method'] as const, registers: [registry],
     }),
+    nodeEndpointCalls: new Counter({
+      name: 'vixpay_node_endpoint_calls_total', help: 'JSON-RPC calls sent to each endpoint of a network (RPC_URLS_<NETWORK>; endpoint 0 the preferred), by how each ended: ok (answered, a JSON-RPC error included), throttled (429, -32005), failed (no answer, an HTTP error, a timeout)',
+      labelNames: ['network', 'endpoint', 'host', 'outcome'] as const, registers: [registry],
+    }),
+    nodeEndpointUp: new Gauge({
+      name: 'vixpay_node_endpoint_up', help: 'Each endpoint of a network as its last call left it: 1 answering, 0 left aside (throttled or failing) for a while, the next one used',
+      labelNames: ['network', 'endpoint', 'host'] as const, registers: [registry],
+    }),
     x402Settlements: new Counter({
       name: 'vixpay_x402_settlements_total', help: 'x402 facilitator settlements ended, by network and outcome (settled, failed); POS payments are not counted here',
       labelNames: ['network', 'outcome'] as const, registers: [registry],

@@ -11,6 +11,8 @@ export interface ReadinessReport {
   checks: Record<string, CheckResult>;
   /** What an operator should act on that does not stop this instance taking traffic (a lane low on gas); absent when none. */
   warnings?: Record<string, string>;
+  /** What the instance knows without asking anyone (each node endpoint's state and calls), by name; absent when none. */
+  details?: Record<string, unknown>;
 }
 
 /** A warning's source: its text when there is something to say, undefined when not. */
@@ -28,6 +30,7 @@ export function createReadiness(options: { timeoutMs?: number } = {}) {
   const timeoutMs = options.timeoutMs ?? 1000;
   const probes = new Map<string, Probe>();
   const warnings = new Map<string, WarningSource>();
+  const details = new Map<string, () => unknown>();
 
   async function runOne(probe: Probe): Promise<CheckResult> {
     const started = performance.now();
@@ -57,6 +60,8 @@ export function createReadiness(options: { timeoutMs?: number } = {}) {
     remove(name: string): void { probes.delete(name); },
     /** Adds a warning (`gas`): reported beside the checks, never making the instance not ready. */
     warn(name: string, source: WarningSource): void { warnings.set(name, source); },
+    /** Adds a detail (`endpoints`): read as it is, no call made, never making the instance not ready. */
+    detail(name: string, read: () => unknown): void { details.set(name, read); },
     async check(): Promise<ReadinessReport> {
       const [entries, said] = await Promise.all([
         Promise.all([...probes].map(async ([name, probe]) => [name, await runOne(probe)] as const)),
@@ -71,6 +76,7 @@ export function createReadiness(options: { timeoutMs?: number } = {}) {
       return {
         ready: entries.every(([, result]) => result.status === 'up'), checks: Object.fromEntries(entries),
         ...(spoken.length > 0 && { warnings: Object.fromEntries(spoken) }),
+        ...(details.size > 0 && { details: Object.fromEntries([...details].map(([name, read]) => [name, read()])) }),
       };
     },
   };

@@ -1,5 +1,6 @@
 import { formatEther } from 'viem';
-import { costKindOf, nativeSymbols, settlementCosts, type SettlementCosts } from '../console/settlement-costs.ts';
+import { coinSymbol } from '#shared/networks.ts';
+import { costKindOf, settlementCosts, type SettlementCosts } from '../console/settlement-costs.ts';
 import { feeParts, feePartsPer, totalWei, weiPartsOf, type FeeAmount, type FeeParts } from '../console/fee-parts.ts';
 import type { MinedCostTx, StatementRepository } from '../store/statement-repository.ts';
 import { statementDay, zonedIsoTime } from './statement-day.ts';
@@ -50,7 +51,7 @@ export async function operatorDay(
     firstInstant: zonedIsoTime(day.startMs, deps.timeZone), lastInstant: zonedIsoTime(day.endMs - 1, deps.timeZone),
     networks: settlementCosts(deps.networks, mined),
     transactions: mined.map((t) => {
-      const currency = nativeSymbols[t.network] ?? 'ETH';
+      const currency = coinSymbol(t.network);
       const parts = weiPartsOf(t);
       const fees = t.feeWei === null ? null : feeParts(parts, currency);
       const perTransfer = fees && t.kind === 'settlement' && t.transfers > 0 ? feePartsPer(parts, t.transfers, currency).total : null;

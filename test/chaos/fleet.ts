@@ -7,13 +7,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { createTestClient, http, parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { foundry } from 'viem/chains';
 import type { AnvilProcess } from '../../src/chain/anvil-process.ts';
 import { startChains, type ChainSupervisor } from '../../src/chain/chain-supervisor.ts';
 import { loadRelayerLanes } from '../../src/chain/platform-account.ts';
 import { composePlatform, type Platform } from '../../src/compose/platform.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/shared/logger.ts';
-import { networkNames } from '../../src/shared/networks.ts';
+import { anvilChainIds, networkNames } from '../../src/shared/networks.ts';
 import { createFacilitatorKeyRepository } from '../../src/store/facilitator-key-repository.ts';
 import { createMerchantRepository } from '../../src/store/merchant-repository.ts';
 import { createWebhookRepository } from '../../src/store/webhook-repository.ts';
@@ -103,7 +104,7 @@ export async function startChaosFleet(log: (line: string) => void): Promise<Chao
   };
   const { node, relayerKey } = await startExternalNode();
   const chains: ChainSupervisor = await startChains({
-    dataDir: tempDir(), rpcUrls: { ethereum: node.url }, logger: createLogger('silent'), mode: 'own', checkpointIntervalMs: 600_000,
+    dataDir: tempDir(), rpcUrls: { ethereum: [node.url] }, chainIds: { ...anvilChainIds, ethereum: foundry.id }, logger: createLogger('silent'), mode: 'own', checkpointIntervalMs: 600_000,
   });
   // Every lane of the relayer needs gas on the networks run here too (the external node's are funded).
   const lanes = loadRelayerLanes({ privateKey: relayerKey, dataDir: tempDir(), vault: undefined as never, count: loadConfig({}).relayerLanes });
@@ -137,6 +138,7 @@ export async function startChaosFleet(log: (line: string) => void): Promise<Chao
   const common = {
     MASTER_KEY: randomBytes(32).toString('hex'), RELAYER_PRIVATE_KEY: relayerKey, IPFS_BLOCKSTORE: 'postgres', PAY_RECEIVER_ADDRESS: payReceiver,
     ...Object.fromEntries(networkNames.filter((n) => n !== 'ethereum').map((n) => [`RPC_URL_${n.toUpperCase()}`, chains.endpoints[n].url])),
+    ...Object.fromEntries(networkNames.map((n) => [`CHAIN_ID_${n.toUpperCase()}`, String(n === 'ethereum' ? foundry.id : anvilChainIds[n])])),
     CHAIN_POLL_MS: '200', RECEIPT_TIMEOUT_SECONDS: '20', AUTHORIZATION_TTL_SECONDS: '30', STALE_OPERATION_SECONDS: '5', SWEEP_INTERVAL_SECONDS: '2',
     REPRICE_AFTER_SECONDS: '10', PAYMENT_PAIRING_WINDOW_SECONDS: '10', PAYMENT_IDLE_TIMEOUT_SECONDS: '20', GRPC_MAX_STREAMS_PER_CLIENT: '100',
     WEBHOOK_RETRY_INITIAL_SECONDS: '1', WEBHOOK_RETRY_MAX_SECONDS: '5', WEBHOOK_TIMEOUT_SECONDS: '5', SHUTDOWN_TIMEOUT_SECONDS: '5', LOG_LEVEL: 'warn',

@@ -36,7 +36,7 @@ async function settlementsPerBlock(t: TestPlatform): Promise<Map<number, number>
 
 test('a node that mines on demand: transfers at a regular 1 s rhythm, then at random gaps, are never held for a predicted block', async () => {
   const { node, relayerKey } = await startExternalNode();
-  const t = await startTestPlatform({ env: { RPC_URL_ETHEREUM: node.url, RELAYER_PRIVATE_KEY: relayerKey } });
+  const t = await startTestPlatform({ env: { RPC_URL_ETHEREUM: node.url, CHAIN_ID_ETHEREUM: '31337', RELAYER_PRIVATE_KEY: relayerKey } });
   try {
     const { blocks } = t.platform.chains.ethereum;
     const from = await funded(t, 'automine-sender', '100');
@@ -70,7 +70,7 @@ test('a node that mines on demand: transfers at a regular 1 s rhythm, then at ra
 
 test('a platform started right after a node mining every 2 s, with load from its first second: one settlement transaction per block from the third block on', async () => {
   const { node, relayerKey } = await startExternalNode({ blockSeconds: 2 });
-  const t = await startTestPlatform({ env: { RPC_URL_ETHEREUM: node.url, RELAYER_PRIVATE_KEY: relayerKey } });
+  const t = await startTestPlatform({ env: { RPC_URL_ETHEREUM: node.url, CHAIN_ID_ETHEREUM: '31337', RELAYER_PRIVATE_KEY: relayerKey } });
   try {
     const { blocks, client } = t.platform.chains.ethereum;
     const from = await funded(t, 'interval-sender', '1000');

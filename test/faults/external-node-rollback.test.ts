@@ -30,7 +30,7 @@ before(async () => {
   port = await freePort();
   let relayerKey: string;
   ({ node, relayerKey } = await startExternalNode({ port }));
-  rig = await startFaultRig({ RPC_URL_ETHEREUM: node.url, RELAYER_PRIVATE_KEY: relayerKey, AUTHORIZATION_TTL_SECONDS: '120' });
+  rig = await startFaultRig({ RPC_URL_ETHEREUM: node.url, CHAIN_ID_ETHEREUM: '31337', RELAYER_PRIVATE_KEY: relayerKey, AUTHORIZATION_TTL_SECONDS: '120' });
 });
 after(async () => {
   await rig?.stop();

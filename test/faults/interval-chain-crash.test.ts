@@ -19,7 +19,7 @@ let rig: FaultRig;
 before(async () => {
   let relayerKey: string;
   ({ node, relayerKey } = await startExternalNode({ blockSeconds: 2 }));
-  rig = await startFaultRig({ RPC_URL_ETHEREUM: node.url, RELAYER_PRIVATE_KEY: relayerKey, AUTHORIZATION_TTL_SECONDS: '20', RECEIPT_TIMEOUT_SECONDS: '15' });
+  rig = await startFaultRig({ RPC_URL_ETHEREUM: node.url, CHAIN_ID_ETHEREUM: '31337', RELAYER_PRIVATE_KEY: relayerKey, AUTHORIZATION_TTL_SECONDS: '20', RECEIPT_TIMEOUT_SECONDS: '15' });
 });
 after(async () => {
   await rig?.stop();

@@ -211,27 +211,30 @@ export async function assertInvariants(rig: Pick<FaultRig, 'operator'>, options:
   const authorizations = await db.selectFrom('authorizations').selectAll().where('network', '=', 'ethereum').execute();
   const used = await chain.client.getContractEvents({ address: vixp, abi: vixpTokenAbi, eventName: 'AuthorizationUsed', fromBlock: 0n });
   const canceled = await chain.client.getContractEvents({ address: vixp, abi: vixpTokenAbi, eventName: 'AuthorizationCanceled', fromBlock: 0n });
-  // By the nonce on chain: an outside payer's row (x402) is keyed by network, token, payer and nonce.
-  const recordOf = new Map(authorizations.map((a) => [(a.chain_nonce ?? a.nonce).toLowerCase(), a]));
+  // By the payer and the nonce on chain, as the token keys them: an outside payer's row (x402) is keyed by
+  // network, token, payer and nonce, and a custodial payer's counter nonce (src/wallet/authorization-nonce.ts)
+  // starts at the clock's microseconds, so two payers' first authorizations of one millisecond share a nonce.
+  const onChainKey = (payer: string, nonce: string) => `${payer.toLowerCase()}:${nonce.toLowerCase()}`;
+  const recordOf = new Map(authorizations.map((a) => [onChainKey(a.from_address, a.chain_nonce ?? a.nonce), a]));
   // Authorizations a test signed itself, outside the platform (to drain an account behind its back).
   const outOfBand = new Set((options.outOfBand ?? []).map((n) => n.toLowerCase()));
   for (const event of used) {
     if (outOfBand.has(String(event.args.nonce).toLowerCase())) continue;
-    const record = recordOf.get(String(event.args.nonce).toLowerCase());
+    const record = recordOf.get(onChainKey(String(event.args.authorizer), String(event.args.nonce)));
     assert.ok(record, `AuthorizationUsed ${event.args.nonce} on chain has its record`);
     assert.equal(record.status, 'used', `authorization ${record.reference} used on chain is recorded used`);
     assert.equal(record.tx_hash?.toLowerCase(), event.transactionHash.toLowerCase(), `authorization ${record.reference} names the transaction that used it`);
   }
   for (const event of canceled) {
-    const record = recordOf.get(String(event.args.nonce).toLowerCase());
+    const record = recordOf.get(onChainKey(String(event.args.authorizer), String(event.args.nonce)));
     assert.ok(record, `AuthorizationCanceled ${event.args.nonce} on chain has its record`);
     assert.equal(record.status, 'canceled', `authorization ${record.reference} cancelled on chain is recorded cancelled`);
   }
-  const usedOnChain = new Set(used.map((e) => String(e.args.nonce).toLowerCase()));
+  const usedOnChain = new Set(used.map((e) => onChainKey(String(e.args.authorizer), String(e.args.nonce))));
   const usedTxs = new Set(used.map((e) => e.transactionHash.toLowerCase()));
   for (const record of authorizations) {
     const chainNonce = record.chain_nonce ?? record.nonce;
-    if (record.status === 'used') assert.ok(usedOnChain.has(chainNonce.toLowerCase()), `authorization ${record.reference} recorded used is used on chain`);
+    if (record.status === 'used') assert.ok(usedOnChain.has(onChainKey(record.from_address, chainNonce)), `authorization ${record.reference} recorded used is used on chain`);
     const state = await chain.client.readContract({
       address: record.contract_address as Address, abi: vixpTokenAbi, functionName: 'authorizationState', args: [record.from_address as Address, chainNonce as Hex],
     });

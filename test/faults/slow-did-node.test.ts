@@ -28,7 +28,7 @@ before(async () => {
   ({ node, relayerKey } = await startExternalNode());
   proxy = await startDelayingProxy(node.url);
   t = await startTestPlatform({
-    env: { RPC_URL_ETHEREUM: proxy.url, RELAYER_PRIVATE_KEY: relayerKey, CHAIN_CALL_TIMEOUT_SECONDS: String(deadlineMs / 1000) },
+    env: { RPC_URL_ETHEREUM: proxy.url, CHAIN_ID_ETHEREUM: '31337', RELAYER_PRIVATE_KEY: relayerKey, CHAIN_CALL_TIMEOUT_SECONDS: String(deadlineMs / 1000) },
   });
 });
 after(async () => {

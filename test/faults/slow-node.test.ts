@@ -29,7 +29,7 @@ before(async () => {
   proxy = await startDelayingProxy(node.url);
   schema = await freshPostgresSchema('vixpay_slow');
   t = await startTestPlatform({
-    env: { RPC_URL_ETHEREUM: proxy.url, RELAYER_PRIVATE_KEY: relayerKey, DATABASE_URL: schema.databaseUrl, CHAIN_CALL_TIMEOUT_SECONDS: '5', RECEIPT_TIMEOUT_SECONDS: '20' },
+    env: { RPC_URL_ETHEREUM: proxy.url, CHAIN_ID_ETHEREUM: '31337', RELAYER_PRIVATE_KEY: relayerKey, DATABASE_URL: schema.databaseUrl, CHAIN_CALL_TIMEOUT_SECONDS: '5', RECEIPT_TIMEOUT_SECONDS: '20' },
   });
 });
 after(async () => {

@@ -11,7 +11,7 @@ import { loadRelayerLanes } from '../../src/chain/platform-account.ts';
 import { composePlatform, type Platform } from '../../src/compose/platform.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/shared/logger.ts';
-import { networkNames } from '../../src/shared/networks.ts';
+import { anvilChainIds, networkNames } from '../../src/shared/networks.ts';
 import { vixpTokenAbi } from '../../src/gen/contracts/vixp-token.ts';
 import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { freshPostgresSchema } from '../support/store-factories.ts';
@@ -102,7 +102,7 @@ const survivorsOf = (uses: number[]) => uses.map((i) => (i === B ? (uses.include
 
 describe('three instances, kill -9 of one mid-burst', { skip: skipRedis }, () => {
   before(async () => {
-    chains = await startChains({ dataDir: tempDir(), rpcUrls: {}, logger: createLogger('silent'), mode: 'own', checkpointIntervalMs: 60_000 });
+    chains = await startChains({ dataDir: tempDir(), rpcUrls: {}, chainIds: anvilChainIds, logger: createLogger('silent'), mode: 'own', checkpointIntervalMs: 60_000 });
     schema = await freshPostgresSchema('vixpay_three');
     // The derived lanes need gas on a node the instances do not run.
     const lanes = loadRelayerLanes({ privateKey: anvilKey, dataDir: tempDir(), vault: undefined as never, count: 3 });
@@ -115,6 +115,7 @@ describe('three instances, kill -9 of one mid-burst', { skip: skipRedis }, () =>
       RELAYER_PRIVATE_KEY: anvilKey, RELAYER_LANES: '3',
       IPFS_BLOCKSTORE: 'postgres',
       ...Object.fromEntries(networkNames.map((network) => [`RPC_URL_${network.toUpperCase()}`, chains.endpoints[network].url])),
+      ...Object.fromEntries(networkNames.map((network) => [`CHAIN_ID_${network.toUpperCase()}`, String(anvilChainIds[network])])),
       CHAIN_POLL_MS: '50', RECEIPT_TIMEOUT_SECONDS: '20', AUTHORIZATION_TTL_SECONDS: '15', STALE_OPERATION_SECONDS: '5',
       PAYMENT_PAIRING_WINDOW_SECONDS: '10', PAYMENT_IDLE_TIMEOUT_SECONDS: '20', GRPC_MAX_STREAMS_PER_CLIENT: '100',
     };

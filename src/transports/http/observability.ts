@@ -42,9 +42,9 @@ export function installObservability(app: FastifyInstance, deps: { metrics: Metr
 
   // Polled like /healthz: only errors are logged.
   app.get('/readyz', { logLevel: 'warn' }, async (_request, reply) => {
-    const { ready, checks, warnings } = await readiness.check();
+    const { ready, checks, warnings, details } = await readiness.check();
     const down = Object.entries(checks).filter(([, check]) => check.status === 'down').map(([name]) => name);
-    const said = warnings && { warnings };
+    const said = { ...(warnings && { warnings }), ...details };
     return reply.status(ready ? 200 : 503).send(ready ? { status: 'ready', checks, ...said } : { status: 'not ready', down, checks, ...said });
   });
   app.get('/metrics', { logLevel: 'warn' }, async (_request, reply) => {

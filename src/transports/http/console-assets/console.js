@@ -59,6 +59,19 @@ function linkCell(row, href, text) {
     td.textContent = '–';
   }
   row.appendChild(td);
+  return td;
+}
+
+/** A link to a block explorer (etherscan, bscscan…) beside a cell's own, on a network's public chain only. */
+function explorerLink(td, href) {
+  if (!href) return;
+  const a = document.createElement('a');
+  a.href = href;
+  a.textContent = 'explorer';
+  a.className = 'explorer';
+  a.target = '_blank';
+  a.rel = 'noopener noreferrer';
+  td.append(' ', a);
 }
 
 function fillTable(id, rows, render) {
@@ -133,7 +146,7 @@ function activityRow(row, r) {
   // Opened as pages (view.html), their JSON one click away there.
   const page = (src) => (src ? `/console/view?src=${encodeURIComponent(src)}` : undefined);
   linkCell(row, page(receipt), 'receipt');
-  linkCell(row, page(r.transactionId ? `/console/api/transactions/${encodeURIComponent(r.network)}/${encodeURIComponent(r.transactionId)}` : undefined), r.transactionId ? `${r.transactionId.slice(0, 10)}…` : '');
+  explorerLink(linkCell(row, page(r.transactionId ? `/console/api/transactions/${encodeURIComponent(r.network)}/${encodeURIComponent(r.transactionId)}` : undefined), r.transactionId ? `${r.transactionId.slice(0, 10)}…` : ''), r.explorerUrl);
 }
 
 async function getJson(url) {

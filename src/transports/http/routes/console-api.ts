@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { erc20Abi, formatUnits, getAddress, isHash, parseEventLogs, type PublicClient } from 'viem';
 import { z } from 'zod';
 import { DomainError } from '#shared/errors.ts';
+import { explorerOf } from '#shared/networks.ts';
 import { consoleFigures, maxWindowMinutes, type ConsoleFiguresDeps } from '../../../console/console-figures.ts';
 import type { ActivityRow, ConsoleRepository } from '../../../store/console-repository.ts';
 import type { ReceiptService } from '../../../receipts/receipt-service.ts';
@@ -33,9 +34,17 @@ const receiptBody = z.looseObject({ proof: z.looseObject({ jwt: z.string().min(1
 async function withAmounts(deps: ConsoleApiDeps, rows: ActivityRow[]) {
   return Promise.all(rows.map(async (row) => ({
     ...row,
+    explorerUrl: explorerLink(deps, row.network, row.transactionId && `tx/${row.transactionId}`),
     amount: row.tokenAmount !== null && row.contractAddress
       ? formatUnits(BigInt(row.tokenAmount), await deps.figures.tokenDecimals(row.network, row.contractAddress)) : null,
   })));
+}
+
+/** `path` on the network's block explorer (etherscan, bscscan…), when its chain is the public one; null on a test chain. */
+function explorerLink(deps: ConsoleApiDeps, network: string, path: string | null | undefined): string | null {
+  const chain = deps.chainOf(network);
+  const explorer = chain && explorerOf(network, chain.chainId);
+  return explorer && path ? `${explorer}/${path}` : null;
 }
 
 const searchLimit = 50;
@@ -95,6 +104,7 @@ export async function consoleApiRoutes(app: FastifyInstance, deps: ConsoleApiDep
     return {
       network, chainId: chain.chainId, hash: receipt.transactionHash, status: receipt.status, blockNumber: Number(receipt.blockNumber),
       from: receipt.from, to: receipt.to, gasUsed: receipt.gasUsed.toString(), transfers: rows,
+      explorerUrl: explorerLink(deps, network, `tx/${receipt.transactionHash}`),
     };
   });
 }
