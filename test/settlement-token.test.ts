@@ -9,6 +9,10 @@ import {
 import { tokenAllowCommand, tokenAllowedCommand, tokenDisallowCommand } from '../src/cli/token-commands.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { cliDeps } from '../src/main.ts';
+import { createPublicClient, createWalletClient, http, type Address } from 'viem';
+import { mnemonicToAccount } from 'viem/accounts';
+import { deployShapedToken, type ShapedTokenKind } from './support/shaped-tokens.ts';
+import { ethrDidRegistryAbi, ethrDidRegistryBytecode } from '../src/gen/contracts/ethr-did-registry.ts';
 
 // Money safety (docs/reliability.md#the-guarantees): only the platform token of the payment network, or a token an operator
 // allowed, settles a payment, a refund or a reward. A token a user made with createToken never does,
@@ -208,7 +212,45 @@ describe('operator allow-list', () => {
 
   test('`token allow` refuses a contract the platform cannot move', async () => {
     const context = { config: p.t.config, logger: createLogger('silent'), deps: cliDeps, values: { contract: `0x${'12'.repeat(20)}` }, positionals: [] };
-    await assert.rejects(tokenAllowCommand.run(context), (error: any) => error.code === 'wallet.unknown_token');
+    await assert.rejects(tokenAllowCommand.run(context), (error: any) => error.code === 'token.not_a_contract');
     await assert.rejects(tokenAllowCommand.run({ ...context, values: { contract: 'nope' } }), (error: any) => error.code === 'request.invalid');
+  });
+
+  test('`token allow` on tokens deployed outside the platform: USDC-like (EIP-3009, 6 decimals), USDT-like and BEP-20 (the account path, refused in payments until it exists); fee-on-transfer, rebasing, an EOA and a non-ERC-20 refused', async () => {
+    const context = (values: Record<string, string>) => ({ config: p.t.config, logger: createLogger('silent'), deps: cliDeps, values, positionals: [] });
+    const url = p.t.platform.chains[network()].url;
+    const client = createPublicClient({ transport: http(url) });
+    const deployer = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 7 });
+    const wallet = createWalletClient({ account: deployer, chain: { ...p.t.platform.chains[network()].client.chain!, id: p.t.platform.chains[network()].chainId }, transport: http(url) });
+    const deployed = {} as Record<ShapedTokenKind, Address>;
+    for (const kind of ['usdc', 'usdt', 'bep20', 'fee', 'rebasing'] as const) deployed[kind] = await deployShapedToken(client as never, wallet, kind);
+
+    const usdc = await tokenAllowCommand.run(context({ contract: deployed.usdc })) as any;
+    assert.deepEqual(usdc, {
+      network: network(), contractAddress: deployed.usdc, tokenSymbol: 'USDC', decimals: 6, eip3009: true, transferPath: 'eip3009', platformToken: false, allowedAt: usdc.allowedAt,
+    });
+    for (const [kind, symbol, decimals] of [['usdt', 'USDT', 6], ['bep20', 'BSC-USD', 18]] as const) {
+      const allowed = await tokenAllowCommand.run(context({ contract: deployed[kind], holder: deployer.address })) as any;
+      assert.deepEqual([allowed.tokenSymbol, allowed.decimals, allowed.eip3009, allowed.transferPath], [symbol, decimals, false, 'account']);
+    }
+    const listed = (await tokenAllowedCommand.run(context({ network: network() })) as any).tokens.map((t: any) => `${t.tokenSymbol}:${t.decimals}:${t.transferPath}`);
+    assert.deepEqual(listed.slice(-3), ['USDC:6:eip3009', 'USDT:6:account', 'BSC-USD:18:account']);
+
+    await assert.rejects(tokenAllowCommand.run(context({ contract: deployed.fee })), { code: 'token.fee_on_transfer' });
+    await assert.rejects(tokenAllowCommand.run(context({ contract: deployed.rebasing })), { code: 'token.rebasing' });
+    await assert.rejects(tokenAllowCommand.run(context({ contract: deployer.address })), { code: 'token.not_a_contract' });
+    const { contractAddress: registry } = await client.waitForTransactionReceipt({ hash: await wallet.deployContract({ abi: ethrDidRegistryAbi, bytecode: ethrDidRegistryBytecode }) });
+    await assert.rejects(tokenAllowCommand.run(context({ contract: registry! })), { code: 'token.not_erc20' });
+    await assert.rejects(tokenAllowCommand.run(context({ contract: deployed.fee, holder: 'nope' })), { code: 'request.invalid' });
+
+    // A payment in an account-path token is refused before the app is asked to pay: nothing is signed, nothing moves.
+    const user = await newUser(p, '5');
+    const { app, pos } = await startBoth(user, { contract_address: deployed.usdt, token_symbol: 'USDT' });
+    const appMessage = await app.next();
+    assert.notEqual(appMessage.content.state, 'REQUEST_TRANSFER');
+    assert.equal(appMessage.common.res_code, '18', JSON.stringify(appMessage.common));
+    const posMessage = await pos.next();
+    assert.equal(posMessage.common.res_code, '18', JSON.stringify(posMessage.common));
+    assert.match(posMessage.common.res_message, /^Token not accepted/);
   });
 });

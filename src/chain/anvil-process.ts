@@ -24,6 +24,8 @@ export interface AnvilOptions {
   ownSession?: boolean;
   /** Mines a block every this many seconds (anvil's `--block-time`, fractions allowed: 0.25), on demand when absent. */
   blockTime?: number;
+  /** anvil's `--hardfork` (its latest when absent): `cancun` is a network without EIP-7702. */
+  hardfork?: string;
 }
 
 export interface AnvilProcess {
@@ -54,6 +56,7 @@ export async function startAnvil(options: AnvilOptions): Promise<AnvilProcess> {
   const args = ['--host', '127.0.0.1', '--port', String(options.port ?? 0), '--chain-id', String(options.chainId), '--prune-history', '64'];
   if (options.loadStatePath && existsSync(options.loadStatePath)) args.push('--load-state', options.loadStatePath);
   if (options.blockTime !== undefined) args.push('--block-time', String(options.blockTime));
+  if (options.hardfork !== undefined) args.push('--hardfork', options.hardfork);
   const child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.ownSession === true });
   const exited = once(child, 'exit').then(([code]) => code as number | null);
   const url = await waitForListening(child, options.onOutput);

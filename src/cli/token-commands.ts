@@ -43,12 +43,14 @@ function contractOption(context: CliContext): string {
 }
 
 export const tokenAllowCommand: CliCommand = {
-  summary: '--contract ADDRESS [--network NAME]  let a token settle payments, refunds and rewards besides VIXP',
-  options: { contract: { type: 'string' }, network: { type: 'string' } },
+  summary: '--contract ADDRESS [--network NAME] [--holder ADDRESS]  let any ERC-20 the platform can move settle payments, refunds and rewards besides VIXP',
+  options: { contract: { type: 'string' }, network: { type: 'string' }, holder: { type: 'string' } },
   run: async (context) => {
     const contract = contractOption(context);
     const network = networkOption(context.values.network, context.config.paymentNetwork);
-    return withPlatform(context, (platform) => allowSettlementToken(platform.admin.settlementTokens, network, contract));
+    const { holder } = context.values;
+    return withPlatform(context, (platform) =>
+      allowSettlementToken(platform.admin.settlementTokens, network, contract, typeof holder === 'string' ? { holder } : {}));
   },
 };
 

@@ -14,6 +14,12 @@ const usdx = { contractAddress: getAddress('0x0000000000000000000000000000000000
 const userMade = { contractAddress: getAddress('0x00000000000000000000000000000000000000c3'), tokenSymbol: 'USDX', decimals: 18 };
 const tokens = [vixp, usdx, userMade];
 
+/** The allow-list's record of a token. */
+const listed = (t?: typeof usdx) => t && ({
+  network: 'ethereum', contractAddress: t.contractAddress, symbol: t.tokenSymbol, decimals: t.decimals, name: t.tokenSymbol, allowedAt: 1,
+  eip712Version: '1', transferPath: 'eip3009' as const,
+});
+
 function tokenDeps(allowed = [usdx]): SettlementTokenDeps & { asked: string[] } {
   const asked: string[] = [];
   return {
@@ -27,8 +33,8 @@ function tokenDeps(allowed = [usdx]): SettlementTokenDeps & { asked: string[] } 
       },
     },
     settlementTokens: {
-      find: async (_network, address) => (allowed.find((t) => t.contractAddress === address) ? { contractAddress: address } : undefined) as never,
-      findBySymbol: async (_network, symbol) => allowed.filter((t) => t.tokenSymbol === symbol).map((t) => ({ contractAddress: t.contractAddress })) as never,
+      find: async (_network, address) => listed(allowed.find((t) => t.contractAddress === address)),
+      findBySymbol: async (_network, symbol) => allowed.filter((t) => t.tokenSymbol === symbol).map((t) => listed(t)!),
     },
   };
 }

@@ -3,6 +3,7 @@ import type { NetworkName } from '#shared/networks.ts';
 import { DomainError } from '#shared/errors.ts';
 import type { WalletService } from '../wallet/wallet-service.ts';
 import type { CommerceDeps } from './commerce-deps.ts';
+import type { SettlementTokenRecord } from '../store/settlement-token-repository.ts';
 
 export interface SettlementTokenDeps extends Pick<CommerceDeps, 'settlementTokens'> {
   wallet: Pick<WalletService, 'getTokenInfo'>;
@@ -31,22 +32,31 @@ const notAccepted = (what: string, network: NetworkName) =>
  */
 export async function resolveSettlementToken(deps: SettlementTokenDeps, network: NetworkName, named: NamedToken): Promise<SettlementToken> {
   const platform = await deps.wallet.getTokenInfo(network, {});
-  let contractAddress = platform.contractAddress;
+  let listed: SettlementTokenRecord | undefined;
   if (named.contractAddress) {
     if (!isAddress(named.contractAddress)) throw new DomainError('request.invalid', 'contract_address is not a valid address', { details: 'contract_address' });
-    contractAddress = getAddress(named.contractAddress);
-    if (contractAddress !== platform.contractAddress && !(await deps.settlementTokens.find(network, contractAddress))) {
-      throw notAccepted(`token ${contractAddress}`, network);
+    const contractAddress = getAddress(named.contractAddress);
+    if (contractAddress !== platform.contractAddress) {
+      listed = await deps.settlementTokens.find(network, contractAddress);
+      if (!listed) throw notAccepted(`token ${contractAddress}`, network);
     }
   } else if (named.tokenSymbol && named.tokenSymbol !== platform.tokenSymbol) {
     // A symbol alone is any user's to take: only the allow-list's own entry for it counts.
-    const listed = await deps.settlementTokens.findBySymbol(network, named.tokenSymbol);
-    if (listed.length !== 1) throw notAccepted(`token_symbol ${JSON.stringify(named.tokenSymbol.slice(0, 16))} without contract_address`, network);
-    contractAddress = listed[0]!.contractAddress;
+    const bySymbol = await deps.settlementTokens.findBySymbol(network, named.tokenSymbol);
+    if (bySymbol.length !== 1) throw notAccepted(`token_symbol ${JSON.stringify(named.tokenSymbol.slice(0, 16))} without contract_address`, network);
+    listed = bySymbol[0]!;
   }
-  const token = contractAddress === platform.contractAddress ? platform : await deps.wallet.getTokenInfo(network, { contractAddress });
+  const token = listed
+    ? { contractAddress: listed.contractAddress, tokenSymbol: listed.symbol, decimals: listed.decimals }
+    : { contractAddress: platform.contractAddress, tokenSymbol: platform.tokenSymbol, decimals: platform.decimals };
   if (named.tokenSymbol && named.tokenSymbol !== token.tokenSymbol) {
     throw new DomainError('request.invalid', 'token_symbol does not match contract_address', { details: 'token_symbol' });
   }
-  return { contractAddress: token.contractAddress, tokenSymbol: token.tokenSymbol, decimals: token.decimals };
+  if (listed?.transferPath === 'account') {
+    // Allowed, but moved only by the account contract (EIP-7702), which the relayer does not carry
+    // yet: refused before anyone is asked to pay, so nothing is signed and nothing moves.
+    throw new DomainError('payment.token_not_accepted',
+      `${listed.symbol} (${listed.contractAddress}) has no EIP-3009: custodial accounts will move it through the account contract, not yet available on ${network}`);
+  }
+  return token;
 }

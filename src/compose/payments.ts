@@ -23,6 +23,8 @@ import { createPaymentService, type PaymentService } from '../payments/payment-s
 import type { PaymentDeps } from '../payments/payment-deps.ts';
 import { settleStaleCancellations } from '../payments/cancel-payment.ts';
 import type { SettlementTokenAllowListDeps } from '../payments/settlement-token-allow-list.ts';
+import type { ChainClients } from '../chain/chain-clients.ts';
+import { inspectToken } from '../chain/token-inspection.ts';
 import { createRewardService, type RewardService } from '../rewards/reward-service.ts';
 import type { RewardDeps } from '../rewards/reward-deps.ts';
 import { settleStaleRewards } from '../rewards/settle-stale-reward.ts';
@@ -41,10 +43,13 @@ export interface StoreAdmin {
   settlementTokens: SettlementTokenAllowListDeps;
 }
 
-export function composeStoreAdmin(config: Config, core: { store: Store; wallet: WalletService; clock: Clock }): StoreAdmin {
+export function composeStoreAdmin(config: Config, core: { store: Store; wallet: WalletService; clock: Clock; chains: ChainClients }): StoreAdmin {
   return {
     stores: { merchants: createMerchantRepository(core.store.db), wallet: core.wallet, clock: core.clock, timeZone: config.timeZone },
-    settlementTokens: { wallet: core.wallet, settlementTokens: createSettlementTokenRepository(core.store.db), clock: core.clock },
+    settlementTokens: {
+      wallet: core.wallet, settlementTokens: createSettlementTokenRepository(core.store.db), clock: core.clock,
+      inspect: (network, contract, options) => inspectToken(core.chains[network].client, contract, options),
+    },
   };
 }
 

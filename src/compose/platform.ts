@@ -174,7 +174,7 @@ export async function composePlatform(config: Config, logger: Logger, options: C
       config, logger, clock, store, vault, chains, blocks: createBlockReader(chains, { confirmations: config.confirmations }), relayer, contracts, wallet, identity, did, ipfs, receipts, metrics, readiness,
       custody: chain.custody,
       payments: paymentPart.payments, rewards: paymentPart.rewards, desk: paymentPart.desk,
-      admin: composeStoreAdmin(config, { store, wallet, clock }),
+      admin: composeStoreAdmin(config, { store, wallet, clock, chains }),
       statements,
       x402,
       ...composeWeb(config, { store, clock, chains, relayer, wallet, identity, receipts, faults, did, contracts }),

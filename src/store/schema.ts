@@ -302,6 +302,13 @@ export interface SettlementTokensTable {
   contract_address: string;
   symbol: string;
   allowed_at: number;
+  /** Its EIP-712 domain's name when it has EIP-3009, else its `name()`. */
+  name: string;
+  decimals: number;
+  /** The version of its EIP-3009 domain (EIP-712); NULL: no EIP-3009. */
+  eip712_version: string | null;
+  /** How custodial accounts move it: `eip3009`, or `account` (the account contract through EIP-7702). */
+  transfer_path: string;
 }
 
 /** Where an idempotency key stands: its operation runs, awaits the chain, or has its final outcome. */

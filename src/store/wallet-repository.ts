@@ -38,6 +38,11 @@ export interface WalletRepository {
   insertToken(token: TokenRecord): Promise<void>;
   findToken(network: string, contractAddress: string): Promise<TokenRecord | undefined>;
   findTokenBySymbol(network: string, symbol: string): Promise<TokenRecord | undefined>;
+  /**
+   * A token the operator allowed that custodial accounts move by EIP-3009 (not deployed through the
+   * platform: USDC, say): its EIP-712 domain (name, version) and decimals as `vixpay token allow` read them.
+   */
+  findAllowedEip3009Token(network: string, contractAddress: string): Promise<{ symbol: string; name: string; version: string; decimals: number } | undefined>;
 }
 
 export function createWalletRepository(db: Db): WalletRepository {
@@ -91,6 +96,11 @@ export function createWalletRepository(db: Db): WalletRepository {
     async findTokenBySymbol(network, symbol) {
       return db.selectFrom('tokens').selectAll()
         .where('network', '=', network).where('symbol', '=', symbol).orderBy('created_at').executeTakeFirst();
+    },
+    async findAllowedEip3009Token(network, contractAddress) {
+      const row = await db.selectFrom('settlement_tokens').select(['symbol', 'name', 'decimals', 'eip712_version'])
+        .where('network', '=', network).where('contract_address', '=', contractAddress).where('transfer_path', '=', 'eip3009').executeTakeFirst();
+      return row?.eip712_version ? { symbol: row.symbol, name: row.name, version: row.eip712_version, decimals: Number(row.decimals) } : undefined;
     },
   };
 }

@@ -83,7 +83,7 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
   try {
     const holder = keysOf(deps).account(params.privateKeyEnc, from);
     signature = await holder.signTypedData({
-      domain: { name: token.name, version: '1', chainId, verifyingContract: token.contractAddress },
+      domain: { name: token.name, version: token.version, chainId, verifyingContract: token.contractAddress },
       types: transferAuthorizationTypes,
       primaryType: 'TransferWithAuthorization',
       message: { from, to, value, validAfter: 0n, validBefore: BigInt(validBefore), nonce: chainNonce as Hex },

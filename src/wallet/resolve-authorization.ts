@@ -46,7 +46,7 @@ export async function resolveAuthorization(deps: ResolveDeps, network: NetworkNa
   const token = await resolveToken(deps, network, record.contractAddress);
   const holder = keysOf(deps).account(account.privateKeyEnc, getAddress(account.address));
   const signature = await holder.signTypedData({
-    domain: { name: token.name, version: '1', chainId: deps.chains[network].chainId, verifyingContract: token.contractAddress },
+    domain: { name: token.name, version: token.version, chainId: deps.chains[network].chainId, verifyingContract: token.contractAddress },
     types: cancelAuthorizationTypes,
     primaryType: 'CancelAuthorization',
     message: { authorizer: holder.address, nonce: (record.chainNonce ?? record.nonce) as Hex },

@@ -7,11 +7,17 @@ import type { WalletDeps } from './wallet-deps.ts';
 export interface ResolvedToken {
   contractAddress: Address;
   symbol: string;
+  /** Its EIP-712 domain is (name, version): "1" for VIXP and the tokens deployed through the platform. */
   name: string;
+  version: string;
   decimals: number;
 }
 
-/** The token a call names by `contractAddress` on this network; VIXP when none is named. */
+/**
+ * The token a call names by `contractAddress` on this network; VIXP when none is named. Besides the
+ * platform's own tokens, one the operator allowed that has EIP-3009 (`vixpay token allow`), in its
+ * own decimals and domain.
+ */
 export async function resolveToken(
   deps: Pick<WalletDeps, 'repo' | 'contracts'>,
   network: NetworkName,
@@ -19,10 +25,12 @@ export async function resolveToken(
 ): Promise<ResolvedToken> {
   const vixp = deps.contracts[network].vixpToken;
   if (contractAddress === undefined || (isAddress(contractAddress) && getAddress(contractAddress) === vixp)) {
-    return { contractAddress: vixp, symbol: vixpSymbol, name: vixpName, decimals: vixpDecimals };
+    return { contractAddress: vixp, symbol: vixpSymbol, name: vixpName, version: '1', decimals: vixpDecimals };
   }
   if (!isAddress(contractAddress)) throw new DomainError('request.invalid', 'contractAddress is not a valid address', { details: 'contractAddress' });
   const token = await deps.repo.findToken(network, getAddress(contractAddress));
-  if (!token) throw new DomainError('wallet.unknown_token', `no token of ours at ${contractAddress} on ${network}`);
-  return { contractAddress: getAddress(token.contract_address), symbol: token.symbol, name: token.name, decimals: token.decimals };
+  if (token) return { contractAddress: getAddress(token.contract_address), symbol: token.symbol, name: token.name, version: '1', decimals: token.decimals };
+  const allowed = await deps.repo.findAllowedEip3009Token(network, getAddress(contractAddress));
+  if (!allowed) throw new DomainError('wallet.unknown_token', `no token of ours at ${contractAddress} on ${network}`);
+  return { contractAddress: getAddress(contractAddress), ...allowed };
 }

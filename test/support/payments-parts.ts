@@ -187,7 +187,7 @@ export async function openPaymentsParts(options: { idleTimeoutMs?: number; pairi
   await merchants.insertStore({ ...parts.shop, apiKeyHash: randomBytes(8).toString('hex') }, parts.now);
   // 1 VIXP = 1000 KRW, 1 USDX = 1000 KRW; USD at par.
   await merchants.insertRateNotice({ currency: 'KRW', noticeDate: '20261128', rate: '1000', publishedAt: parts.now });
-  await settlementTokens.allow({ network: paymentsNetwork, contractAddress: usdx.contractAddress, symbol: usdx.tokenSymbol, allowedAt: parts.now });
+  await settlementTokens.allow({ network: paymentsNetwork, contractAddress: usdx.contractAddress, symbol: usdx.tokenSymbol, decimals: usdx.decimals, allowedAt: parts.now });
   return parts;
 }
 

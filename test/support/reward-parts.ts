@@ -246,6 +246,6 @@ export async function openRewardParts(): Promise<RewardParts> {
   for (const token of tokens) {
     await db.insertInto('tokens').values({ network: rewardNetwork, contract_address: token.contractAddress, symbol: token.tokenSymbol, name: token.tokenSymbol, decimals: token.decimals, owner: vixp, created_at: 0 }).execute();
   }
-  await createSettlementTokenRepository(db).allow({ network: rewardNetwork, contractAddress: usdx, symbol: 'USDX', allowedAt: 0 });
+  await createSettlementTokenRepository(db).allow({ network: rewardNetwork, contractAddress: usdx, symbol: 'USDX', decimals: 6, allowedAt: 0 });
   return parts;
 }

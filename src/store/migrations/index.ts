@@ -24,6 +24,7 @@ import * as x402ValidAfter from './0023-x402-valid-after.ts';
 import * as x402SettleAnswers from './0024-x402-settle-answers.ts';
 import * as ipfsBlocks from './0025-ipfs-blocks.ts';
 import * as chainTxL1Fees from './0026-chain-tx-l1-fees.ts';
+import * as settlementTokenShapes from './0027-settlement-token-shapes.ts';
 
 /** Every migration, in order. Each domain adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   '0024-x402-settle-answers': x402SettleAnswers,
   '0025-ipfs-blocks': ipfsBlocks,
   '0026-chain-tx-l1-fees': chainTxL1Fees,
+  '0027-settlement-token-shapes': settlementTokenShapes,
 };
