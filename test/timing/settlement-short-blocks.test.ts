@@ -1,12 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseEventLogs, parseUnits, type Address, type Hex } from 'viem';
-import type { AnvilProcess } from '../src/chain/anvil-process.ts';
-import { vixpTokenAbi } from '../src/gen/contracts/vixp-token.ts';
-import { seeded } from '../bench/arrivals.ts';
-import { startExternalNode } from './support/external-node.ts';
-import { call, startTestPlatform, type TestPlatform } from './support/platform.ts';
-import { prepareTransfer } from './support/transfer-scheme.ts';
+import type { AnvilProcess } from '../../src/chain/anvil-process.ts';
+import { vixpTokenAbi } from '../../src/gen/contracts/vixp-token.ts';
+import { seeded } from '../../bench/arrivals.ts';
+import { startExternalNode } from '../support/external-node.ts';
+import { call, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { prepareTransfer } from '../support/transfer-scheme.ts';
 
 // The payment network on a node that mines every 0.45 s (BNB Smart Chain) or 0.25 s (opBNB), by RPC
 // URL, with payments arriving as customers pay (Poisson, 40/s) through the token API. What an
@@ -27,7 +27,7 @@ for (const blockTime of [0.45, 0.25]) {
     before(async () => {
       let relayerKey: string;
       ({ node, relayerKey } = await startExternalNode({ blockTime }));
-      t = await startTestPlatform({ env: { RPC_URL_ETHEREUM: node.url, RELAYER_PRIVATE_KEY: relayerKey } });
+      t = await startTestPlatform({ env: { RPC_URL_ETHEREUM: node.url, CHAIN_ID_ETHEREUM: '31337', RELAYER_PRIVATE_KEY: relayerKey } });
     });
     after(async () => {
       await t?.stop();
