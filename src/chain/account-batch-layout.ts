@@ -1,11 +1,11 @@
 import {
-  bytesToHex, encodeFunctionData, getAddress, hexToBytes, numberToHex, parseSignature, signatureToCompactSignature,
+  bytesToHex, encodeFunctionData, getAddress, numberToHex, parseSignature, signatureToCompactSignature,
   type Address, type Hex, type SignedAuthorization,
 } from 'viem';
 import { vixpAccountSettlementAbi } from '../gen/contracts/vixp-account-settlement.ts';
 import { vixpayAccountAbi } from '../gen/contracts/vixpay-account.ts';
 import type { AccountTransfer, SignedAccountTransfer } from './account-transfer.ts';
-import { decimalParts, groupByToken, uint } from './settlement-batch-layout.ts';
+import { decimalParts, groupByToken, packedReader, uint } from './settlement-batch-layout.ts';
 import { batchBaseGas, batchItemGas, directTransferGas, type SettlementCall } from './settlement-calldata.ts';
 
 /**
@@ -63,20 +63,7 @@ export function encodeAccountBatch(items: readonly SignedAccountTransfer[]): Hex
 
 /** The items of a packed account batch, as the contract reads them; throws where it would revert (`MalformedBatch`). */
 export function decodeAccountBatch(batch: Hex): AccountBatchItem[] {
-  const bytes = hexToBytes(batch);
-  let p = 0;
-  const take = (n: number): Uint8Array => {
-    if (p + n > bytes.length) throw new Error(`an account batch ends at byte ${bytes.length}, inside a field at ${p}`);
-    const field = bytes.subarray(p, p + n);
-    p += n;
-    return field;
-  };
-  const byte = () => take(1)[0]!;
-  const integer = (): bigint => {
-    const length = byte();
-    if (length > 32) throw new Error(`an account batch's integer at byte ${p - 1} is ${length} bytes long`);
-    return length === 0 ? 0n : BigInt(bytesToHex(take(length)));
-  };
+  const { take, byte, integer, at, length } = packedReader(batch, 'an account batch');
   const items: AccountBatchItem[] = [];
   const groups = byte();
   for (let g = 0; g < groups; g += 1) {
@@ -86,13 +73,13 @@ export function decodeAccountBatch(batch: Hex): AccountBatchItem[] {
     for (let i = 0; i < count; i += 1) {
       const account = getAddress(bytesToHex(take(20)));
       const to = payees[byte()];
-      if (!to) throw new Error(`a payee index at byte ${p - 1} is outside its table of ${payees.length}`);
+      if (!to) throw new Error(`a payee index at byte ${at() - 1} is outside its table of ${payees.length}`);
       const exponent = byte();
       const value = integer() * 10n ** BigInt(exponent);
       items.push({ token, account, to, value, nonce: integer(), deadline: integer(), r: bytesToHex(take(32)), vs: bytesToHex(take(32)) });
     }
   }
-  if (p !== bytes.length) throw new Error(`an account batch of ${bytes.length} bytes ends at byte ${p}`);
+  if (at() !== length) throw new Error(`an account batch of ${length} bytes ends at byte ${at()}`);
   return items;
 }
 

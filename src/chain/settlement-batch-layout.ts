@@ -96,14 +96,15 @@ export function encodeBatch(items: readonly BatchItem[]): Hex {
 }
 
 /**
- * The items of a packed batch, as the contract reads them; throws where it would revert
- * (`MalformedBatch`). For readers of settlement transactions and the tests.
+ * Reads a packed batch field by field, as the settlement contracts do: `take(n)` bytes, one `byte()`,
+ * an `integer()` (a length byte, then that many big-endian bytes, at most 32); `at()` is the offset
+ * read so far. Reading past the end, or an integer longer than 32 bytes, throws naming `what`.
  */
-export function decodeBatch(batch: Hex): BatchItem[] {
+export function packedReader(batch: Hex, what: string) {
   const bytes = hexToBytes(batch);
   let p = 0;
   const take = (n: number): Uint8Array => {
-    if (p + n > bytes.length) throw new Error(`a settlement batch ends at byte ${bytes.length}, inside a field at ${p}`);
+    if (p + n > bytes.length) throw new Error(`${what} ends at byte ${bytes.length}, inside a field at ${p}`);
     const field = bytes.subarray(p, p + n);
     p += n;
     return field;
@@ -111,9 +112,18 @@ export function decodeBatch(batch: Hex): BatchItem[] {
   const byte = () => take(1)[0]!;
   const integer = (): bigint => {
     const length = byte();
-    if (length > 32) throw new Error(`a settlement batch's integer at byte ${p - 1} is ${length} bytes long`);
+    if (length > 32) throw new Error(`${what}'s integer at byte ${p - 1} is ${length} bytes long`);
     return length === 0 ? 0n : BigInt(bytesToHex(take(length)));
   };
+  return { take, byte, integer, at: () => p, length: bytes.length };
+}
+
+/**
+ * The items of a packed batch, as the contract reads them; throws where it would revert
+ * (`MalformedBatch`). For readers of settlement transactions and the tests.
+ */
+export function decodeBatch(batch: Hex): BatchItem[] {
+  const { take, byte, integer, at, length } = packedReader(batch, 'a settlement batch');
   const items: BatchItem[] = [];
   const groups = byte();
   for (let g = 0; g < groups; g += 1) {
@@ -122,16 +132,16 @@ export function decodeBatch(batch: Hex): BatchItem[] {
     const count = (byte() << 8) | byte();
     for (let i = 0; i < count; i += 1) {
       const kind = byte();
-      if (kind !== itemKind.eip3009) throw new Error(`item kind ${kind} at byte ${p - 1} is not one this release settles`);
+      if (kind !== itemKind.eip3009) throw new Error(`item kind ${kind} at byte ${at() - 1} is not one this release settles`);
       const from = getAddress(bytesToHex(take(20)));
       const to = payees[byte()];
-      if (!to) throw new Error(`a payee index at byte ${p - 1} is outside its table of ${payees.length}`);
+      if (!to) throw new Error(`a payee index at byte ${at() - 1} is outside its table of ${payees.length}`);
       const exponent = byte();
       const value = integer() * 10n ** BigInt(exponent);
       const [validAfter, validBefore, nonce] = [integer(), integer(), integer()];
       items.push({ token, from, to, value, validAfter, validBefore, nonce: numberToHex(nonce, { size: 32 }), r: bytesToHex(take(32)), vs: bytesToHex(take(32)) });
     }
   }
-  if (p !== bytes.length) throw new Error(`a settlement batch of ${bytes.length} bytes ends at byte ${p}`);
+  if (at() !== length) throw new Error(`a settlement batch of ${length} bytes ends at byte ${at()}`);
   return items;
 }
