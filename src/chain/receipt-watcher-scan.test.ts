@@ -278,6 +278,30 @@ test('after the chain got shorter, the blocks mined from the new head on are sca
   assert.equal(listener.announce, undefined, 'closing the watcher unsubscribes from new heads');
 });
 
+test('a head below the block scanned, not seen at its own height first: its block (which replaced the one scanned there) is scanned', async () => {
+  const { watcher, polled, idle, count } = announcedWatcher(1);
+  try {
+    const snapshot = await controls().snapshot();
+    await controls().mine({ blocks: 2 });
+    const signed = await wallet().signTransaction(await wallet().prepareTransactionRequest({ to: sender.address, value: 17n, nonce: await nextNonce() }));
+    const hash: Hex = keccak256(signed);
+    const wait = settledFlag(watcher.wait(hash, 30_000));
+    await waitFor(() => count('eth_getTransactionReceipt') > 0, { timeoutMs: 10_000, message: 'the first look' });
+    await idle();
+    await polled(); // scanned up to the head, two blocks above the snapshot
+    // Two blocks lost, one mined in their place carrying the transaction: the head is one below the block scanned.
+    await controls().revert({ id: snapshot });
+    await reader().sendRawTransaction({ serializedTransaction: signed });
+    await controls().mine({ blocks: 1 });
+    await polled();
+    await waitFor(() => wait.settled, { timeoutMs: 10_000, message: 'found in the new head\'s own block' });
+    assert.equal(wait.error, undefined);
+    assert.equal(wait.value?.transactionHash, hash);
+  } finally {
+    watcher.close();
+  }
+});
+
 test('closing the watcher rejects every pending wait `closed`; a watcher polls nothing after', async () => {
   const { client, count } = countingClient();
   const watcher = createReceiptWatcher(client, 20, { confirmations: 2 });
