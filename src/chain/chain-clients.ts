@@ -1,10 +1,11 @@
-import { createPublicClient, defineChain, TimeoutError, webSocket, type HttpTransport, type PublicClient } from 'viem';
+import { createPublicClient, defineChain, TimeoutError, type HttpTransport, type PublicClient } from 'viem';
 import { DomainError } from '#shared/errors.ts';
 import type { ChainEndpoint } from './chain-supervisor.ts';
 import { createReceiptWatcher, type ReceiptWatcher } from './receipt-watcher.ts';
 import type { OnRpcCall } from './node-rpc-calls.ts';
 import { createEndpointPool, hostOf, type EndpointOutcome, type EndpointState } from './endpoint-pool.ts';
 import { createBlockSchedule, type BlockSchedule } from './block-schedule.ts';
+import { createHeadSource, type HeadSource } from './head-source.ts';
 import { explorerOf, networkFacts, networkNames, type NetworkName } from '#shared/networks.ts';
 
 export interface ChainClient {
@@ -22,6 +23,13 @@ export interface ChainClient {
   receipts: ReceiptWatcher;
   /** When the network mines its next block, learnt from the heads its receipt watcher reads. */
   blocks: BlockSchedule;
+  /**
+   * The network's `newHeads` subscription: `WS_URL_<NETWORK>`, or the WebSocket of an anvil we run
+   * (same port); none for an external node without `WS_URL_<NETWORK>`, which is polled.
+   */
+  heads?: HeadSource;
+  /** The head of the node answering now, as it says (below the highest seen when it lost blocks or lags). */
+  nodeHead(): Promise<bigint>;
 }
 
 export type ChainClients = Readonly<Record<NetworkName, ChainClient>>;
@@ -66,11 +74,17 @@ export async function createChainClients(
       });
       const client = createPublicClient({ chain, transport: pool.transport, pollingInterval });
       const blocks = createBlockSchedule();
-      const receipts = createReceiptWatcher(client, pollingInterval, {
-        confirmations: confirmations[network] ?? 1, schedule: blocks,
-        ...(endpoint.managed && { heads: newHeadsOf(endpoint.url.replace(/^http/, 'ws')) }),
+      const wsUrl = endpoint.wsUrl ?? (endpoint.managed ? endpoint.url.replace(/^http/, 'ws') : undefined);
+      const heads = wsUrl === undefined ? undefined : createHeadSource({ url: wsUrl, onRpcCall: onRpcCall && ((method) => onRpcCall(network, method)) });
+      const watcher = createReceiptWatcher(client, pollingInterval, {
+        confirmations: confirmations[network] ?? 1, schedule: blocks, ...(heads && { source: heads }),
       });
-      return [network, { network, chainId, managed: endpoint.managed, url: urls[0] ?? endpoint.url, urls, endpoints: pool.states, client, receipts, blocks }];
+      // The subscription ends with the watcher (before the nodes stop).
+      const receipts: ReceiptWatcher = { wait: (hash, timeoutMs) => watcher.wait(hash, timeoutMs), close() { watcher.close(); heads?.close(); } };
+      return [network, {
+        network, chainId, managed: endpoint.managed, url: urls[0] ?? endpoint.url, urls, endpoints: pool.states, client, receipts, blocks,
+        ...(heads && { heads }), nodeHead: pool.nodeHead,
+      }];
     }),
   );
   return Object.freeze(Object.fromEntries(entries) as Record<NetworkName, ChainClient>);
@@ -115,43 +129,4 @@ export function withDeadline(transport: HttpTransport, ms: number): HttpTranspor
     }) as typeof built.request;
     return { ...built, request };
   }) as HttpTransport;
-}
-
-/**
- * The node's new heads over WebSocket (`eth_subscribe` `newHeads`; anvil serves it on its HTTP port):
- * a receipt is looked for as soon as its block is mined, not at the next poll. A dropped subscription
- * is made again a second later (viem's own reconnection writes its failures to the console); meanwhile
- * the watcher's polling goes on.
- */
-function newHeadsOf(wsUrl: string): (onHead: (number: bigint) => void) => () => void {
-  return (onHead) => {
-    let closed = false;
-    let retry: NodeJS.Timeout | undefined;
-    let current: { unwatch: () => void; client: PublicClient } | undefined;
-    const drop = () => {
-      current?.unwatch();
-      void current?.client.transport.getRpcClient().then((socket: { close(): void }) => socket.close(), () => undefined);
-      current = undefined;
-    };
-    const subscribe = () => {
-      if (closed) return;
-      const client = createPublicClient({ transport: webSocket(wsUrl, { keepAlive: false, reconnect: false, retryCount: 0 }) }) as PublicClient;
-      const unwatch = client.watchBlockNumber({
-        onBlockNumber: onHead,
-        onError: () => {
-          drop();
-          if (closed || retry) return;
-          retry = setTimeout(() => { retry = undefined; subscribe(); }, 1_000);
-          retry.unref();
-        },
-      });
-      current = { unwatch, client };
-    };
-    subscribe();
-    return () => {
-      closed = true;
-      clearTimeout(retry);
-      drop();
-    };
-  };
 }

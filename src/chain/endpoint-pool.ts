@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createTransport, http, HttpRequestError, TimeoutError, type EIP1193RequestFn, type Transport } from 'viem';
+import { createTransport, hexToBigInt, http, HttpRequestError, TimeoutError, type EIP1193RequestFn, type Hex, type Transport } from 'viem';
 import type { NetworkName } from '#shared/networks.ts';
 import { countingRpcCalls, type OnRpcCall } from './node-rpc-calls.ts';
 import { monotonicReads } from './monotonic-reads.ts';
@@ -44,6 +44,11 @@ export interface EndpointPoolOptions {
 export interface EndpointPool {
   transport: Transport;
   states(): EndpointState[];
+  /**
+   * The head of the node answering now, as it says (not the highest seen, as the transport's reads):
+   * a head below one seen is how a node that lost blocks shows (relayer-recovery.ts).
+   */
+  nodeHead(): Promise<bigint>;
 }
 
 /** A failing endpoint is left aside this long, doubling with each failure in a row up to `maxFailedOutMs`. */
@@ -151,7 +156,11 @@ export function createEndpointPool(options: EndpointPoolOptions): EndpointPool {
     // Over nodes not at the same block (a provider's load balancer), reads never go backwards.
     request: monotonicReads(request, options.callTimeoutMs), retryCount: 0,
   });
-  return { transport, states: () => endpoints.map((e) => ({ ...e.state })) };
+  return {
+    transport,
+    states: () => endpoints.map((e) => ({ ...e.state })),
+    nodeHead: async () => hexToBigInt(await request({ method: 'eth_blockNumber' } as Parameters<EIP1193RequestFn>[0]) as Hex),
+  };
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, args: unknown): Promise<T> {

@@ -2,6 +2,7 @@ import type { BlockSchedule } from './block-schedule.ts';
 import { TransactionReceiptNotFoundError, type Address, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import { ReceiptNotFinalError } from './receipt-not-final.ts';
 import { createBlockReceipts } from './block-receipts.ts';
+import type { HeadSource } from './head-source.ts';
 
 export { ReceiptNotFinalError } from './receipt-not-final.ts';
 
@@ -26,6 +27,13 @@ export interface ReceiptWatcherOptions {
    */
   heads?: (onHead: (number: bigint) => void) => () => void;
   /**
+   * The network's `newHeads` subscription (head-source.ts). While it is up the watcher asks the
+   * node for no head: each pushed head starts a scan of its block's receipts (one call per block
+   * while anything is waited for), and a transaction new to it is looked for in the blocks already
+   * read rather than by its own receipt. While it is down the watcher polls, as without it.
+   */
+  source?: HeadSource;
+  /**
    * Told of every head read or pushed; while it knows when the next block is due, the watcher asks
    * for the head only from shortly before then (`pollMs` apart until it comes), not every `pollMs`
    * all block long: a few calls per block instead of one per `pollMs`.
@@ -47,7 +55,12 @@ interface Waiting {
   receipt?: TransactionReceipt;
   /** Its sender and nonce, learnt from the node once it is seen pending while blocks go by. */
   sender?: { from: Address; nonce: number };
+  /** New blocks scanned since it was first looked for (pushed heads only). */
+  blocksSeen: number;
 }
+
+/** Blocks whose receipts are kept after their scan: a transaction new to the watcher is looked for there first. */
+const keptBlocks = 8;
 
 /**
  * One watcher per network instead of one poller per transaction: while anything is waited for, it
@@ -73,6 +86,11 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
   /** When the scheduled poll runs (local ms). */
   let timerAt = 0;
   const schedule = options.schedule;
+  const source = options.source;
+  /** The head pushed by a subscription that is up: none is asked for then. */
+  const pushedHead = () => (source?.up() ? source.latest()?.number : undefined);
+  /** The receipts of the latest blocks scanned, by block. */
+  const recent = new Map<bigint, TransactionReceipt[]>();
   /**
    * How long before a block is due the watcher starts asking for it: early enough that a schedule
    * that runs late sees the block come (a head sighted late would keep it late).
@@ -112,13 +130,23 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
 
   const unmined = () => [...waiters].filter(([, w]) => !w.receipt);
   const { lookUp, ofBlock } = createBlockReceipts(client);
-  const receiptsOf = (block: bigint) => ofBlock(block, () => unmined().map(([hash]) => hash));
+  const receiptsOf = async (block: bigint) => {
+    const receipts = await ofBlock(block, () => unmined().map(([hash]) => hash));
+    recent.set(block, receipts);
+    for (const kept of [...recent.keys()]) if (kept <= block - BigInt(keptBlocks) || kept > block) recent.delete(kept);
+    return receipts;
+  };
 
   /** The sender and nonce of pending transactions, while the node still has them in its pool. */
   async function learnSenders(pending: Array<[Hex, Waiting]>): Promise<void> {
     await Promise.all(pending.filter(([, w]) => !w.sender).map(async ([hash, w]) => {
       const tx = await client.getTransaction({ hash }).catch(() => undefined);
       if (tx) w.sender = { from: tx.from, nonce: tx.nonce };
+      // Mined in a block the scan did not read (pushed heads: sent just before a head the watcher
+      // woke on): its receipt is asked for.
+      if (tx?.blockNumber !== null && tx?.blockNumber !== undefined) {
+        found(await client.getTransactionReceipt({ hash }).catch(() => null));
+      }
     }));
   }
 
@@ -127,7 +155,9 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
    * without a receipt for it, had another transaction of that nonce mined.
    */
   async function detectReplaced(): Promise<void> {
-    const pending = unmined().filter(([, w]) => w.checked);
+    // With pushed heads, a transaction mined in the next block (the usual case) costs no call of its
+    // own: its sender is asked only once it stayed pending two blocks.
+    const pending = unmined().filter(([, w]) => w.checked && (!pushed || w.blocksSeen >= 2));
     await learnSenders(pending);
     const senders = [...new Set(pending.flatMap(([, w]) => (w.sender ? [w.sender.from] : [])))];
     const used = new Map(await Promise.all(senders.map(async (from) => [from, await client.getTransactionCount({ address: from, blockTag: 'latest' })] as const)));
@@ -171,26 +201,44 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
     }));
   }
 
+  /** Whether the poll running took its head from the subscription. */
+  let pushed = false;
+
   async function poll(): Promise<void> {
     timer = undefined;
     if (waiters.size === 0) return;
     polling = true;
+    let failed = false;
     try {
-      const head = await client.getBlockNumber({ cacheTime: 0 });
-      schedule?.observe(head, Date.now());
-      // The chain got shorter (a reorg to fewer blocks): blocks from the new head on are new again.
-      if (scanned !== undefined && head < scanned) scanned = head;
+      const pushedNow = pushedHead();
+      pushed = pushedNow !== undefined;
+      const head = pushedNow ?? await client.getBlockNumber({ cacheTime: 0 });
+      if (!pushed) schedule?.observe(head, Date.now());
+      // The chain got shorter (a reorg to fewer blocks): blocks from the new head on are new again,
+      // the new head's own block among them (it replaced the one scanned at that height).
+      if (scanned !== undefined && head < scanned) scanned = head - 1n;
       const fresh = [...waiters].filter(([, w]) => !w.checked);
-      const scanning = fresh.length < waiters.size;
-      for (const receipt of await lookUp(fresh.map(([hash]) => hash))) found(receipt);
+      let scanning = fresh.length < waiters.size;
+      if (pushed) {
+        // A transaction sent before the head the watcher woke on may be in that block: it is read
+        // (one call for all of them) unless it was read already; one sent after it is in a later block.
+        if (fresh.length === waiters.size && (scanned === undefined || scanned < head - 1n)) scanned = head - 1n;
+        for (const [hash] of fresh) {
+          for (const receipts of recent.values()) found(receipts.find((r) => r.transactionHash === hash) ?? null);
+        }
+        scanning = true;
+      } else {
+        for (const receipt of await lookUp(fresh.map(([hash]) => hash))) found(receipt);
+      }
       for (const [, w] of fresh) w.checked = true;
       // Not mined yet: its sender and nonce, to tell later whether another transaction replaced it.
-      await learnSenders(fresh.filter(([hash, w]) => !w.receipt && waiters.get(hash) === w));
+      if (!pushed) await learnSenders(fresh.filter(([hash, w]) => !w.receipt && waiters.get(hash) === w));
       // Blocks after the last scan matter only to transactions already looked up before them.
       const newBlocks = scanned !== undefined && head > scanned;
       if (scanning && scanned !== undefined) {
         for (let block = scanned + 1n; block <= head && unmined().length > 0; block++) {
           for (const receipt of await receiptsOf(block)) found(receipt);
+          for (const [, w] of unmined()) if (w.checked) w.blocksSeen++;
         }
       }
       scanned = head;
@@ -198,27 +246,42 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
       if (confirmations > 1n) await confirm(head);
     } catch {
       // The node did not answer this time: the next poll tries again, each wait keeps its own deadline.
+      failed = true;
     }
     polling = false;
-    if (waiters.size > 0) pollIn(headMissed ? 0 : nextPollDelay());
+    // While the subscription is up, the next head pushed starts the next poll (or, after a read that
+    // failed, the poll interval).
+    if (waiters.size > 0 && (headMissed || failed || pushedHead() === undefined)) pollIn(headMissed ? 0 : nextPollDelay());
     headMissed = false;
   }
 
   /** A new block: poll now (or right after the poll in flight), when anything is waited for. */
-  const unsubscribe = options.heads?.((number) => {
-    schedule?.observe(number, Date.now());
+  function onNewHead(): void {
     if (waiters.size === 0) return;
     if (polling) {
       headMissed = true;
       return;
     }
     pollIn(0);
+  }
+
+  const unsubscribe = options.heads?.((number) => {
+    schedule?.observe(number, Date.now());
+    onNewHead();
   });
+  const unsubscribeSource = source?.onHead((head) => {
+    schedule?.observe(head.number, head.at);
+    // A head at or below the one scanned replaced blocks already read (a reorg): read again from it.
+    if (scanned !== undefined && head.number <= scanned) scanned = head.number - 1n;
+    onNewHead();
+  });
+  // The subscription went down: polling takes over at once (and stops once it is up again).
+  const unwatchState = source?.onState((up) => { if (!up) onNewHead(); });
 
   return {
     wait(hash, timeoutMs) {
       return new Promise<TransactionReceipt>((resolve, reject) => {
-        const waiting = waiters.get(hash) ?? { waiters: new Set<Waiter>(), checked: false };
+        const waiting = waiters.get(hash) ?? { waiters: new Set<Waiter>(), checked: false, blocksSeen: 0 };
         waiters.set(hash, waiting);
         const waiter: Waiter = {
           resolve, reject,
@@ -237,6 +300,8 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
     },
     close() {
       unsubscribe?.();
+      unsubscribeSource?.();
+      unwatchState?.();
       if (timer) clearTimeout(timer);
       timer = undefined;
       for (const hash of [...waiters.keys()]) {
