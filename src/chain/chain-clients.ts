@@ -30,6 +30,8 @@ export interface ChainClient {
   heads?: HeadSource;
   /** The head of the node answering now, as it says (below the highest seen when it lost blocks or lags). */
   nodeHead(): Promise<bigint>;
+  /** The highest block the network showed (answers, pushed heads) since the last call; undefined when none. */
+  highestSince(): bigint | undefined;
 }
 
 export type ChainClients = Readonly<Record<NetworkName, ChainClient>>;
@@ -79,11 +81,19 @@ export async function createChainClients(
       const watcher = createReceiptWatcher(client, pollingInterval, {
         confirmations: confirmations[network] ?? 1, schedule: blocks, ...(heads && { source: heads }),
       });
+      let pushedSince: bigint | undefined;
+      heads?.onHead(({ number }) => { if (pushedSince === undefined || number > pushedSince) pushedSince = number; });
       // The subscription ends with the watcher (before the nodes stop).
       const receipts: ReceiptWatcher = { wait: (hash, timeoutMs) => watcher.wait(hash, timeoutMs), close() { watcher.close(); heads?.close(); } };
       return [network, {
         network, chainId, managed: endpoint.managed, url: urls[0] ?? endpoint.url, urls, endpoints: pool.states, client, receipts, blocks,
         ...(heads && { heads }), nodeHead: pool.nodeHead,
+        highestSince() {
+          const answered = pool.highestSince();
+          const pushed = pushedSince;
+          pushedSince = undefined;
+          return answered === undefined || (pushed !== undefined && pushed > answered) ? pushed : answered;
+        },
       }];
     }),
   );

@@ -49,6 +49,12 @@ export interface EndpointPool {
    * a head below one seen is how a node that lost blocks shows (relayer-recovery.ts).
    */
   nodeHead(): Promise<bigint>;
+  /**
+   * The highest block the network's answers showed since the last call (its receipts', its heads';
+   * those the transport answers with a higher one included), or undefined when none: what a node
+   * that lost blocks no longer has.
+   */
+  highestSince(): bigint | undefined;
 }
 
 /** A failing endpoint is left aside this long, doubling with each failure in a row up to `maxFailedOutMs`. */
@@ -151,15 +157,22 @@ export function createEndpointPool(options: EndpointPoolOptions): EndpointPool {
     throw lastError ?? new TimeoutError({ body: args as { [key: string]: unknown }, url: 'every endpoint' });
   }) as EIP1193RequestFn;
 
+  let highest: bigint | undefined;
+  const see = (block: bigint) => { if (highest === undefined || block > highest) highest = block; };
   const transport: Transport = () => createTransport({
     key: 'endpoints', name: `${options.network} endpoints`, type: 'endpoints',
     // Over nodes not at the same block (a provider's load balancer), reads never go backwards.
-    request: monotonicReads(request, options.callTimeoutMs), retryCount: 0,
+    request: monotonicReads(request, options.callTimeoutMs, now, see), retryCount: 0,
   });
   return {
     transport,
     states: () => endpoints.map((e) => ({ ...e.state })),
     nodeHead: async () => hexToBigInt(await request({ method: 'eth_blockNumber' } as Parameters<EIP1193RequestFn>[0]) as Hex),
+    highestSince() {
+      const seen = highest;
+      highest = undefined;
+      return seen;
+    },
   };
 }
 

@@ -97,8 +97,8 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
   /**
    * Whether the node of `network` may have lost blocks since the last sweep, asked as cheaply as the
    * network allows: with pushed heads (its subscription up), a subscription made again (the node or
-   * the link restarted) or a head pushed below one pushed before, no call; without, the node's own
-   * head (not the highest seen) below the highest it answered before, one call per 10 s for every
+   * the link restarted) or a head pushed below a block seen before, no call; without, the node's own
+   * head (not the highest seen) below the highest block its answers showed, one call per 10 s for every
    * lane; and every 5 minutes whatever the heads say. Before, each lane's nonce was asked at each
    * 2 s sweep: 120 calls per idle minute with 4 lanes.
    */
@@ -118,6 +118,9 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
       seen.headAskedAt = now;
       head = await chain.nodeHead().catch(() => undefined);
     }
+    // The highest block the network showed since (the blocks of the receipts read, the heads pushed).
+    const shown = chain.highestSince();
+    if (shown !== undefined && (seen.highest === undefined || shown > seen.highest)) seen.highest = shown;
     if (head !== undefined) {
       if (seen.highest !== undefined && head < seen.highest) suspected = true;
       // A node that went back counts from its new head: the next sign is a head below that one.
