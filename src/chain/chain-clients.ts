@@ -1,4 +1,4 @@
-import { createPublicClient, defineChain, TimeoutError, type HttpTransport, type PublicClient } from 'viem';
+import { createPublicClient, defineChain, TimeoutError, type EIP1193RequestFn, type HttpTransport, type PublicClient, type Transport } from 'viem';
 import { DomainError } from '#shared/errors.ts';
 import type { ChainEndpoint } from './chain-supervisor.ts';
 import { createReceiptWatcher, type ReceiptWatcher } from './receipt-watcher.ts';
@@ -74,10 +74,10 @@ export async function createChainClients(
         network, urls, callTimeoutMs, onRpcCall,
         onOutcome: onEndpointOutcome && ((state, outcome) => onEndpointOutcome(network, state, outcome)),
       });
-      const client = createPublicClient({ chain, transport: pool.transport, pollingInterval });
-      const blocks = createBlockSchedule();
       const wsUrl = endpoint.wsUrl ?? (endpoint.managed ? endpoint.url.replace(/^http/, 'ws') : undefined);
       const heads = wsUrl === undefined ? undefined : createHeadSource({ url: wsUrl, onRpcCall: onRpcCall && ((method) => onRpcCall(network, method)) });
+      const client = createPublicClient({ chain, transport: heads ? fromPushedHead(pool.transport, heads) : pool.transport, pollingInterval });
+      const blocks = createBlockSchedule();
       const watcher = createReceiptWatcher(client, pollingInterval, {
         confirmations: confirmations[network] ?? 1, schedule: blocks, ...(heads && { source: heads }),
       });
@@ -139,4 +139,38 @@ export function withDeadline(transport: HttpTransport, ms: number): HttpTranspor
     }) as typeof built.request;
     return { ...built, request };
   }) as HttpTransport;
+}
+
+/**
+ * While the network's subscription is up, what one block's fees need is asked once per block: the
+ * latest block without its transactions (`eth_getBlockByNumber('latest', false)`: the base fee, gas
+ * limit and time a send reads) is the header pushed, and `eth_maxPriorityFeePerGas` is asked again
+ * only once a new head came and 12 s went by (one Ethereum slot; a few blocks of a shorter chain): the
+ * tip moves slowly, and a send priced too low is re-priced by the stale sweep. Anything else goes to
+ * the endpoints.
+ */
+const tipReuseMs = 12_000;
+function fromPushedHead(transport: Transport, heads: HeadSource): Transport {
+  return ((params: Parameters<Transport>[0]) => {
+    const built = transport(params);
+    let tip: { hash: string; at: number; answer: Promise<unknown> } | undefined;
+    const request = (async (args, options) => {
+      const head = heads.up() ? heads.latest() : undefined;
+      if (head && args.method === 'eth_getBlockByNumber') {
+        const [tag, full] = (args.params ?? []) as [unknown, unknown];
+        if (tag === 'latest' && full === false) return { ...head.rpc, transactions: head.rpc.transactions ?? [], uncles: head.rpc.uncles ?? [] };
+      }
+      if (head && args.method === 'eth_maxPriorityFeePerGas') {
+        if (!tip || (tip.hash !== head.hash && Date.now() - tip.at >= tipReuseMs)) {
+          const answer = built.request(args, options);
+          const asked = { hash: head.hash, at: Date.now(), answer };
+          tip = asked;
+          answer.catch(() => { if (tip === asked) tip = undefined; });
+        }
+        return tip.answer;
+      }
+      return built.request(args, options);
+    }) as EIP1193RequestFn;
+    return { ...built, request };
+  }) as Transport;
 }

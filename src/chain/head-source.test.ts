@@ -65,6 +65,14 @@ test('while the subscription is up, receipts follow the pushed heads: no head as
   assert.ok(head && head.timestamp > 0n && head.baseFeePerGas !== null);
   assert.equal(chain.heads?.byHash(head.hash)?.number, head.number);
   assert.equal(count('eth_subscribe'), 1);
+  // Fees from the pushed header: the latest block is not asked, the tip once for several sends.
+  const asked = { blocks: count('eth_getBlockByNumber'), tips: count('eth_maxPriorityFeePerGas') };
+  for (let i = 0; i < 3; i++) {
+    const fees = await chain.client.estimateFeesPerGas();
+    assert.ok(fees.maxFeePerGas > 0n);
+  }
+  assert.equal(count('eth_getBlockByNumber'), asked.blocks, 'the latest block is the header pushed');
+  assert.equal(count('eth_maxPriorityFeePerGas'), asked.tips + 1, 'the tip asked once for three estimates');
 });
 
 test('the subscription cut: the watcher polls meanwhile and receipts still come; made again, polling stops', async () => {

@@ -11,6 +11,8 @@ export interface PushedHead {
   baseFeePerGas: bigint | null;
   /** When it was pushed (local ms). */
   at: number;
+  /** The header as the node sent it (JSON-RPC fields). */
+  rpc: RpcBlock;
 }
 
 /** One network's `newHeads` subscription, made again with backoff while it is down. */
@@ -78,7 +80,7 @@ export function createHeadSource(options: HeadSourceOptions): HeadSource {
     if (block.number === null || block.hash === null) return;
     const head: PushedHead = {
       number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp,
-      baseFeePerGas: block.baseFeePerGas ?? null, at: now(),
+      baseFeePerGas: block.baseFeePerGas ?? null, at: now(), rpc: raw,
     };
     heads.set(head.hash, head);
     while (heads.size > keptHeads) heads.delete(heads.keys().next().value as Hex);
