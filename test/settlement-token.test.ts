@@ -12,7 +12,7 @@ import { cliDeps } from '../src/main.ts';
 import { createPublicClient, createWalletClient, erc20Abi, http, parseUnits, type Address } from 'viem';
 import { vixpayAccountAbi } from '../src/gen/contracts/vixpay-account.ts';
 import { mnemonicToAccount } from 'viem/accounts';
-import { deployShapedToken, type ShapedTokenKind } from './support/shaped-tokens.ts';
+import { deployShapedToken, shapedTokens, type ShapedTokenKind } from './support/shaped-tokens.ts';
 import { ethrDidRegistryAbi, ethrDidRegistryBytecode } from '../src/gen/contracts/ethr-did-registry.ts';
 
 // Money safety (docs/reliability.md#the-guarantees): only the platform token of the payment network, or a token an operator
@@ -313,4 +313,40 @@ describe('tokens without EIP-3009 (the account path: EIP-7702)', () => {
       assert.deepEqual(rows.map((r) => [r.nonce.slice(-3), r.status]), [['000', 'used'], ['001', 'used']]);
     });
   }
+
+  test('USDT: a transfer the token refuses (the payer blacklisted) is not answered settled; its nonce is cancelled at the account, nothing moved; the next one settles with the next nonce', async () => {
+    const context = (values: Record<string, string>) => ({ config: p.t.config, logger: createLogger('silent'), deps: cliDeps, values, positionals: [] });
+    const { url, chainId, client: platformClient } = p.t.platform.chains[network()];
+    const client = createPublicClient({ transport: http(url) });
+    const deployer = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 8 });
+    const wallet = createWalletClient({ account: deployer, chain: { ...platformClient.chain!, id: chainId }, transport: http(url) });
+    const token = await deployShapedToken(client as never, wallet, 'usdt');
+    await tokenAllowCommand.run(context({ contract: token, holder: deployer.address }));
+    const asOwner = async (functionName: 'transfer' | 'addBlackList' | 'removeBlackList', args: readonly unknown[]) => client.waitForTransactionReceipt({
+      hash: await wallet.writeContract({ address: token, abi: shapedTokens.usdt.abi, functionName, args: args as never, chain: wallet.chain, account: deployer }),
+    });
+    const onChain = async (address: string) => client.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [address as Address] });
+    const user = await newUser(p);
+    await asOwner('transfer', [user.address, 5_000_000n]);
+    await asOwner('addBlackList', [user.address]);
+    const pay = async (amount: string) => {
+      const { data: _signed, ...params } = await prepareTransfer(p.t.app, user, store.settlementAddress, amount);
+      return call(p.t.app, '/token', 'transfer', { ...params, contractAddress: token });
+    };
+
+    const refused = await pay('1');
+    assert.notEqual(refused.resultCode, '200', JSON.stringify(refused));
+    assert.equal(await onChain(user.address), 5_000_000n);
+    const nonceUsed = (nonce: bigint) => client.readContract({ address: user.address as Address, abi: vixpayAccountAbi, functionName: 'nonceUsed', args: [nonce] });
+    assert.equal(await nonceUsed(0n), true, 'used up by its cancellation: the signed transfer can never execute');
+    const cancelled = await client.getContractEvents({ address: user.address as Address, abi: vixpayAccountAbi, eventName: 'NonceCancelled', fromBlock: 0n });
+    assert.deepEqual(cancelled.map((log) => log.args.nonce), [0n]);
+
+    await asOwner('removeBlackList', [user.address]);
+    const settled = await pay('1.25');
+    assert.equal(settled.resultCode, '200', JSON.stringify(settled));
+    assert.equal(await onChain(user.address), 3_750_000n);
+    const rows = await p.t.platform.store.db.selectFrom('authorizations').select(['nonce', 'status']).where('from_address', '=', user.address).orderBy('nonce').execute();
+    assert.deepEqual(rows.map((r) => [r.nonce.slice(-3), r.status]), [['000', 'canceled'], ['001', 'used']]);
+  });
 });

@@ -2,9 +2,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   createPublicClient, createWalletClient, encodeDeployData, encodeFunctionData, getAddress, http, keccak256, numberToHex, parseUnits, toHex,
-  type Address, type Hex, type PublicClient, type TransactionReceipt,
+  type Address, type Hex, type PublicClient, type SignedAuthorization, type TransactionReceipt,
 } from 'viem';
-import { mnemonicToAccount } from 'viem/accounts';
+import { mnemonicToAccount, type HDAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
 import { startAnvil, type AnvilProcess } from './anvil-process.ts';
 import { localAccount } from './local-account.ts';
@@ -23,7 +23,7 @@ import { tetherLikeAbi, tetherLikeBytecode } from '../../test/support/gen/test-t
 // the deployment order are fixed, so every gas figure is exact.
 
 const devMnemonic = 'test test test test test test test test test test test junk';
-const [owner, relayer] = [0, 2].map((addressIndex) => mnemonicToAccount(devMnemonic, { addressIndex }));
+const [owner, relayer] = [0, 2].map((addressIndex) => mnemonicToAccount(devMnemonic, { addressIndex })) as [HDAccount, HDAccount];
 const chainId = foundry.id;
 const accounts = Array.from({ length: 10 }, (_, i) => localAccount(keccak256(toHex(`account-settlement.test ${i}`))));
 const store = getAddress(`0x${'5e'.repeat(20)}`);
@@ -70,7 +70,7 @@ test('a batch of first transfers carries each account\'s delegation once (type 4
   const batch = [...items, expired];
   const call = accountBatchLayout.encode(accountSettlement, batch);
   assert.equal(call.to, accountSettlement);
-  assert.equal((call as { authorizationList: unknown[] }).authorizationList.length, 10);
+  assert.equal(call.authorizationList?.length ?? 0, 10);
   const receipt = await send(relayer, call);
   assert.equal(receipt.type, 'eip7702');
   for (const account of accounts) assert.ok(isDelegatedTo(await client.getCode({ address: account.address }), accountCode));
@@ -84,7 +84,7 @@ test('a batch of first transfers carries each account\'s delegation once (type 4
 test('account transfers of delegated accounts: gas per transfer at 10 items, exact', async () => {
   const items = await Promise.all(accounts.map((account, i) => item(account, 2n + BigInt(i), oneUsd)));
   const call = accountBatchLayout.encode(accountSettlement, items);
-  assert.equal((call as { authorizationList: unknown[] }).authorizationList.length, 0);
+  assert.equal(call.authorizationList?.length ?? 0, 0);
   const receipt = await send(relayer, call);
   assert.equal(receipt.type, 'eip1559', 'nothing to delegate: a plain EIP-1559 transaction');
   assert.deepEqual([...accountBatchLayout.executed(receipt, items)].sort(), items.map(keyOf).sort());
@@ -117,11 +117,11 @@ test('a batch of one goes to the account itself; read back as executed only with
 
 const balanceOf = (account: Address) => client.readContract({ address: usdt, abi: vixpTokenAbi, functionName: 'balanceOf', args: [account] });
 
-async function send(account: (typeof owner), call: { to: Address; data: Hex; gas?: bigint; authorizationList?: readonly unknown[] }): Promise<TransactionReceipt> {
+async function send(account: HDAccount, call: { to?: Address | undefined; data: Hex; gas?: bigint; authorizationList?: readonly SignedAuthorization[] | undefined }): Promise<TransactionReceipt> {
   const wallet = createWalletClient({ account, chain: foundry, transport: http(anvil!.url) });
-  const authorizationList = (call.authorizationList ?? []) as Parameters<typeof wallet.sendTransaction>[0]['authorizationList'] & unknown[];
   const hash = await wallet.sendTransaction({
-    to: call.to, data: call.data, gas: call.gas ?? 3_000_000n, ...(authorizationList.length > 0 && { authorizationList }),
+    to: call.to!, data: call.data, gas: call.gas ?? 3_000_000n,
+    ...(call.authorizationList && call.authorizationList.length > 0 && { authorizationList: [...call.authorizationList] }),
   });
   const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
   assert.equal(receipt.status, 'success');
