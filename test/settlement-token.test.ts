@@ -282,6 +282,8 @@ describe('tokens without EIP-3009 (the account path: EIP-7702)', () => {
       assert.equal(first.type, 'eip7702', 'the first transfer carries the account\'s delegation');
       assert.deepEqual([await onChain(user.address), await onChain(store.settlementAddress)], [units('22.5'), storeBefore + units('2.5')]);
       assert.equal(await client.getBalance({ address: user.address as Address }), 0n, 'the account holds no ether: the relayer pays');
+      const status = await call(p.t.app, '/token', 'getTransferStatus', { transactionId: sent.resultData.transactionId, fromAddress: user.address });
+      assert.deepEqual([status.resultData.status, status.resultData.authorization, status.resultData.amount, status.resultData.tokenSymbol], ['confirmed', 'used', '2.5', symbol]);
 
       // The payment flow: 15,000 KRW at 1,500 is 10 tokens.
       const { app, pos } = await startBoth(user, { contract_address: token, token_symbol: symbol });
