@@ -34,7 +34,8 @@ export async function acceptedAsset(deps: Pick<X402Deps, 'chains' | 'contracts' 
     return { address, symbol: vixpSymbol, decimals: vixpDecimals, name: vixpName, version: '1' };
   }
   const listed = await deps.settlementTokens.find(network, address);
-  if (!listed) return undefined;
+  // A token without EIP-3009 (the account path: custodial accounts only) has no authorization an outside payer could sign.
+  if (!listed || listed.transferPath === 'account') return undefined;
   return { address, symbol: listed.symbol, ...(await domainOf(deps, network, address)) };
 }
 
