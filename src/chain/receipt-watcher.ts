@@ -220,12 +220,13 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
       const fresh = [...waiters].filter(([, w]) => !w.checked);
       let scanning = fresh.length < waiters.size;
       if (pushed) {
-        // A transaction sent before the head the watcher woke on may be in that block: it is read
-        // (one call for all of them) unless it was read already; one sent after it is in a later block.
-        if (fresh.length === waiters.size && (scanned === undefined || scanned < head - 1n)) scanned = head - 1n;
+        // Looked for in the blocks already read; a transaction sent before the latest head may be in
+        // that block (read below, once for all of them, unless it was); one sent after it is in a
+        // later block, which the scan reads. A watcher that was idle reads none of the blocks it slept through.
         for (const [hash] of fresh) {
           for (const receipts of recent.values()) found(receipts.find((r) => r.transactionHash === hash) ?? null);
         }
+        if (fresh.length === waiters.size && (scanned === undefined || scanned < head - 1n)) scanned = head - 1n;
         scanning = true;
       } else {
         for (const receipt of await lookUp(fresh.map(([hash]) => hash))) found(receipt);
@@ -242,6 +243,10 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
         }
       }
       scanned = head;
+      // The scan stopped early (nothing left unmined then): the head's block, where a new one may be, is read now.
+      if (pushed && fresh.some(([hash, w]) => waiters.get(hash) === w && !w.receipt) && !recent.has(head)) {
+        for (const receipt of await receiptsOf(head)) found(receipt);
+      }
       if (newBlocks && unmined().length > 0) await detectReplaced();
       if (confirmations > 1n) await confirm(head);
     } catch {
