@@ -19,7 +19,7 @@ export interface PushedHead {
 export interface HeadSource {
   /** True while the subscription is made (heads come pushed); false while it is down and being made again. */
   up(): boolean;
-  /** The latest head pushed (by the subscription up now or an earlier one). */
+  /** The latest head pushed by the subscription up now (none yet after it was made again). */
   latest(): PushedHead | undefined;
   /** The recent heads pushed (a few dozen), by hash: a block's time without asking. */
   byHash(hash: Hex): PushedHead | undefined;
@@ -92,6 +92,8 @@ export function createHeadSource(options: HeadSourceOptions): HeadSource {
     if (current !== attempt) return; // an older attempt's late error
     current = undefined;
     attempt.close();
+    // Heads missed meanwhile: the next one pushed, not the last one before the drop, is the head.
+    latest = undefined;
     setUp(false);
     if (closed || retry) return;
     retry = setTimeout(() => { retry = undefined; subscribe(); }, backoffMs);
