@@ -57,10 +57,20 @@ interface Waiting {
   sender?: { from: Address; nonce: number };
   /** New blocks scanned since it was first looked for (pushed heads only). */
   blocksSeen: number;
+  /** When it was first waited for (local ms). */
+  since: number;
 }
 
 /** Blocks whose receipts are kept after their scan: a transaction new to the watcher is looked for there first. */
 const keptBlocks = 8;
+/**
+ * Pushed heads: a transaction is waited for right after its broadcast was answered, so a block pushed
+ * more than this before its wait began cannot hold it (a broadcast answered later than this is found
+ * by its sender's check two blocks on, or by the waiter's look-up when its wait ends).
+ */
+const broadcastSlackMs = 2_000;
+/** Blocks read at most when a watcher that was idle wakes (a chain mining each send at once). */
+const wakeBlocks = 32n;
 
 /**
  * One watcher per network instead of one poller per transaction: while anything is waited for, it
@@ -91,6 +101,8 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
   const pushedHead = () => (source?.up() ? source.latest()?.number : undefined);
   /** The receipts of the latest blocks scanned, by block. */
   const recent = new Map<bigint, TransactionReceipt[]>();
+  /** When each recent head was pushed (local ms). */
+  const pushedAt = new Map<bigint, number>();
   /**
    * How long before a block is due the watcher starts asking for it: early enough that a schedule
    * that runs late sees the block come (a head sighted late would keep it late).
@@ -226,7 +238,18 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
         for (const [hash] of fresh) {
           for (const receipts of recent.values()) found(receipts.find((r) => r.transactionHash === hash) ?? null);
         }
-        if (fresh.length === waiters.size && (scanned === undefined || scanned < head - 1n)) scanned = head - 1n;
+        if (fresh.length === waiters.size || scanned === undefined) {
+          // Woken (nothing else waited for): the blocks pushed before these waits began (less the
+          // broadcast's slack) cannot hold them; those after are read.
+          const since = Math.min(...fresh.map(([, w]) => w.since)) - broadcastSlackMs;
+          let from: bigint | undefined;
+          for (const [number, at] of pushedAt) if (at < since && number < head && (from === undefined || number > from)) from = number;
+          // None pushed that early: every recent one may hold them (none known yet: the head's block).
+          from ??= pushedAt.size > 0 ? head - wakeBlocks : head - 1n;
+          if (from < head - wakeBlocks) from = head - wakeBlocks;
+          if (from < -1n) from = -1n;
+          if (scanned === undefined || scanned < from) scanned = from;
+        }
         scanning = true;
       } else {
         for (const receipt of await lookUp(fresh.map(([hash]) => hash))) found(receipt);
@@ -236,13 +259,17 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
       if (!pushed) await learnSenders(fresh.filter(([hash, w]) => !w.receipt && waiters.get(hash) === w));
       // Blocks after the last scan matter only to transactions already looked up before them.
       const newBlocks = scanned !== undefined && head > scanned;
+      let read = scanned;
       if (scanning && scanned !== undefined) {
         for (let block = scanned + 1n; block <= head && unmined().length > 0; block++) {
           for (const receipt of await receiptsOf(block)) found(receipt);
           for (const [, w] of unmined()) if (w.checked) w.blocksSeen++;
+          read = block;
         }
       }
-      scanned = head;
+      // Pushed, a new transaction is looked for in blocks only: those left unread (nothing was
+      // waited for any more) are read when one comes. Polled, it is looked up by itself.
+      scanned = pushed && read !== undefined && unmined().length === 0 ? read : head;
       // The scan stopped early (nothing left unmined then): the head's block, where a new one may be, is read now.
       if (pushed && fresh.some(([hash, w]) => waiters.get(hash) === w && !w.receipt) && !recent.has(head)) {
         for (const receipt of await receiptsOf(head)) found(receipt);
@@ -275,6 +302,8 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
     onNewHead();
   });
   const unsubscribeSource = source?.onHead((head) => {
+    pushedAt.set(head.number, head.at);
+    while (pushedAt.size > 64) pushedAt.delete(pushedAt.keys().next().value as bigint);
     schedule?.observe(head.number, head.at);
     // A head at or below the one scanned replaced blocks already read (a reorg): read again from it.
     if (scanned !== undefined && head.number <= scanned) scanned = head.number - 1n;
@@ -286,7 +315,7 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
   return {
     wait(hash, timeoutMs) {
       return new Promise<TransactionReceipt>((resolve, reject) => {
-        const waiting = waiters.get(hash) ?? { waiters: new Set<Waiter>(), checked: false, blocksSeen: 0 };
+        const waiting = waiters.get(hash) ?? { waiters: new Set<Waiter>(), checked: false, blocksSeen: 0, since: Date.now() };
         waiters.set(hash, waiting);
         const waiter: Waiter = {
           resolve, reject,
