@@ -11,6 +11,7 @@ import { startAnvil, type AnvilProcess } from '../src/chain/anvil-process.ts';
 import { accountDomain, accountTransferTypes, signAccountTransfer, signNonceCancellation, type SignedAccountTransfer } from '../src/chain/account-transfer.ts';
 import { encodeAccountBatch, encodeAccountSettlement } from '../src/chain/account-batch-layout.ts';
 import { encodeSettlement } from '../src/chain/settlement-calldata.ts';
+import { executedTransferCount } from '../src/chain/account-settlement.ts';
 import type { SettlementItem } from '../src/chain/relay-types.ts';
 import { vixpayAccountAbi, vixpayAccountBytecode } from '../src/gen/contracts/vixpay-account.ts';
 import { vixpAccountSettlementAbi, vixpAccountSettlementBytecode } from '../src/gen/contracts/vixp-account-settlement.ts';
@@ -387,6 +388,8 @@ describe('gas per transfer: account transfers beside EIP-3009 authorizations (Vi
   const newcomers = Array.from({ length: 10 }, (_, i) => keyOf(`new account ${i}`));
   const holders = Array.from({ length: 100 }, (_, i) => keyOf(`eip3009 holder ${i}`));
   const measured: Record<string, number> = {};
+  /** What the metric of transfers per transaction counts in each receipt (src/chain/account-settlement.ts). */
+  const transferCounts: Record<string, number> = {};
   const perTransfer = (receipt: TransactionReceipt, count: number) => Math.round(Number(receipt.gasUsed) / count);
   const accountItems = (keys: readonly PrivateKeyAccount[], nonce: bigint, token: Address = vixp) =>
     Promise.all(keys.map((key) => signAccountTransfer(key, chainId, { token, to: store, value: token === vixp ? one : oneUsd, nonce, deadline })));
@@ -402,7 +405,11 @@ describe('gas per transfer: account transfers beside EIP-3009 authorizations (Vi
     measured['usdt, first × 100'] = await measure(async () => perTransfer(await sendOk(relayer, encodeAccountSettlement(accountSettlement, await accountItems(accounts, 0n, usdt))), 100));
     await sendOk(relayer, encodeAccountSettlement(accountSettlement, await accountItems(accounts, 0n))); // every account's first transfer
     for (const count of [10, 100]) {
-      measured[`usdt × ${count}`] = await measure(async () => perTransfer(await sendOk(relayer, encodeAccountSettlement(accountSettlement, await accountItems(accounts.slice(0, count), 2n, usdt))), count));
+      measured[`usdt × ${count}`] = await measure(async () => {
+        const receipt = await sendOk(relayer, encodeAccountSettlement(accountSettlement, await accountItems(accounts.slice(0, count), 2n, usdt)));
+        transferCounts[`usdt × ${count}`] = executedTransferCount(receipt);
+        return perTransfer(receipt, count);
+      });
     }
     measured['account, alone × 1'] = await measure(async () => perTransfer(await sendOk(relayer, encodeAccountSettlement(accountSettlement, await accountItems(accounts.slice(0, 1), 1n))), 1));
     for (const count of [10, 100]) {
@@ -410,7 +417,11 @@ describe('gas per transfer: account transfers beside EIP-3009 authorizations (Vi
     }
     for (const count of [1, 10, 100]) {
       const items = await Promise.all(holders.slice(0, count).map((holder, i) => sign3009Item(holder, i)));
-      measured[`eip3009 × ${count}`] = await measure(async () => perTransfer(await sendOk(relayer, encodeSettlement(settlement, items)), count));
+      measured[`eip3009 × ${count}`] = await measure(async () => {
+        const receipt = await sendOk(relayer, encodeSettlement(settlement, items));
+        transferCounts[`eip3009 × ${count}`] = executedTransferCount(receipt);
+        return perTransfer(receipt, count);
+      });
     }
     // Delegations carried by the batch of the newcomers' first transfers, beside the same batch once
     // they delegated in a transaction of their own.
@@ -437,6 +448,10 @@ describe('gas per transfer: account transfers beside EIP-3009 authorizations (Vi
   test('100 USDT-shaped transfers of delegated accounts (nonce word written, the payee warm) cost at most 26,000 gas each, against EIP-3009\'s 100 in the same run', () => {
     assert.ok(measured['usdt × 100']! <= 26_000, JSON.stringify(measured));
     assert.ok(measured['usdt × 100']! + 16_000 <= measured['eip3009 × 100']!, JSON.stringify(measured));
+  });
+
+  test('the metric counts each executed item once, EIP-3009 (AuthorizationUsed beside its Transfer) or account (its Transfer)', () => {
+    assert.deepEqual(transferCounts, { 'usdt × 10': 10, 'usdt × 100': 100, 'eip3009 × 1': 1, 'eip3009 × 10': 10, 'eip3009 × 100': 100 });
   });
 
   async function measure(run: () => Promise<number>): Promise<number> {

@@ -11,6 +11,7 @@ import { tokenAllowCommand } from '../src/cli/token-commands.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { cliDeps } from '../src/main.ts';
 import { vixpAccountSettlementAbi } from '../src/gen/contracts/vixp-account-settlement.ts';
+import { dateOf } from '../src/statements/statement-day.ts';
 
 // Account transfers batched (docs/decisions/tokens.md, "Custodial transfers on the account path"):
 // six custodial accounts, none delegated yet, pay a store in a USDT-like token at once through the
@@ -46,6 +47,7 @@ test('six first account transfers at once: one type-4 batch through VixpAccountS
     const { data: _signed, ...params } = await prepareTransfer(p.t.app, user, store.settlementAddress, `1.${i + 1}`);
     return params;
   }));
+  const metricsBefore = await transferMetrics(network);
   const answers = await Promise.all(requests.map((params) => call(p.t.app, '/token', 'transfer', { ...params, contractAddress: token })));
   for (const answer of answers) assert.equal(answer.resultCode, '200', JSON.stringify(answer));
 
@@ -60,7 +62,25 @@ test('six first account transfers at once: one type-4 batch through VixpAccountS
   assert.deepEqual(parseEventLogs({ abi: vixpAccountSettlementAbi, eventName: 'ItemSkipped', logs: receipt.logs }), []);
   for (const [i, user] of users.entries()) assert.equal(await balanceOf(user.address), 3_000_000n - 1_000_000n - BigInt(i + 1) * 100_000n);
   assert.equal(await balanceOf(store.settlementAddress), 6_000_000n + 2_100_000n);
+
+  // The batch's six executed items count as six transfers: in /metrics, in the operator's day (and
+  // the console, which reads the same rows), with its gas per transfer.
+  const metricsAfter = await transferMetrics(network);
+  assert.deepEqual([metricsAfter.sum - metricsBefore.sum, metricsAfter.count - metricsBefore.count], [payers, 1], 'one settlement transaction of six transfers');
+  const block = await client.getBlock({ blockNumber: receipt.blockNumber });
+  const day = await p.t.platform.statements.operatorDay(dateOf(Number(block.timestamp) * 1000, p.t.config.timeZone));
+  const listed = day.transactions.find((t) => t.txHash.toLowerCase() === hash.toLowerCase());
+  assert.equal(listed?.transfers, payers, JSON.stringify(listed));
+  const costs = day.networks.find((n) => n.network === network)!;
+  assert.ok(costs.transfers >= payers && costs.averageGasPerTransfer !== null && costs.transfersPerTransaction !== null, JSON.stringify(costs));
 });
+
+/** vixpay_settlement_transfers_per_transaction's sum and count on `network`. */
+async function transferMetrics(network: string): Promise<{ sum: number; count: number }> {
+  const body = (await p.t.app.inject({ method: 'GET', url: '/metrics' })).body;
+  const value = (name: string) => Number(body.split('\n').find((l) => l.startsWith(`vixpay_settlement_transfers_per_transaction_${name}{network="${network}"}`))?.split(' ').at(-1) ?? 0);
+  return { sum: value('sum'), count: value('count') };
+}
 
 test('a token paused by its owner between signing and settlement fails only its own items: the USDT transfers answered failed, nothing moved, their nonces cancelled; the BEP-20 ones of the same batch settle', async () => {
   const network = p.t.platform.config.paymentNetwork;
