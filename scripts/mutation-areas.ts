@@ -30,3 +30,23 @@ export function resolveMutate(projectRoot: string, entry: string): string | unde
   }
   return undefined;
 }
+
+/** What a run records of an area's score (reports/mutation/<area>/run.json, beside its commit and date). */
+export interface AreaScore { percent: number; killed: number; survived: number; noCoverage: number; valid: number; text: string }
+
+/**
+ * The mutation score of a mutation-testing-report-schema JSON (an area's incremental.json, which
+ * Stryker writes at the end of each run with every mutant's status): killed and timed-out mutants
+ * over all valid ones (compile errors and ignored mutants left out), rounded down to 0.01%.
+ */
+export function scoreOf(file: string): AreaScore {
+  const report = JSON.parse(readFileSync(file, 'utf8')) as { files: Record<string, { mutants: Array<{ status: string }> }> };
+  const statuses = Object.values(report.files).flatMap((f) => f.mutants.map((m) => m.status));
+  const count = (...of: string[]) => statuses.filter((s) => of.includes(s)).length;
+  const killed = count('Killed', 'Timeout');
+  const survived = count('Survived');
+  const noCoverage = count('NoCoverage');
+  const valid = killed + survived + noCoverage;
+  const percent = valid === 0 ? 100 : Math.floor((10_000 * killed) / valid) / 100;
+  return { percent, killed, survived, noCoverage, valid, text: `${percent.toFixed(2)}% (${killed} of ${valid} killed, ${survived} survived, ${noCoverage} without coverage)` };
+}

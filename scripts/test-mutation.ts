@@ -4,10 +4,12 @@
  * mutates and the tests that cover them (a mutant runs the tests of its area that reach it, never the
  * whole suite). Runs are incremental: reports/mutation/<area>/incremental.json (kept in the
  * repository) holds the last results, and a run tests again only the mutants in code or tests that
- * changed since. Each run writes reports/mutation/<area>/index.html and mutation.json (the
- * mutation-testing-report-schema JSON) and prints the area's score.
+ * changed since; it is also the report (the mutation-testing-report-schema JSON) the score is read
+ * from. Only incremental.json and run.json are kept in git; `--html` writes Stryker's HTML report
+ * beside them, on demand and ignored by git.
  *
  *   npm run test:mutation -- --area commerce      # one area
+ *   npm run test:mutation -- --area commerce --html   # and Stryker's HTML report, reports/mutation/commerce/index.html
  *   npm run test:mutation -- --area commerce --area statements
  *   npm run test:mutation -- --all                # every area, one after the other
  *   npm run test:mutation -- --changed-since <commit>   # the areas whose mutated or test files changed since
@@ -25,10 +27,10 @@
  * Concurrency is 1 (one test process at a time); areas run one after the other.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fileOf, resolveMutate as resolveEntry } from './mutation-areas.ts';
+import { fileOf, resolveMutate as resolveEntry, scoreOf } from './mutation-areas.ts';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 const configDir = path.join(projectRoot, 'stryker');
@@ -81,6 +83,8 @@ const chosen = new Set<string>();
 let minScore = 85;
 /** Minutes of mutation testing a run may spend (CI's own time is bounded); Infinity without --budget-minutes. */
 let budgetMinutes = Number.POSITIVE_INFINITY;
+/** Stryker's HTML report as well (reports/mutation/<area>/index.html, not kept in git). */
+let html = false;
 for (let i = 0; i < args.length; i++) {
   const arg = args[i]!;
   if (arg === '--all') areas.forEach((a) => chosen.add(a));
@@ -124,7 +128,8 @@ for (let i = 0; i < args.length; i++) {
       console.log(`| ${area} | ${files(config.mutate)} | ${files(config.tap.testFiles)} | ${r.percent.toFixed(2)}% | ${r.killed} | ${r.survived} | ${r.noCoverage} | ${r.date.slice(0, 10)} | ${r.commit.slice(0, 7)} |`);
     }
     process.exit(0);
-  } else if (arg === '--list') {
+  } else if (arg === '--html') html = true;
+  else if (arg === '--list') {
     for (const area of areas) {
       const config = configOf(area);
       console.log(`${area}: mutates ${config.mutate.map((entry) => (entry.includes('#') ? `${entry} (${resolveMutate(entry)})` : entry)).join(' ')}\n  tests ${config.tap.testFiles.join(' ')}`);
@@ -159,7 +164,8 @@ for (const area of chosen) {
   // An area not at the bar yet passes while it does not fall below its last score.
   const previous = existsSync(runFile(area)) ? (JSON.parse(readFileSync(runFile(area), 'utf8')) as { percent: number }).percent : undefined;
   const mutate = configOf(area).mutate.map(resolveMutate);
-  const strykerRun = [process.execPath, stryker, 'run', `stryker/${area}.conf.json`, '--mutate', mutate.join(',')];
+  const strykerRun = [process.execPath, stryker, 'run', `stryker/${area}.conf.json`, '--mutate', mutate.join(','),
+    ...(html ? ['--reporters', 'clear-text,progress,html'] : [])];
   // Within a budget, coreutils' timeout ends Stryker and its test processes together (its process group).
   const command = Number.isFinite(leftMs) ? ['timeout', '--kill-after=20', `${Math.ceil(leftMs / 1000)}`, ...strykerRun] : strykerRun;
   const run = spawnSync(command[0]!, command.slice(1), { cwd: projectRoot, stdio: 'inherit', env });
@@ -168,27 +174,15 @@ for (const area of chosen) {
     unproven.push(area);
     continue;
   }
-  const report = path.join(projectRoot, 'reports', 'mutation', area, 'mutation.json');
-  const score = run.status === 0 && existsSync(report) ? scoreOf(report) : undefined;
+  // Stryker writes the incremental file at the end of a run, every mutant's status in it.
+  const report = path.join(projectRoot, 'reports', 'mutation', area, 'incremental.json');
+  const score = run.status === 0 && existsSync(report) && statSync(report).mtimeMs >= started ? scoreOf(report) : undefined;
   const seconds = Math.round((Date.now() - started) / 1000);
   if (score) {
     const dirty = git('status', '--porcelain', '--', ...configOf(area).mutate.map(fileOf), ...configOf(area).tap.testFiles).out.trim() !== '';
     writeFileSync(runFile(area), `${JSON.stringify({ area, commit, dirty, date: new Date().toISOString(), seconds, ...score }, null, 2)}\n`);
   }
   results.push({ area, ok: score !== undefined && score.percent >= Math.min(minScore, previous ?? minScore), score: score ? score.text : 'no report', seconds });
-}
-
-/** The mutation score of a mutation-testing-report-schema JSON: killed + timeout over all valid mutants. */
-function scoreOf(file: string): { percent: number; killed: number; survived: number; noCoverage: number; valid: number; text: string } {
-  const report = JSON.parse(readFileSync(file, 'utf8')) as { files: Record<string, { mutants: Array<{ status: string }> }> };
-  const statuses = Object.values(report.files).flatMap((f) => f.mutants.map((m) => m.status));
-  const count = (...of: string[]) => statuses.filter((s) => of.includes(s)).length;
-  const killed = count('Killed', 'Timeout');
-  const survived = count('Survived');
-  const noCoverage = count('NoCoverage');
-  const valid = killed + survived + noCoverage;
-  const percent = valid === 0 ? 100 : Math.floor((10_000 * killed) / valid) / 100;
-  return { percent, killed, survived, noCoverage, valid, text: `${percent.toFixed(2)}% (${killed} of ${valid} killed, ${survived} survived, ${noCoverage} without coverage)` };
 }
 
 console.log('\n== test:mutation');

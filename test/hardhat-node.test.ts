@@ -123,7 +123,10 @@ describe('the platform on a Hardhat node (EDR) by RPC URL', { skip }, () => {
     const sentBefore = await chain.client.getTransactionCount({ address: relayer });
     const env = { RPC_URL_ETHEREUM: node.url, CHAIN_ID_ETHEREUM: '31337', RELAYER_PRIVATE_KEY: relayerKey };
     const second = await startTestPlatform({
-      env: { ...env, CONTRACTS_ETHEREUM: `vixpToken=${given.vixpToken},didRegistry=${given.didRegistry},settlement=${given.settlement}` },
+      env: {
+        ...env,
+        CONTRACTS_ETHEREUM: `vixpToken=${given.vixpToken},didRegistry=${given.didRegistry},settlement=${given.settlement},account=${given.account},accountSettlement=${given.accountSettlement}`,
+      },
     });
     try {
       assert.deepEqual(second.platform.contracts.ethereum, given);
@@ -137,12 +140,17 @@ describe('the platform on a Hardhat node (EDR) by RPC URL', { skip }, () => {
       startTestPlatform({ env: { ...env, CONTRACTS_ETHEREUM: `vixpToken=${relayer}` } }),
       new RegExp(`CONTRACTS_ETHEREUM: vixpToken=${relayer} has no contract code on ethereum`),
     );
+    await assert.rejects(
+      startTestPlatform({ env: { ...env, CONTRACTS_ETHEREUM: `account=${given.settlement}` } }),
+      new RegExp(`CONTRACTS_ETHEREUM: account=${given.settlement} is not the account contract of this release`),
+    );
   });
 });
 
-test('CONTRACTS_<NETWORK> is name=address pairs of the three platform contracts', () => {
+test('CONTRACTS_<NETWORK> is name=address pairs of the five platform contracts', () => {
   const address = '0x00000000000000000000000000000000000000aa';
   assert.deepEqual(loadConfig({ CONTRACTS_BNB: ` settlement=${address} ` }).contractAddresses, { bnb: { settlement: address } });
+  assert.deepEqual(loadConfig({ CONTRACTS_BNB: `account=${address},accountSettlement=${address}` }).contractAddresses, { bnb: { account: address, accountSettlement: address } });
   assert.throws(() => loadConfig({ CONTRACTS_BNB: 'token=0x1' }), /CONTRACTS_BNB: entry "token=0x1" is not name=0x-address/);
   assert.throws(() => loadConfig({ CONTRACTS_OPBNB: `vixpToken=${address},vixpToken=${address}` }), /CONTRACTS_OPBNB: .*each name once/);
 });

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fileOf, resolveMutate } from '../scripts/mutation-areas.ts';
+import { fileOf, resolveMutate, scoreOf } from '../scripts/mutation-areas.ts';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 
@@ -47,4 +47,37 @@ test('every mutation area names what it mutates by file or declaration, never by
       assert.notEqual(resolveMutate(projectRoot, entry), undefined, `${name}: ${entry} is not in its file`);
     }
   }
+});
+
+test('each area\'s recorded score is its kept report\'s, and the table of docs/reliability.md says the same', () => {
+  const reports = path.join(projectRoot, 'reports', 'mutation');
+  const doc = readFileSync(path.join(projectRoot, 'docs', 'reliability.md'), 'utf8');
+  const table = /<!-- stryker-scores:start -->([\s\S]*?)<!-- stryker-scores:end -->/.exec(doc)?.[1];
+  assert.ok(table, 'docs/reliability.md has the scores table');
+  const rows = new Map(table.split('\n').filter((line) => line.startsWith('| ')).map((line) => {
+    const cells = line.split(' | ');
+    return [cells[0]!.slice(2), cells] as const;
+  }));
+  const areas = readdirSync(path.join(projectRoot, 'stryker')).filter((f) => f.endsWith('.conf.json')).map((f) => f.slice(0, -'.conf.json'.length));
+  let recorded = 0;
+  for (const area of areas) {
+    const runFile = path.join(reports, area, 'run.json');
+    let run: { commit: string; date: string; percent: number; killed: number; survived: number; noCoverage: number };
+    try {
+      run = JSON.parse(readFileSync(runFile, 'utf8'));
+    } catch {
+      // Not run yet: the table lists it as such, or not at all.
+      assert.ok(!rows.has(area) || rows.get(area)!.includes('not run yet'), `${area} has no report, and the table gives it no score`);
+      continue;
+    }
+    recorded++;
+    const kept = scoreOf(path.join(reports, area, 'incremental.json'));
+    assert.deepEqual({ percent: run.percent, killed: run.killed, survived: run.survived, noCoverage: run.noCoverage },
+      { percent: kept.percent, killed: kept.killed, survived: kept.survived, noCoverage: kept.noCoverage }, `${area}: run.json is the score of its incremental.json`);
+    const cells = rows.get(area);
+    assert.ok(cells, `${area} has a row in docs/reliability.md`);
+    assert.deepEqual(cells.slice(3, 8), [`**${run.percent.toFixed(2)}%**`, String(run.killed), String(run.survived), String(run.noCoverage), run.date.slice(0, 10)], `${area}'s row`);
+    assert.ok(cells[8]!.startsWith(run.commit.slice(0, 7)), `${area}'s row names the commit of its report, ${run.commit.slice(0, 7)}`);
+  }
+  assert.ok(recorded >= 10, 'the areas with reports are checked');
 });

@@ -2,16 +2,17 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { call } from './support/platform.ts';
-import { sha256Hex, type Wallet } from './support/transfer-scheme.ts';
+import { prepareTransfer, sha256Hex, type Wallet } from './support/transfer-scheme.ts';
 import {
   newUser, openSession, startPay, startPaymentTest, transferFor, unary, untilAppWaits, type PaymentTest, type Session,
 } from './support/payments.ts';
 import { tokenAllowCommand, tokenAllowedCommand, tokenDisallowCommand } from '../src/cli/token-commands.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { cliDeps } from '../src/main.ts';
-import { createPublicClient, createWalletClient, http, type Address } from 'viem';
+import { createPublicClient, createWalletClient, erc20Abi, http, parseUnits, type Address } from 'viem';
+import { vixpayAccountAbi } from '../src/gen/contracts/vixpay-account.ts';
 import { mnemonicToAccount } from 'viem/accounts';
-import { deployShapedToken, type ShapedTokenKind } from './support/shaped-tokens.ts';
+import { deployShapedToken, shapedTokens, type ShapedTokenKind } from './support/shaped-tokens.ts';
 import { ethrDidRegistryAbi, ethrDidRegistryBytecode } from '../src/gen/contracts/ethr-did-registry.ts';
 
 // Money safety (docs/reliability.md#the-guarantees): only the platform token of the payment network, or a token an operator
@@ -224,7 +225,7 @@ describe('operator allow-list', () => {
     await assert.rejects(tokenAllowCommand.run({ ...context, values: { contract: 'nope' } }), (error: any) => error.code === 'request.invalid');
   });
 
-  test('`token allow` on tokens deployed outside the platform: USDC-like (EIP-3009, 6 decimals), USDT-like and BEP-20 (the account path, refused in payments until it exists); fee-on-transfer, rebasing, an EOA and a non-ERC-20 refused', async () => {
+  test('`token allow` on tokens deployed outside the platform: USDC-like (EIP-3009, 6 decimals), USDT-like and BEP-20 (the account path); fee-on-transfer, rebasing, an EOA and a non-ERC-20 refused', async () => {
     const context = (values: Record<string, string>) => ({ config: p.t.config, logger: createLogger('silent'), deps: cliDeps, values, positionals: [] });
     const url = p.t.platform.chains[network()].url;
     const client = createPublicClient({ transport: http(url) });
@@ -251,14 +252,112 @@ describe('operator allow-list', () => {
     await assert.rejects(tokenAllowCommand.run(context({ contract: registry! })), { code: 'token.not_erc20' });
     await assert.rejects(tokenAllowCommand.run(context({ contract: deployed.fee, holder: 'nope' })), { code: 'request.invalid' });
 
-    // A payment in an account-path token is refused before the app is asked to pay: nothing is signed, nothing moves.
-    const user = await newUser(p, '5');
-    const { app, pos } = await startBoth(user, { contract_address: deployed.usdt, token_symbol: 'USDT' });
-    const appMessage = await app.next();
-    assert.notEqual(appMessage.content.state, 'REQUEST_TRANSFER');
-    assert.equal(appMessage.common.res_code, '18', JSON.stringify(appMessage.common));
-    const posMessage = await pos.next();
-    assert.equal(posMessage.common.res_code, '18', JSON.stringify(posMessage.common));
-    assert.match(posMessage.common.res_message, /^Token not accepted/);
+  });
+});
+
+describe('tokens without EIP-3009 (the account path: EIP-7702)', () => {
+  // A custodial payer pays a store in a token shaped like USDT (transfer answers nothing) or a
+  // BEP-20 dollar, through the token API and through the payment flow, and the store refunds: each
+  // account delegates to VixpayAccount in its first transfer's transaction, then moves the token with
+  // its own signed transfer and its dense nonces (0, 1, 2…), the relayer paying the gas.
+  for (const [kind, symbol, decimals, index] of [['usdt', 'USDT', 6, 8], ['bep20', 'BSC-USD', 18, 9]] as const) {
+    test(`${symbol} (${decimals} decimals): token allow, a token-API transfer, a payment and its refund move exactly the amounts on chain`, async () => {
+      const context = (values: Record<string, string>) => ({ config: p.t.config, logger: createLogger('silent'), deps: cliDeps, values, positionals: [] });
+      const { url, chainId, client: platformClient } = p.t.platform.chains[network()];
+      const client = createPublicClient({ transport: http(url) });
+      const deployer = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: index });
+      const wallet = createWalletClient({ account: deployer, chain: { ...platformClient.chain!, id: chainId }, transport: http(url) });
+      const token = await deployShapedToken(client as never, wallet, kind);
+      const allowed = await tokenAllowCommand.run(context({ contract: token, holder: deployer.address })) as any;
+      assert.equal(allowed.transferPath, 'account');
+
+      const units = (amount: string) => parseUnits(amount, decimals);
+      const onChain = async (address: string) => client.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [address as Address] });
+      const user = await newUser(p);
+      const { contracts } = p.t.platform;
+      await client.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: token, abi: erc20Abi, functionName: 'transfer', args: [user.address as Address, units('25')], chain: wallet.chain, account: deployer }) });
+      const storeBefore = await onChain(store.settlementAddress);
+      assert.equal(await client.getCode({ address: user.address as Address }), undefined, 'not delegated before its first transfer');
+
+      // The token API: 2.5 to the store.
+      const prepared = await prepareTransfer(p.t.app, user, store.settlementAddress, '2.5');
+      const { data: _signed, ...params } = prepared;
+      const sent = await call(p.t.app, '/token', 'transfer', { ...params, contractAddress: token });
+      assert.equal(sent.resultCode, '200', JSON.stringify(sent));
+      assert.equal(sent.resultData.contractAddress, token);
+      assert.equal(await client.getCode({ address: user.address as Address }), `0xef0100${contracts[network()].account.slice(2).toLowerCase()}`);
+      const first = await client.getTransaction({ hash: sent.resultData.transactionId });
+      assert.equal(first.type, 'eip7702', 'the first transfer carries the account\'s delegation');
+      assert.deepEqual([await onChain(user.address), await onChain(store.settlementAddress)], [units('22.5'), storeBefore + units('2.5')]);
+      assert.equal(await client.getBalance({ address: user.address as Address }), 0n, 'the account holds no ether: the relayer pays');
+      const status = await call(p.t.app, '/token', 'getTransferStatus', { transactionId: sent.resultData.transactionId, fromAddress: user.address });
+      assert.deepEqual([status.resultData.status, status.resultData.authorization, status.resultData.amount, status.resultData.tokenSymbol], ['confirmed', 'used', '2.5', symbol]);
+
+      // The payment flow: 15,000 KRW at 1,500 (the token's own notice) is 10 tokens.
+      await p.t.platform.payments.publishRateNotice({ currency: 'KRW', rate: '1500', contractAddress: token });
+      const { app, pos } = await startBoth(user, { contract_address: token, token_symbol: symbol });
+      const request = await app.next();
+      assert.equal(request.content.state, 'REQUEST_TRANSFER', JSON.stringify(request.common));
+      assert.equal(request.content.token_amount, '10');
+      await pos.next();
+      app.send(await transferFor(p, user, request));
+      const end = await pos.next();
+      assert.equal(end.common.res_code, '00', JSON.stringify(end.common));
+      assert.equal(end.content.contract_address, token);
+      assert.equal(end.content.token_symbol, symbol);
+      assert.equal((await client.getTransaction({ hash: end.content.transfer_transaction_id })).type, 'eip1559', 'delegated already: nothing carried');
+      assert.deepEqual([await onChain(user.address), await onChain(store.settlementAddress)], [units('12.5'), storeBefore + units('12.5')]);
+
+      // The refund: the store's account delegates in its first transfer.
+      const refund = await unary(p.client, 'CancelPayment', store.apiKey, {
+        tid: store.tid, transfer_transaction_id: end.content.transfer_transaction_id, user_address: user.address,
+        contract_address: token, token_symbol: symbol, token_amount: '4',
+      });
+      assert.equal(refund.common.res_code, '00', JSON.stringify(refund.common));
+      assert.deepEqual([await onChain(user.address), await onChain(store.settlementAddress)], [units('16.5'), storeBefore + units('8.5')]);
+      assert.equal(await balance(user.address, token), '16.5');
+
+      // Dense nonces: the payer's 0 and 1 used on chain, 2 not; each one row, its key the primary key.
+      const nonceUsed = (nonce: bigint) => client.readContract({ address: user.address as Address, abi: vixpayAccountAbi, functionName: 'nonceUsed', args: [nonce] });
+      assert.deepEqual([await nonceUsed(0n), await nonceUsed(1n), await nonceUsed(2n)], [true, true, false]);
+      const rows = await p.t.platform.store.db.selectFrom('authorizations').select(['nonce', 'status']).where('from_address', '=', user.address).orderBy('nonce').execute();
+      assert.deepEqual(rows.map((r) => [r.nonce.slice(-3), r.status]), [['000', 'used'], ['001', 'used']]);
+    });
+  }
+
+  test('USDT: a transfer the token refuses (the payer blacklisted) is not answered settled; its nonce is cancelled at the account, nothing moved; the next one settles with the next nonce', async () => {
+    const context = (values: Record<string, string>) => ({ config: p.t.config, logger: createLogger('silent'), deps: cliDeps, values, positionals: [] });
+    const { url, chainId, client: platformClient } = p.t.platform.chains[network()];
+    const client = createPublicClient({ transport: http(url) });
+    const deployer = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 8 });
+    const wallet = createWalletClient({ account: deployer, chain: { ...platformClient.chain!, id: chainId }, transport: http(url) });
+    const token = await deployShapedToken(client as never, wallet, 'usdt');
+    await tokenAllowCommand.run(context({ contract: token, holder: deployer.address }));
+    const asOwner = async (functionName: 'transfer' | 'addBlackList' | 'removeBlackList', args: readonly unknown[]) => client.waitForTransactionReceipt({
+      hash: await wallet.writeContract({ address: token, abi: shapedTokens.usdt.abi, functionName, args: args as never, chain: wallet.chain, account: deployer }),
+    });
+    const onChain = async (address: string) => client.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [address as Address] });
+    const user = await newUser(p);
+    await asOwner('transfer', [user.address, 5_000_000n]);
+    await asOwner('addBlackList', [user.address]);
+    const pay = async (amount: string) => {
+      const { data: _signed, ...params } = await prepareTransfer(p.t.app, user, store.settlementAddress, amount);
+      return call(p.t.app, '/token', 'transfer', { ...params, contractAddress: token });
+    };
+
+    const refused = await pay('1');
+    assert.notEqual(refused.resultCode, '200', JSON.stringify(refused));
+    assert.equal(await onChain(user.address), 5_000_000n);
+    const nonceUsed = (nonce: bigint) => client.readContract({ address: user.address as Address, abi: vixpayAccountAbi, functionName: 'nonceUsed', args: [nonce] });
+    assert.equal(await nonceUsed(0n), true, 'used up by its cancellation: the signed transfer can never execute');
+    const cancelled = await client.getContractEvents({ address: user.address as Address, abi: vixpayAccountAbi, eventName: 'NonceCancelled', fromBlock: 0n });
+    assert.deepEqual(cancelled.map((log) => log.args.nonce), [0n]);
+
+    await asOwner('removeBlackList', [user.address]);
+    const settled = await pay('1.25');
+    assert.equal(settled.resultCode, '200', JSON.stringify(settled));
+    assert.equal(await onChain(user.address), 3_750_000n);
+    const rows = await p.t.platform.store.db.selectFrom('authorizations').select(['nonce', 'status']).where('from_address', '=', user.address).orderBy('nonce').execute();
+    assert.deepEqual(rows.map((r) => [r.nonce.slice(-3), r.status]), [['000', 'canceled'], ['001', 'used']]);
   });
 });

@@ -19,13 +19,17 @@ function signHash(hash: Hex, privateKey: Uint8Array): { r: Hex; s: Hex; yParity:
 
 /**
  * A viem local account over a private key, signing natively: a drop-in for `privateKeyToAccount`
- * (messages per EIP-191, typed data per EIP-712, transactions), byte for byte the same signatures.
+ * (raw digests, messages per EIP-191, typed data per EIP-712, transactions), byte for byte the same signatures.
  */
-export function localAccount(privateKey: Hex): LocalAccount {
+export function localAccount(privateKey: Hex): LocalAccount & Required<Pick<LocalAccount, 'sign'>> {
   const key = hexToBytes(privateKey);
   const publicKey = bytesToHex(secp256k1.publicKeyCreate(key, false));
-  return toAccount({
+  const account = toAccount({
     address: publicKeyToAddress(publicKey),
+    // A raw digest: what an EIP-7702 authorization signs (src/chain/account-transfer.ts, signDelegation).
+    async sign({ hash }) {
+      return serializeSignature(signHash(hash, key));
+    },
     async signMessage({ message }) {
       return serializeSignature(signHash(hashMessage(message), key));
     },
@@ -38,6 +42,7 @@ export function localAccount(privateKey: Hex): LocalAccount {
       return serializer(transaction, signature);
     },
   });
+  return { ...account, sign: account.sign! };
 }
 
 /**

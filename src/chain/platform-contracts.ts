@@ -7,6 +7,8 @@ import { networkNames, type NetworkName } from '#shared/networks.ts';
 import { vixpTokenAbi, vixpTokenBytecode } from '../gen/contracts/vixp-token.ts';
 import { ethrDidRegistryAbi, ethrDidRegistryBytecode } from '../gen/contracts/ethr-did-registry.ts';
 import { vixpSettlementAbi, vixpSettlementBytecode } from '../gen/contracts/vixp-settlement.ts';
+import { vixpayAccountAbi, vixpayAccountBytecode } from '../gen/contracts/vixpay-account.ts';
+import { vixpAccountSettlementAbi, vixpAccountSettlementBytecode } from '../gen/contracts/vixp-account-settlement.ts';
 
 export const vixpSymbol = 'VIXP';
 export const vixpName = 'VIXP';
@@ -17,6 +19,14 @@ export interface PlatformContracts {
   didRegistry: Address;
   /** Executes batches of EIP-3009 transfer authorizations, each item on its own (contracts/VixpSettlement.sol). */
   settlement: Address;
+  /**
+   * The code custodial accounts delegate to (EIP-7702) to move tokens without EIP-3009 (USDT, the
+   * BEP-20 pegs): contracts/VixpayAccount.sol, one deployment per network; an account delegated to it
+   * has the code `0xef0100 ‖ account`.
+   */
+  account: Address;
+  /** Executes batches of delegated accounts' signed transfers, each item on its own (contracts/VixpAccountSettlement.sol). */
+  accountSettlement: Address;
 }
 
 /**
@@ -30,9 +40,19 @@ export interface PlatformContracts {
  * `(token, from, to, value, validAfter, validBefore, nonce, bytes signature)` tuple per item.
  */
 export const settlementDeploymentName = 'VixpSettlement-4';
+/**
+ * The account contract's and its batch contract's deployment names: a new name for each version of
+ * their code (an account delegated to an earlier VixpayAccount is delegated again to this one by its
+ * next transfer, src/chain/account-settlement.ts; its nonces stay, in the ERC-7201 namespace).
+ */
+export const accountDeploymentName = 'VixpayAccount-1';
+export const accountSettlementDeploymentName = 'VixpAccountSettlement-1';
 
 /** The selector of the settlement entry point the relayer calls: a configured contract must have it. */
 const settleSelector = toFunctionSelector(vixpSettlementAbi.find((entry) => entry.type === 'function' && entry.name === 'settle')!);
+/** The entry points a configured account contract and account batch contract must have. */
+const signedTransferSelector = toFunctionSelector(vixpayAccountAbi.find((entry) => entry.type === 'function' && entry.name === 'signedTransfer')!);
+const accountSettleSelector = toFunctionSelector(vixpAccountSettlementAbi.find((entry) => entry.type === 'function' && entry.name === 'settle')!);
 
 export type PlatformContractsByNetwork = Readonly<Record<NetworkName, PlatformContracts>>;
 
@@ -46,8 +66,9 @@ export interface PlatformContractsDeps {
 }
 
 /**
- * Deploys the VIXP token (owned by the platform account), the ERC-1056 DID registry and the
- * settlement contract on every network the first time, and reuses them after: an address is kept only while the chain still
+ * Deploys the VIXP token (owned by the platform account), the ERC-1056 DID registry, the
+ * settlement contract, the account contract and its batch contract on every network the first time
+ * (in this order, each by the platform account: the same addresses on every fresh chain), and reuses them after: an address is kept only while the chain still
  * has code there. A deployment journaled before a crash is picked up from its receipt.
  */
 export async function ensurePlatformContracts(deps: PlatformContractsDeps): Promise<PlatformContractsByNetwork> {
@@ -62,7 +83,12 @@ export async function ensurePlatformContracts(deps: PlatformContractsDeps): Prom
     const settlement = given.settlement ? await useConfigured(deps, network, 'settlement', given.settlement) : await ensureDeployed(deps, network, settlementDeploymentName, encodeDeployData({
       abi: vixpSettlementAbi, bytecode: vixpSettlementBytecode,
     }));
-    return [network, { vixpToken, didRegistry, settlement }];
+    const account = given.account ? await useConfigured(deps, network, 'account', given.account) : await ensureDeployed(deps, network, accountDeploymentName, encodeDeployData({
+      abi: vixpayAccountAbi, bytecode: vixpayAccountBytecode,
+    }));
+    const accountSettlement = given.accountSettlement ? await useConfigured(deps, network, 'accountSettlement', given.accountSettlement)
+      : await ensureDeployed(deps, network, accountSettlementDeploymentName, encodeDeployData({ abi: vixpAccountSettlementAbi, bytecode: vixpAccountSettlementBytecode }));
+    return [network, { vixpToken, didRegistry, settlement, account, accountSettlement }];
   }));
   return Object.freeze(Object.fromEntries(entries) as Record<NetworkName, PlatformContracts>);
 }
@@ -111,6 +137,12 @@ async function useConfigured(deps: PlatformContractsDeps, network: NetworkName, 
   }
   if (name === 'settlement' && !code.toLowerCase().includes(settleSelector.slice(2))) {
     throw new Error(`${setting}: settlement=${address} is not the settlement contract of this release (no ${settleSelector} settle entry point; an earlier VixpSettlement?): deploy contracts/VixpSettlement.sol, or leave settlement out and the platform deploys it`);
+  }
+  if (name === 'account' && !code.toLowerCase().includes(signedTransferSelector.slice(2))) {
+    throw new Error(`${setting}: account=${address} is not the account contract of this release (no ${signedTransferSelector} signedTransfer): deploy contracts/VixpayAccount.sol, or leave account out and the platform deploys it`);
+  }
+  if (name === 'accountSettlement' && !code.toLowerCase().includes(accountSettleSelector.slice(2))) {
+    throw new Error(`${setting}: accountSettlement=${address} is not the account batch contract of this release (no ${accountSettleSelector} settle entry point): deploy contracts/VixpAccountSettlement.sol, or leave accountSettlement out and the platform deploys it`);
   }
   if (name === 'vixpToken') {
     const owner = await client.readContract({ address, abi: vixpTokenAbi, functionName: 'owner' }).catch(() => undefined);

@@ -1,4 +1,4 @@
-import type { Address, Hex, TransactionReceipt } from 'viem';
+import type { Address, Hex, SignedAuthorization, TransactionReceipt } from 'viem';
 import type { ChainTxStatus, JournalIntent } from './chain-journal.ts';
 
 /** What a relayed transaction is for; journaled beside it. */
@@ -45,6 +45,14 @@ export interface SettlementItem {
   alone?: boolean;
   /** Its `authorizations` row when that is not `nonce` (an outside payer's: `authorizationKey`, mined-receipt.ts). */
   key?: string;
+  /**
+   * An account transfer (src/chain/account-settlement.ts), not an EIP-3009 authorization: `from` is a
+   * custodial account delegated (EIP-7702) to VixpayAccount, `nonce` its account nonce (bytes32),
+   * `validBefore` its deadline (the last second it executes in), `signature` the account key's of the
+   * EIP-712 `Transfer`; settled through VixpAccountSettlement. `delegation`: the account's signed
+   * EIP-7702 authorization when its code is not that delegation yet, carried in the transaction.
+   */
+  account?: { delegation?: SignedAuthorization | undefined };
 }
 
 /** What a mined transaction of the relayer cost, from its receipt. */

@@ -6,6 +6,7 @@ import { createTransactionSender } from './transaction-sender.ts';
 import { createReceiptWaiter } from './receipt-waiter.ts';
 import { createLanes } from './relayer-lanes.ts';
 import { createSettlementBatcher } from './settlement-batcher.ts';
+import { accountBatchLayout } from './account-settlement.ts';
 import { createRelayerRecovery } from './relayer-recovery.ts';
 import { nudgeAnvilMining } from './anvil-mining.ts';
 import { rebuildLostBlocks } from './anvil-rebuild-lost-blocks.ts';
@@ -42,7 +43,10 @@ export interface Relayer {
    * authorization submitted with the batch's hash; throws (`chain.transaction_failed` when the
    * authorization was no longer reserved, `chain.unavailable`) only when it was not journaled.
    * `confirmed` when the receipt shows this item's `AuthorizationUsed`; `failed` when the batch was
-   * mined without executing it.
+   * mined without executing it. An account transfer (`item.account`: a token without EIP-3009, moved
+   * by a custodial account delegated to VixpayAccount) goes the same way in batches of its own
+   * through `settlement` = VixpAccountSettlement (src/chain/account-settlement.ts), `confirmed` when
+   * the receipt shows its token's `Transfer` and no `ItemSkipped` of it.
    */
   settle(network: NetworkName, settlement: Address, item: SettlementItem): Promise<RelayResult>;
   /** Finishes every journaled transaction of every lane that has no receipt yet: rebroadcasts, then waits. */
@@ -108,8 +112,11 @@ export function createRelayer(deps: RelayerDeps): Relayer {
   const waiter = createReceiptWaiter({
     journal, chains, clock, logger, receiptTimeoutMs: deps.receiptTimeoutMs ?? 60_000, onMined: deps.onMined, nudge: nudgeAnvilMining,
   });
-  const batcher = createSettlementBatcher({
-    chains, sender, waiter, lanes: createLanes({ chains, lanes: deps.lanes, logger }), batch: deps.batch, onBatch: deps.onBatch, faults: deps.faults,
+  // One set of lanes for both kinds of batch: a lane preparing one kind is busy for the other.
+  const lanes = createLanes({ chains, lanes: deps.lanes, logger });
+  const batcher = createSettlementBatcher({ chains, sender, waiter, lanes, batch: deps.batch, onBatch: deps.onBatch, faults: deps.faults });
+  const accountBatcher = createSettlementBatcher({
+    chains, sender, waiter, lanes, batch: deps.batch, onBatch: deps.onBatch, faults: deps.faults, layout: accountBatchLayout,
   });
   const recovery = createRelayerRecovery({
     journal, chains, lanes: deps.lanes, clock, logger, sender, waiter,
@@ -126,10 +133,14 @@ export function createRelayer(deps: RelayerDeps): Relayer {
     address: platform.address,
     lanes: deps.lanes.map((lane) => lane.address),
     submit,
-    settle: batcher.settle,
+    settle: (network, settlement, item) => (item.account ? accountBatcher : batcher).settle(network, settlement, item),
     recover: recovery.recover,
     rebroadcastStale: recovery.rebroadcastStale,
-    settlementQueue: batcher.queue,
+    settlementQueue() {
+      const queue = { ...batcher.queue() };
+      for (const [network, size] of Object.entries(accountBatcher.queue()) as [NetworkName, number][]) queue[network] = (queue[network] ?? 0) + size;
+      return queue;
+    },
 
     async send(network, request) {
       const result = await submit(network, request);

@@ -100,6 +100,25 @@ test('a transaction unmined for `afterMs` is signed again with its nonce, recipi
   }]);
 });
 
+test('a stale type-4 transaction (account transfers carrying delegations) is re-priced with the same authorization list, still type 4', async () => {
+  const account = await freshLane();
+  const delegator = privateKeyToAccount(generatePrivateKey());
+  const authorization = await delegator.signAuthorization({ chainId: parts.chains.ethereum.chainId, contractAddress: payee, nonce: 0 });
+  const signedAt = Date.now();
+  const tx = await journaled(account, {
+    type: 'eip7702', to: delegator.address, data: '0xc0ffee', value: 0n, gas: 80_000n, maxFeePerGas: parseGwei('50'), maxPriorityFeePerGas: parseGwei('3'),
+    authorizationList: [authorization],
+  }, signedAt);
+  const { pending, repriced } = await sweep(account, signedAt + afterMs);
+  const [current] = pending;
+  assert.ok(current);
+  assert.deepEqual(repriced, [{ id: tx.id, txHash: current.txHash, previous: tx.txHash }]);
+  const { type, to, data, gas, maxFeePerGas, authorizationList } = parseTransaction(current.rawTx as Hex);
+  assert.deepEqual({ type, to, data, gas, maxFeePerGas }, { type: 'eip7702', to: delegator.address.toLowerCase(), data: '0xc0ffee', gas: 80_000n, maxFeePerGas: parseGwei('56.25') });
+  assert.deepEqual(authorizationList, parseTransaction(tx.rawTx as Hex).authorizationList);
+  assert.equal(authorizationList?.length, 1);
+});
+
 test('a transaction is stale from exactly `afterMs` after its signing: one millisecond earlier it is left as it is', async () => {
   const account = await freshLane();
   const signedAt = Date.now();

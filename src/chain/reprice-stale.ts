@@ -43,7 +43,8 @@ export async function repriceStale(params: RepriceStaleParameters, pending: Unmi
   for (const tx of pending) {
     if (tx.nonce < chainNonce) continue;
     const parsed = parseTransaction(tx.rawTx as Hex);
-    if (parsed.type !== 'eip1559' || parsed.nonce === undefined || parsed.gas === undefined) continue;
+    // A type-4 settlement (account transfers carrying delegations) is re-priced with the same delegations.
+    if ((parsed.type !== 'eip1559' && parsed.type !== 'eip7702') || parsed.nonce === undefined || parsed.gas === undefined) continue;
     const old = { maxFeePerGas: parsed.maxFeePerGas ?? 0n, maxPriorityFeePerGas: parsed.maxPriorityFeePerGas ?? 0n };
     const underpriced = baseFee !== undefined && old.maxFeePerGas < baseFee;
     if (!underpriced && params.now() - tx.signedAt < params.afterMs) continue;
@@ -63,10 +64,13 @@ export async function repriceStale(params: RepriceStaleParameters, pending: Unmi
       logger.warn({ network, lane, txHash: tx.txHash, maxFeePerGas: fees.maxFeePerGas.toString(), baseFee: baseFee?.toString() },
         're-priced fee capped at MAX_FEE_PER_GAS_GWEI');
     }
-    const rawTx = await account.signTransaction({
-      chainId, type: 'eip1559', nonce: parsed.nonce, to: parsed.to ?? null, data: parsed.data, value: parsed.value ?? 0n, gas: parsed.gas,
+    const common = {
+      chainId, nonce: parsed.nonce, data: parsed.data, value: parsed.value ?? 0n, gas: parsed.gas,
       maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-    });
+    };
+    const rawTx = parsed.type === 'eip7702'
+      ? await account.signTransaction({ ...common, type: 'eip7702', to: parsed.to!, authorizationList: parsed.authorizationList ?? [] })
+      : await account.signTransaction({ ...common, type: 'eip1559', to: parsed.to ?? null });
     const txHash = keccak256(rawTx);
     const signedAt = params.now();
     // False when it was mined or re-priced by another instance meanwhile: these bytes are never sent.

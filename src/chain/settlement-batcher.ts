@@ -1,8 +1,8 @@
-import type { Address, LocalAccount } from 'viem';
+import type { Address, LocalAccount, TransactionReceipt } from 'viem';
 import type { ChainClients } from './chain-clients.ts';
 import { freeLane, type Lane } from './relayer-lanes.ts';
 import type { ReceiptWaiter } from './receipt-waiter.ts';
-import type { TransactionSender } from './transaction-sender.ts';
+import type { TransactionCall, TransactionSender } from './transaction-sender.ts';
 import type { RelayResult, SettlementItem } from './relay-types.ts';
 import { executedItems, itemKey } from './mined-receipt.ts';
 import { batchBaseGas, batchItemGas, encodeSettlement } from './settlement-calldata.ts';
@@ -31,7 +31,22 @@ export interface SettlementBatcherDeps {
   onBatch?: ((network: NetworkName, size: number) => void) | undefined;
   /** As `RelayerDeps.faults`. */
   faults?: Faults | undefined;
+  /** How its batches are encoded and read back: EIP-3009 authorizations (the default) or account transfers (account-settlement.ts). */
+  layout?: BatchLayout | undefined;
 }
+
+/** A kind of settlement item: the transaction settling a batch of them, and which of them its receipt executed. */
+export interface BatchLayout {
+  /** The transaction settling `items` (in this order, at least one) through `settlement`. */
+  encode(settlement: Address, items: readonly SettlementItem[]): TransactionCall;
+  /** The `itemKey`s of `items` (as `encode` was given them) that `receipt` executed. */
+  executed(receipt: TransactionReceipt, items: readonly SettlementItem[]): ReadonlySet<string>;
+  /** Gas limit per item, beside `batchBaseGas`: how many fit in a block. */
+  itemGas: bigint;
+}
+
+/** EIP-3009 authorizations through VixpSettlement (settlement-calldata.ts), their `AuthorizationUsed` logs read back. */
+export const eip3009BatchLayout: BatchLayout = { encode: encodeSettlement, executed: (receipt) => executedItems(receipt), itemGas: batchItemGas };
 
 interface PendingItem {
   item: SettlementItem;
@@ -59,6 +74,7 @@ const rowOf = (item: SettlementItem): string => item.key ?? item.nonce;
 
 export function createSettlementBatcher(deps: SettlementBatcherDeps): SettlementBatcher {
   const { chains, sender, waiter } = deps;
+  const layout = deps.layout ?? eip3009BatchLayout;
   const windowMs = deps.batch?.windowMs ?? 3;
   const blockMarginMs = deps.batch?.blockMarginMs ?? 250;
   const maxItemsSetting = deps.batch?.maxItems ?? 100;
@@ -72,7 +88,7 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
     let max = maxItemsByNetwork.get(network);
     if (!max) {
       max = chains[network].client.getBlock({ blockTag: 'latest' }).then((block) => {
-        const fit = Number(((block.gasLimit * 9n) / 10n - batchBaseGas) / batchItemGas);
+        const fit = Number(((block.gasLimit * 9n) / 10n - batchBaseGas) / layout.itemGas);
         return Math.max(1, Math.min(maxItemsSetting, fit));
       });
       maxItemsByNetwork.set(network, max);
@@ -145,7 +161,7 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
     const journaled = await sender.journal(
       network, account, { intent: { kind: 'settlement', contractAddress: settlement }, authorizationNonces: [...byNonce.keys()] }, fees,
       // What is still reserved when journaled: a batch of one goes to its token directly (settlement-calldata.ts).
-      (included) => encodeSettlement(settlement, included.map((key) => (byNonce.get(key) as PendingItem).item)),
+      (included) => layout.encode(settlement, included.map((key) => (byNonce.get(key) as PendingItem).item)),
     );
     const included = journaled === 'released' ? new Set<string>() : new Set(journaled.included);
     for (const pending of batch) {
@@ -171,7 +187,7 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
     prepared();
     const result = await waiter.finish(network, journaled.id, [journaled.txHash]);
     if (result.receipt) carried(result.receipt.blockNumber);
-    const executed = result.receipt ? executedItems(result.receipt) : new Set<string>();
+    const executed = result.receipt ? layout.executed(result.receipt, journaled.included.map((key) => (byNonce.get(key) as PendingItem).item)) : new Set<string>();
     for (const pending of batch) {
       // Stryker disable next-line ConditionalExpression: a transfer not included was refused above; resolving its settled promise changes nothing (equivalent)
       if (!included.has(rowOf(pending.item))) continue;

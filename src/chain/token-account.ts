@@ -126,6 +126,9 @@ function tokenAccount(token: Pkcs11Token, key: TokenKey): LocalAccount {
   });
   return toAccount({
     address: publicKeyToAddress(bytesToHex(key.publicKey)),
+    async sign({ hash }) {
+      return serializeSignature(await signHash(hash));
+    },
     async signMessage({ message }) {
       return serializeSignature(await signHash(hashMessage(message)));
     },

@@ -1,4 +1,4 @@
-import { keccak256, type Address, type Hex, type LocalAccount } from 'viem';
+import { keccak256, type Address, type Hex, type LocalAccount, type SignedAuthorization } from 'viem';
 import type { ChainJournal, JournalEntry } from './chain-journal.ts';
 import type { ChainClients } from './chain-clients.ts';
 import type { Fees } from './replacement-fees.ts';
@@ -26,6 +26,8 @@ export interface TransactionCall {
   gas: bigint;
   /** Wei sent with the call (a lane's funding); 0 when omitted. */
   value?: bigint;
+  /** EIP-7702 delegations it carries (account settlements, src/chain/account-settlement.ts): a type-4 transaction when not empty. */
+  authorizationList?: readonly SignedAuthorization[];
 }
 
 export interface TransactionSender {
@@ -93,12 +95,11 @@ export function createTransactionSender(deps: TransactionSenderDeps): Transactio
     call: (included: readonly string[]) => TransactionCall): Promise<JournaledTransaction | 'released'> {
     const { chainId } = chains[network];
     const journaled = await journal.journal({ ...entry, network, relayer: account.address }, clock(), async (nonce, included) => {
-      const { to, data, gas, value = 0n } = call(included);
-      const rawTx = await account.signTransaction({
-        chainId, type: 'eip1559', nonce, to: to ?? null, data, value, gas,
-        maxFeePerGas: estimate.maxFeePerGas * 2n,
-        maxPriorityFeePerGas: estimate.maxPriorityFeePerGas,
-      });
+      const { to, data, gas, value = 0n, authorizationList = [] } = call(included);
+      const common = { chainId, nonce, data, value, gas, maxFeePerGas: estimate.maxFeePerGas * 2n, maxPriorityFeePerGas: estimate.maxPriorityFeePerGas };
+      const rawTx = authorizationList.length > 0 && to
+        ? await account.signTransaction({ ...common, type: 'eip7702', to, authorizationList: [...authorizationList] })
+        : await account.signTransaction({ ...common, type: 'eip1559', to: to ?? null });
       return { rawTx, txHash: keccak256(rawTx) };
     });
     if (journaled === 'released') return journaled;

@@ -1,8 +1,8 @@
 import { DomainError } from '#shared/errors.ts';
 import { addStore } from '../payments/add-store.ts';
 import { publishRateNotice } from '../commerce/rate-notice.ts';
-import type { CliCommand } from './commands.ts';
-import { withPlatform } from './cli-deps.ts';
+import type { CliCommand } from './command.ts';
+import { withPlatform } from './command.ts';
 
 export const storeAddCommand: CliCommand = {
   summary: '--tid TID --name NAME  register a store: settlement account and POS API key (shown once)',

@@ -129,7 +129,7 @@ test('rate notices per token: VIXP by default or named, an allowed token by cont
   const published = await publishRateNotice(deps, { currency: 'KRW', rate: '1380.25', contractAddress: usdx.contractAddress.toLowerCase() });
   assert.deepEqual([published.contractAddress, published.tokenSymbol, published.rate], [usdx.contractAddress, 'USDX', '1380.25']);
   assert.equal((await publishRateNotice(deps, { currency: 'KRW', rate: '1380', tokenSymbol: 'USDX' })).contractAddress, usdx.contractAddress);
-  assert.equal((await publishRateNotice(deps, { currency: 'KRW', rate: '1390', tokenSymbol: 'USDT' })).tokenSymbol, 'USDT', 'an account-path token may be priced before its path is carried');
+  assert.equal((await publishRateNotice(deps, { currency: 'KRW', rate: '1390', tokenSymbol: 'USDT' })).tokenSymbol, 'USDT', 'an account-path token is priced like any other');
   assert.equal((await publishRateNotice(deps, { currency: 'KRW', rate: '1350', contractAddress: vixp.contractAddress, tokenSymbol: 'VIXP' })).tokenSymbol, 'VIXP');
   assert.deepEqual(inserted.map((n) => keyOf(n.token)), [`ethereum:${usdx.contractAddress}`, `ethereum:${usdx.contractAddress}`, `ethereum:${usdt.contractAddress}`, 'VIXP']);
   await assert.rejects(publishRateNotice(deps, { currency: 'KRW', rate: '1', contractAddress: userMade.contractAddress }), { code: 'payment.token_not_accepted' });

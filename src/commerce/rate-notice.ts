@@ -40,8 +40,7 @@ const notListed = (what: string, network: NetworkName) =>
 
 /**
  * The token a notice is published for, named as a POS names it (contract_address, token_symbol): VIXP
- * when nothing is named, else a token on the operator allow-list, whatever its transfer path (a
- * notice may be published before its path is carried).
+ * when nothing is named, else a token on the operator allow-list, whatever its transfer path.
  */
 async function tokenToPrice(deps: SettlementTokenDeps, network: NetworkName, named: NamedToken): Promise<{ token: SettlementToken; key: RateNoticeToken }> {
   const platform = await deps.wallet.getTokenInfo(network, {});

@@ -26,7 +26,9 @@ const notAccepted = (what: string, network: NetworkName) =>
 
 /**
  * The token a payment, refund or reward may move: the network's VIXP (the default when nothing is
- * named), or a token on the operator allow-list. Anything else, in particular a token a user made
+ * named), or a token on the operator allow-list, with EIP-3009 or without (USDT, the BEP-20 pegs:
+ * custodial accounts move those through the account contract they delegate to by EIP-7702,
+ * src/wallet/authorize-account-transfer.ts). Anything else, in particular a token a user made
  * with createToken whatever its name or symbol, is `payment.token_not_accepted`. Callers check this
  * before the app is asked to pay and before any transfer.
  */
@@ -51,12 +53,6 @@ export async function resolveSettlementToken(deps: SettlementTokenDeps, network:
     : { contractAddress: platform.contractAddress, tokenSymbol: platform.tokenSymbol, decimals: platform.decimals };
   if (named.tokenSymbol && named.tokenSymbol !== token.tokenSymbol) {
     throw new DomainError('request.invalid', 'token_symbol does not match contract_address', { details: 'token_symbol' });
-  }
-  if (listed?.transferPath === 'account') {
-    // Allowed, but moved only by the account contract (EIP-7702), which the relayer does not carry
-    // yet: refused before anyone is asked to pay, so nothing is signed and nothing moves.
-    throw new DomainError('payment.token_not_accepted',
-      `${listed.symbol} (${listed.contractAddress}) has no EIP-3009: custodial accounts will move it through the account contract, not yet available on ${network}`);
   }
   return token;
 }

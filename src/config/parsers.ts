@@ -96,10 +96,10 @@ export function parseRpcUrls(text: string | undefined): readonly string[] | unde
 }
 
 /** The platform contracts a network may name instead of having them deployed (`CONTRACTS_<NETWORK>`). */
-export const contractNames = ['vixpToken', 'didRegistry', 'settlement'] as const;
+export const contractNames = ['vixpToken', 'didRegistry', 'settlement', 'account', 'accountSettlement'] as const;
 export type ContractAddresses = Readonly<Partial<Record<(typeof contractNames)[number], `0x${string}`>>>;
 
-/** `vixpToken=0x…,didRegistry=0x…,settlement=0x…` (any of them, each once) for one network. */
+/** `vixpToken=0x…,didRegistry=0x…,settlement=0x…,account=0x…,accountSettlement=0x…` (any of them, each once) for one network. */
 export function parseContractAddresses(text: string | undefined): ContractAddresses | undefined {
   if (text === undefined || text.trim() === '') return undefined;
   const addresses: Partial<Record<(typeof contractNames)[number], `0x${string}`>> = {};

@@ -29,9 +29,9 @@ function perNetwork<P extends string, S extends z.ZodType>(prefix: P, setting: (
     { [N in NetworkName as `${P}_${Uppercase<N>}`]: S };
 }
 
-/** `vixpToken=0x…,didRegistry=0x…,settlement=0x…` (any of them) for one network. */
+/** `vixpToken=0x…,didRegistry=0x…,settlement=0x…,account=0x…,accountSettlement=0x…` (any of them) for one network. */
 const contractAddresses = (network: NetworkName) => z.string().optional().transform(parsedBy(parseContractAddresses))
-  .describe(`contracts already on ${network}, used as they are instead of deployed at first start: \`vixpToken=0x…,didRegistry=0x…,settlement=0x…\` (any of them; the VIXP token must be owned by the relayer, which mints)`);
+  .describe(`contracts already on ${network}, used as they are instead of deployed at first start: \`vixpToken=0x…,didRegistry=0x…,settlement=0x…,account=0x…,accountSettlement=0x…\` (any of them; the VIXP token must be owned by the relayer, which mints)`);
 
 export const envSchema = z.object({
   HTTP_PORT: port.default(8080).describe('HTTP APIs port'),

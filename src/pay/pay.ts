@@ -53,8 +53,9 @@ export interface PayToken {
 
 /**
  * The token `tokenName` names: VIXP, or the symbol of the one token on the operator allow-list with
- * that symbol, moved by EIP-3009 as VIXP is (as a QR code's token_symbol without contract_address
- * names it). Anything else is `wallet.unknown_token` (404), before any password is checked.
+ * that symbol (as a QR code's token_symbol without contract_address names it), on either transfer
+ * path (EIP-3009, or the account contract for USDT and the like). Anything else is
+ * `wallet.unknown_token` (404), before any password is checked.
  */
 export async function payToken(deps: Pick<PayDeps, 'wallet' | 'settlementTokens' | 'network'>, tokenName: string): Promise<PayToken> {
   const platform = await deps.wallet.getTokenInfo(deps.network, {});
@@ -66,10 +67,6 @@ export async function payToken(deps: Pick<PayDeps, 'wallet' | 'settlementTokens'
     throw new DomainError('wallet.unknown_token', `tokenName ${named} is not available on ${deps.network}; ${why}`);
   }
   const token = listed[0]!;
-  if (token.transferPath !== 'eip3009') {
-    throw new DomainError('wallet.unknown_token',
-      `tokenName ${named} is not available on ${deps.network}: it has no EIP-3009, and custodial accounts do not move it through the account contract yet`);
-  }
   return { contractAddress: token.contractAddress, tokenSymbol: token.symbol, platformToken: false };
 }
 

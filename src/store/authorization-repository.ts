@@ -77,6 +77,15 @@ export interface AuthorizationRepository {
    */
   reserveCounted(record: Omit<AuthorizationRecord, 'nonce' | 'chainNonce' | 'status' | 'txHash' | 'cancelTxHash'>, hooks: ReserveHooks,
     choose: (previous: bigint | undefined) => CountedNonce): Promise<CountedNonce | Exclude<ReserveOutcome, 'reserved'>>;
+  /**
+   * `reserveCounted` for an account transfer (a token without EIP-3009, src/wallet/authorize-account-transfer.ts):
+   * the account's nonces are one sequence per network across every token (VixpayAccount keeps them
+   * per account), so `choose` is given the highest one any of this account's account-transfer rows
+   * on this network holds (its keys, `accountNonceKeyPrefix`), undefined for none, under the same
+   * account lock and in the same transaction as the insert.
+   */
+  reserveAccountNonce(record: Omit<AuthorizationRecord, 'nonce' | 'chainNonce' | 'status' | 'txHash' | 'cancelTxHash'>, hooks: ReserveHooks,
+    choose: (previous: bigint | undefined) => CountedNonce): Promise<CountedNonce | Exclude<ReserveOutcome, 'reserved'>>;
   /** The authorization of an operation (its reference, unique per network). */
   findByReference(network: string, reference: string): Promise<AuthorizationRecord | undefined>;
   /**
@@ -106,6 +115,12 @@ export interface CountedNonce {
   nonce: string;
   chainNonce: string;
 }
+
+/**
+ * The row keys of an account's account-transfer nonces on a network all start with this; the nonce
+ * follows as 64 hex digits, so the keys sort as their nonces do (src/wallet/authorization-nonce.ts).
+ */
+export const accountNonceKeyPrefix = (network: string, account: string) => `${network}:account:${account.toLowerCase()}:`;
 
 /** Counter nonces are below 2^64: as bytes32 hex, 48 zero digits and then 16 (src/wallet/authorization-nonce.ts). */
 export const counterNonceLimit = 1n << 64n;
@@ -221,6 +236,14 @@ export function createAuthorizationRepository(db: Db, locking: AccountLocking = 
         .where('chain_nonce', '>', counterFloor).where('chain_nonce', '<', counterCeiling)
         .orderBy('chain_nonce', 'desc').limit(1).executeTakeFirst();
       return choose(last?.chain_nonce ? BigInt(last.chain_nonce) : undefined);
+    }),
+    reserveAccountNonce: (record, hooks, choose) => reserveWith(record, hooks, async (trx) => {
+      const prefix = accountNonceKeyPrefix(record.network, record.fromAddress);
+      // A range on the primary key, not LIKE: its index answers it on both databases.
+      const last = await trx.selectFrom('authorizations').select('nonce')
+        .where('nonce', '>=', prefix).where('nonce', '<', `${prefix}\u{10FFFF}`)
+        .orderBy('nonce', 'desc').limit(1).executeTakeFirst();
+      return choose(last ? BigInt(`0x${last.nonce.slice(prefix.length).replace(/^0x/, '')}`) : undefined);
     }),
     async findByReference(network, reference) {
       const row = await db.selectFrom('authorizations').selectAll().where('network', '=', network).where('reference', '=', reference).executeTakeFirst();

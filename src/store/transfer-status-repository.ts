@@ -42,16 +42,17 @@ export interface TransferStatusRepository {
 }
 
 export function createTransferStatusRepository(db: Db): TransferStatusRepository {
-  // The token's symbol and decimals: a platform-deployed token's row, else the allow-list's (USDC…).
   const select = () => db.selectFrom('authorizations as a')
     .leftJoin('tokens as t', (join) => join.onRef('t.network', '=', 'a.network').onRef('t.contract_address', '=', 'a.contract_address'))
+    // A token the operator allowed (USDC, USDT: not deployed through the platform) has its symbol and decimals there.
     .leftJoin('settlement_tokens as s', (join) => join.onRef('s.network', '=', 'a.network').onRef('s.contract_address', '=', 'a.contract_address'))
-    .select(['a.network', 'a.reference', 'a.status', 'a.tx_hash', 'a.contract_address', 'a.from_address', 'a.to_address', 'a.value', 'a.updated_at'])
-    .select((eb) => [eb.fn.coalesce('t.symbol', 's.symbol').as('symbol'), eb.fn.coalesce('t.decimals', 's.decimals').as('decimals')]);
+    .select(['a.network', 'a.reference', 'a.status', 'a.tx_hash', 'a.contract_address', 'a.from_address', 'a.to_address', 'a.value', 'a.updated_at', 't.symbol', 't.decimals',
+      's.symbol as allowedSymbol', 's.decimals as allowedDecimals']);
   type Row = Awaited<ReturnType<ReturnType<typeof select>['executeTakeFirst']>>;
   const toRecord = (row: Row): TransferStatusRecord | undefined => row && {
     network: row.network, reference: row.reference, status: row.status, txHash: row.tx_hash, contractAddress: row.contract_address,
-    fromAddress: row.from_address, toAddress: row.to_address, value: row.value, tokenSymbol: row.symbol, decimals: row.decimals === null ? null : Number(row.decimals),
+    fromAddress: row.from_address, toAddress: row.to_address, value: row.value, tokenSymbol: row.symbol ?? row.allowedSymbol,
+    decimals: row.decimals !== null ? Number(row.decimals) : row.allowedDecimals !== null ? Number(row.allowedDecimals) : null,
     updatedAt: Number(row.updated_at),
   };
   const findByReference = async (network: string, reference: string) =>

@@ -43,6 +43,11 @@ export interface WalletRepository {
    * platform: USDC, say): its EIP-712 domain (name, version) and decimals as `vixpay token allow` read them.
    */
   findAllowedEip3009Token(network: string, contractAddress: string): Promise<{ symbol: string; name: string; version: string; decimals: number } | undefined>;
+  /**
+   * A token the operator allowed that has no EIP-3009 (USDT, the BEP-20 pegs): custodial accounts move
+   * it through the account contract (EIP-7702, src/wallet/authorize-account-transfer.ts).
+   */
+  findAllowedAccountToken(network: string, contractAddress: string): Promise<{ symbol: string; name: string; decimals: number } | undefined>;
 }
 
 export function createWalletRepository(db: Db): WalletRepository {
@@ -101,6 +106,11 @@ export function createWalletRepository(db: Db): WalletRepository {
       const row = await db.selectFrom('settlement_tokens').select(['symbol', 'name', 'decimals', 'eip712_version'])
         .where('network', '=', network).where('contract_address', '=', contractAddress).where('transfer_path', '=', 'eip3009').executeTakeFirst();
       return row?.eip712_version ? { symbol: row.symbol, name: row.name, version: row.eip712_version, decimals: Number(row.decimals) } : undefined;
+    },
+    async findAllowedAccountToken(network, contractAddress) {
+      const row = await db.selectFrom('settlement_tokens').select(['symbol', 'name', 'decimals'])
+        .where('network', '=', network).where('contract_address', '=', contractAddress).where('transfer_path', '=', 'account').executeTakeFirst();
+      return row && { symbol: row.symbol, name: row.name, decimals: Number(row.decimals) };
     },
   };
 }

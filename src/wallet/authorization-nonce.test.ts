@@ -7,7 +7,7 @@ import { createAuthorizationRepository, type AuthorizationRepository, type Count
 import { createWalletRepository, type WalletRepository } from '../store/wallet-repository.ts';
 import type { Store } from '../store/db.ts';
 import { authorizationKey } from '../chain/mined-receipt.ts';
-import { countedNonce, nextAuthorizationNonce } from './authorization-nonce.ts';
+import { accountNonce, countedNonce, isAccountTransferRow, nextAuthorizationNonce } from './authorization-nonce.ts';
 
 // A custodial account's EIP-3009 nonces (src/wallet/authorization-nonce.ts): 7 bytes that compress,
 // and never one twice for an account, however many reservations race, whatever the clock does.
@@ -80,6 +80,73 @@ for (const factory of storeFactories) {
       assert.equal(x.chainNonce, z.chainNonce);
       assert.equal(new Set([x.nonce, y.nonce, z.nonce]).size, 3);
       assert.equal((await authorizations.find(x.nonce))?.chainNonce, x.chainNonce);
+    });
+  });
+}
+
+test('an account transfer\'s nonce is dense: 0 first, then the highest + 1; its row key sorts as the nonce does and names the path', () => {
+  const from = getAddress(`0x${'aa'.repeat(20)}`);
+  assert.deepEqual(accountNonce('bnb', from, undefined), { chainNonce: `0x${'0'.repeat(64)}`, nonce: `bnb:account:0x${'aa'.repeat(20)}:0x${'0'.repeat(64)}` });
+  assert.equal(BigInt(accountNonce('bnb', from, 255n).chainNonce), 256n);
+  const keys = [0n, 9n, 10n, 255n, 256n, 4096n].map((n) => accountNonce('bnb', from, n).nonce);
+  assert.deepEqual([...keys].sort(), keys, 'lexical order is numeric order');
+  assert.equal(isAccountTransferRow({ network: 'bnb', nonce: keys[0]! }), true);
+  assert.equal(isAccountTransferRow({ network: 'bnb', nonce: countedNonce('bnb', from, from, undefined, 1).nonce }), false);
+});
+
+for (const factory of storeFactories) {
+  describe(`account-transfer nonces reserved on ${factory.name}`, () => {
+    let store: Store;
+    let dispose: () => Promise<void>;
+    let wallet: WalletRepository;
+    let authorizations: AuthorizationRepository;
+    before(async () => {
+      ({ store, dispose } = await factory.open());
+      wallet = createWalletRepository(store.db);
+      authorizations = createAuthorizationRepository(store.db, factory.name === 'sqlite' ? 'process' : 'row');
+    });
+    after(async () => { await dispose?.(); });
+
+    let accounts = 0;
+    const newAccount = async () => {
+      const address = getAddress(`0x${(++accounts).toString(16).padStart(40, 'e')}`);
+      await wallet.insertAccount({ address, privateKeyEnc: 'v1:a', secretKeyEnc: 'v1:b' }, 0);
+      return address;
+    };
+    const [usdt, busd] = [getAddress(`0x${'c1'.repeat(20)}`), getAddress(`0x${'c2'.repeat(20)}`)];
+    const reserve = async (from: `0x${string}`, contractAddress = usdt, network = 'bnb', choose = (previous: bigint | undefined) => accountNonce(network as 'bnb', from, previous)) =>
+      authorizations.reserveAccountNonce({
+        network, reference: `test:${randomUUID()}`, contractAddress, fromAddress: from, toAddress: from, value: '1',
+        validBefore: 10_000, fromBlock: 1, createdAt: Date.now(), updatedAt: Date.now(),
+      }, { balance: async () => 10n ** 18n }, choose);
+    const nonceOf = (outcome: CountedNonce | string): bigint => {
+      assert.equal(typeof outcome, 'object', String(outcome));
+      return BigInt((outcome as CountedNonce).chainNonce);
+    };
+
+    test('forty reservations of one account at once, in two tokens: the nonces 0 to 39, each once (one sequence per account and network)', async () => {
+      const from = await newAccount();
+      const nonces = (await Promise.all(Array.from({ length: 40 }, (_, i) => reserve(from, i % 2 === 0 ? usdt : busd)))).map(nonceOf);
+      assert.deepEqual([...nonces].sort((a, b) => (a < b ? -1 : 1)), Array.from({ length: 40 }, (_, i) => BigInt(i)));
+      assert.equal(nonceOf(await reserve(from, usdt, 'opbnb')), 0n, 'another network counts on its own');
+    });
+
+    test('a nonce is never reserved twice: a second row with a taken key is refused (duplicate; the key is the table\'s primary key), whatever chose it', async () => {
+      const from = await newAccount();
+      assert.equal(nonceOf(await reserve(from)), 0n);
+      assert.equal(await reserve(from, busd, 'bnb', () => accountNonce('bnb', from, undefined)), 'duplicate', 'nonce 0 again, in another token');
+      assert.equal(nonceOf(await reserve(from)), 1n);
+      assert.equal(nonceOf(await reserve(from, usdt, 'bnb', () => accountNonce('bnb', from, 254n))), 255n);
+      assert.equal(nonceOf(await reserve(from)), 256n, 'the database orders the keys as numbers (0x…ff below 0x…100)');
+    });
+
+    test('a released reservation (never journaled, its signature never sent) frees its nonce; a submitted or ended one never does', async () => {
+      const from = await newAccount();
+      const [first, second] = [await reserve(from), await reserve(from)] as CountedNonce[];
+      assert.equal(await authorizations.release(second!.nonce), true);
+      assert.equal(nonceOf(await reserve(from)), 1n, 'the released 1 is given again');
+      await authorizations.finish(first!.nonce, 'canceled', {}, Date.now());
+      assert.equal(nonceOf(await reserve(from)), 2n);
     });
   });
 }

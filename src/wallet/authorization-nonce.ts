@@ -1,7 +1,7 @@
 import { numberToHex, type Address } from 'viem';
 import type { NetworkName } from '#shared/networks.ts';
 import { authorizationKey } from '../chain/mined-receipt.ts';
-import { counterNonceLimit, type CountedNonce } from '../store/authorization-repository.ts';
+import { accountNonceKeyPrefix, counterNonceLimit, type CountedNonce } from '../store/authorization-repository.ts';
 
 /**
  * The EIP-3009 nonce of a custodial account's authorization (docs/decisions/settlement.md, "Counter
@@ -31,3 +31,26 @@ export function countedNonce(network: NetworkName, token: Address, from: Address
   const chainNonce = numberToHex(nextAuthorizationNonce(previous, nowMs), { size: 32 });
   return { chainNonce, nonce: authorizationKey(network, token, from, chainNonce) };
 }
+
+/**
+ * The nonce of a custodial account's next account transfer (a token without EIP-3009, moved through
+ * VixpayAccount: docs/decisions/tokens.md): dense, one sequence per account and network across every
+ * token, 0 first, then the highest the account's rows hold + 1 (`previous`, read under the account's
+ * lock by `reserveAccountNonce`). Dense, because the contract keeps 256 nonces to a storage word: an
+ * account writes a fresh word (22,100 gas instead of 5,000) once per 256 transfers.
+ *
+ * Never given twice: the row's key is `accountNonceKeyPrefix(network, account)` and the nonce, and
+ * that key is the table's primary key, so a second row with one nonce cannot be inserted (the
+ * reservation answers `duplicate`); a row whose signature may have left the process is never deleted
+ * (only a reservation never journaled is, `release`: its signature was never sent), so the highest
+ * row is at or above every nonce ever sent. On chain a nonce executes once whatever is signed with it
+ * (VixpayAccount's bitmap); a nonce found used on chain that no row of ours executed (the rows were
+ * lost: a restored backup) is an item skipped, never a second transfer.
+ */
+export function accountNonce(network: NetworkName, from: Address, previous: bigint | undefined): CountedNonce {
+  const chainNonce = numberToHex(previous === undefined ? 0n : previous + 1n, { size: 32 });
+  return { chainNonce, nonce: `${accountNonceKeyPrefix(network, from)}${chainNonce}` };
+}
+
+/** Whether an `authorizations` row is an account transfer's (its key is an `accountNonce` one), not an EIP-3009 authorization's. */
+export const isAccountTransferRow = (record: { network: string; nonce: string }): boolean => record.nonce.startsWith(`${record.network}:account:`);

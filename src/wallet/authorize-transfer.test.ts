@@ -27,7 +27,7 @@ for (const factory of storeFactories) {
 
     const vault = createKeyVault(randomBytes(32));
     const holder = privateKeyToAccount(generatePrivateKey());
-    const token = { contractAddress: '0x00000000000000000000000000000000000000aa' as Address, symbol: 'VIXP', name: 'VIXP', version: '1', decimals: 18 };
+    const token = { contractAddress: '0x00000000000000000000000000000000000000aa' as Address, symbol: 'VIXP', name: 'VIXP', version: '1', decimals: 18, transferPath: 'eip3009' as const };
 
     async function attempt(failure: Error, options: { tempKeyHash?: string; authorizations?: AuthorizationRepository; thrown?: RegExp } = {}) {
       await store.db.insertInto('accounts').values({ address: holder.address, private_key_enc: 'x', secret_key_enc: 'x', created_at: 0 })

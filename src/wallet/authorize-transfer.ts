@@ -1,4 +1,5 @@
 import type { Address, Hex } from 'viem';
+import type { SettlementItem } from '../chain/relay-types.ts';
 import type { NetworkName } from '#shared/networks.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import { DomainError, isDomainError, leavesOutcomeOpen } from '#shared/errors.ts';
@@ -7,7 +8,8 @@ import { keysOf } from './wallet-keys.ts';
 import type { ResolvedToken } from './token.ts';
 import { resolveAuthorization } from './resolve-authorization.ts';
 import { releaseUnsent } from './unsent-reservations.ts';
-import { countedNonce } from './authorization-nonce.ts';
+import { accountNonce, countedNonce } from './authorization-nonce.ts';
+import { signAccountItem } from './authorize-account-transfer.ts';
 
 export interface AuthorizeTransferParameters {
   token: ResolvedToken;
@@ -55,6 +57,9 @@ export interface AuthorizedTransfer {
 export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, params: AuthorizeTransferParameters): Promise<AuthorizedTransfer> {
   const { client, chainId } = deps.chains[network];
   const { token, from, to, value, reference } = params;
+  // A token without EIP-3009 (USDT, the BEP-20 pegs): the account's own signed transfer through the
+  // account contract it delegates to (EIP-7702), with its dense account nonce (authorize-account-transfer.ts).
+  const onAccountPath = token.transferPath === 'account';
   const now = deps.clock();
   const validBefore = Math.floor(now / 1000) + deps.authorizationTtlSeconds;
   let fromBlock: bigint;
@@ -65,14 +70,15 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
   } catch {
     throw new DomainError('chain.unavailable', `network ${network} does not answer`);
   }
-  const reserved = await deps.authorizations.reserveCounted({
+  const reserve = onAccountPath ? deps.authorizations.reserveAccountNonce : deps.authorizations.reserveCounted;
+  const reserved = await reserve({
     network, reference, contractAddress: token.contractAddress, fromAddress: from, toAddress: to, value: value.toString(),
     validBefore, fromBlock: Number(fromBlock), createdAt: now, updatedAt: now,
   }, {
     ...(params.tempKeyHash !== undefined && { consumeTempKey: params.tempKeyHash }),
     balance: () => client.readContract({ address: token.contractAddress, abi: vixpTokenAbi, functionName: 'balanceOf', args: [from] })
       .catch(() => { throw new DomainError('chain.unavailable', `network ${network} does not answer`); }),
-  }, (previous) => countedNonce(network, token.contractAddress, from, previous, now));
+  }, (previous) => (onAccountPath ? accountNonce(network, from, previous) : countedNonce(network, token.contractAddress, from, previous, now)));
   if (reserved === 'temp_key_used') throw new DomainError('wallet.temp_key_invalid', 'tempKey was already used');
   if (reserved === 'insufficient') throw new DomainError('wallet.insufficient_balance', 'the balance, less what pending transfers hold, is below the amount');
   if (reserved === 'duplicate') throw new DomainError('request.invalid', 'this operation already has a transfer authorization');
@@ -80,14 +86,19 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
   const { nonce, chainNonce } = reserved;
 
   let signature: Hex;
+  let account: SettlementItem['account'];
   try {
     const holder = keysOf(deps).account(params.privateKeyEnc, from);
-    signature = await holder.signTypedData({
-      domain: { name: token.name, version: token.version, chainId, verifyingContract: token.contractAddress },
-      types: transferAuthorizationTypes,
-      primaryType: 'TransferWithAuthorization',
-      message: { from, to, value, validAfter: 0n, validBefore: BigInt(validBefore), nonce: chainNonce as Hex },
-    });
+    if (onAccountPath) {
+      ({ signature, account } = await signAccountItem(deps, network, holder, { token: token.contractAddress, to, value, nonce: chainNonce as Hex, validBefore }));
+    } else {
+      signature = await holder.signTypedData({
+        domain: { name: token.name, version: token.version, chainId, verifyingContract: token.contractAddress },
+        types: transferAuthorizationTypes,
+        primaryType: 'TransferWithAuthorization',
+        message: { from, to, value, validAfter: 0n, validBefore: BigInt(validBefore), nonce: chainNonce as Hex },
+      });
+    }
   } catch (error) {
     // Not signed (the HSM holding the wallet's key is unavailable): nothing exists to send; the
     // reservation is undone and the temp key given back, so the same request works once it is back.
@@ -96,8 +107,9 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
   }
   let result;
   try {
-    result = await deps.relayer.settle(network, deps.contracts[network].settlement, {
-      token: token.contractAddress, from, to, value, validBefore: BigInt(validBefore), nonce: chainNonce as Hex, key: nonce, signature,
+    result = await deps.relayer.settle(network, onAccountPath ? deps.contracts[network].accountSettlement : deps.contracts[network].settlement, {
+      token: token.contractAddress, from, to, value, validBefore: BigInt(onAccountPath ? validBefore - 1 : validBefore), nonce: chainNonce as Hex, key: nonce, signature,
+      ...(account && { account }),
     });
   } catch (error) {
     // A failure that may come after the broadcast: the authorization stays open, holding its funds,

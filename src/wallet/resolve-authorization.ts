@@ -5,6 +5,8 @@ import type { AuthorizationRecord } from '../store/authorization-repository.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { keysOf } from './wallet-keys.ts';
 import { resolveToken } from './token.ts';
+import { isAccountTransferRow } from './authorization-nonce.ts';
+import { accountTransferOnChain, resolveAccountTransfer } from './resolve-account-transfer.ts';
 
 export type AuthorizationOutcome =
   | { status: 'used'; txHash: Hex }
@@ -34,6 +36,8 @@ export async function resolveAuthorization(deps: ResolveDeps, network: NetworkNa
   if (!record) return { status: 'void' };
   const ended = endedOutcome(record);
   if (ended) return ended;
+  // An account transfer (a token without EIP-3009): its nonce is the account's, cancelled at the account.
+  if (isAccountTransferRow(record)) return resolveAccountTransfer(deps, network, record);
   const onChain = await settledOnChain(deps, network, record);
   if (onChain) return onChain;
   if (record.status === 'reserved') {
@@ -126,7 +130,8 @@ export async function sweepExpiredAuthorizations(deps: ResolveDeps, network: Net
   const expired = await deps.authorizations.listOpenExpired(network, Math.floor(deps.clock() / 1000));
   let settled = 0;
   for (const record of expired) {
-    if ((await settledOnChain(deps, network, record)) !== undefined) settled++;
+    const outcome = isAccountTransferRow(record) ? await accountTransferOnChain(deps, network, record) : await settledOnChain(deps, network, record);
+    if (outcome !== undefined) settled++;
   }
   return settled;
 }

@@ -35,8 +35,9 @@ export async function acceptedAsset(deps: Pick<X402Deps, 'chains' | 'contracts' 
     return { address, symbol: vixpSymbol, decimals: vixpDecimals, name: vixpName, version: '1' };
   }
   const listed = await deps.settlementTokens.find(network, address);
-  // The exact scheme is an EIP-3009 authorization: a token without it (the account path) is not settled here.
-  if (!listed || listed.eip712Version === null) return undefined;
+  // The exact scheme is an EIP-3009 authorization: a token without it (the account path: custodial
+  // accounts only) has no authorization an outside payer could sign.
+  if (!listed || listed.transferPath === 'account' || listed.eip712Version === null) return undefined;
   const domain = await domainOf(deps, network, address);
   // The version `token allow` proved by executing an authorization under it (USDC's "2", read from
   // version() where the token has no eip712Domain()), not a guess.

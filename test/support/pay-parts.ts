@@ -42,7 +42,7 @@ export interface PayParts {
 
 export const payNetwork = 'ethereum';
 export const vixpContract = '0x00000000000000000000000000000000000000aa';
-/** Allowed besides VIXP: USDC (EIP-3009, 6 decimals) and USDT (the account path, not carried yet). */
+/** Allowed besides VIXP: USDC (EIP-3009, 6 decimals) and USDT (the account path, 6 decimals). */
 export const usdcContract = getAddress('0x00000000000000000000000000000000000000c6');
 export const usdtContract = getAddress('0x00000000000000000000000000000000000000d6');
 const decimalsOf = (contract?: string) => (contract === usdcContract || contract === usdtContract ? 6 : 18);
