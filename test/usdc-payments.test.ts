@@ -14,7 +14,8 @@ import { cliDeps } from '../src/main.ts';
 // token", docs/decisions/tokens.md): a USDC-shaped token (contracts/test/UsdcLike.sol: 6 decimals,
 // EIP-3009 in the domain ("USD Coin", "2")) deployed on the platform's anvil by an outside account,
 // `vixpay token allow`ed and priced by its own KRW notice; a store priced in KRW is paid in it over
-// gRPC by a custodial user, refunded with CancelPayment, rewards it, and REST pay moves it. Every
+// gRPC by a custodial user, refunded with CancelPayment, rewards it, and REST pay moves it (and a
+// USDT-like token, the account path, by REST pay). Every
 // balance is read from the chain, in base units.
 
 let p: PaymentTest;
@@ -22,6 +23,7 @@ let usdc: Address;
 let store: { tid: string; name: string; settlementAddress: string; apiKey: string };
 let user: TestUser;
 let fund: (to: string, units: bigint) => Promise<void>;
+let deployUsdt: () => Promise<{ usdt: Address; holder: Address; fundUsdt: (to: string, units: bigint) => Promise<void>; usdtOf: (address: string) => Promise<bigint> }>;
 let onChain: (address: string) => Promise<bigint>;
 
 const network = () => p.t.platform.config.paymentNetwork;
@@ -41,6 +43,18 @@ before(async () => {
     assert.equal((await client.waitForTransactionReceipt({ hash })).status, 'success');
   };
   onChain = async (address) => await client.readContract({ address: usdc, abi, functionName: 'balanceOf', args: [address as Address] }) as bigint;
+  deployUsdt = async () => {
+    const usdt = await deployShapedToken(client as never, wallet, 'usdt');
+    const usdtAbi = shapedTokens.usdt.abi;
+    return {
+      usdt, holder: deployer.address,
+      fundUsdt: async (to, units) => {
+        const hash = await wallet.writeContract({ address: usdt, abi: usdtAbi, functionName: 'transfer', args: [to as Address, units] as never, account: deployer, chain: wallet.chain });
+        assert.equal((await client.waitForTransactionReceipt({ hash })).status, 'success');
+      },
+      usdtOf: async (address) => await client.readContract({ address: usdt, abi: usdtAbi, functionName: 'balanceOf', args: [address as Address] }) as bigint,
+    };
+  };
   store = await p.t.platform.payments.addStore({ tid: 'T-USDC1', name: 'Seoul Bakery' });
   await p.t.platform.payments.publishRateNotice({ currency: 'KRW', rate: '1500' });
   user = await newUser(p);
@@ -149,4 +163,14 @@ test('USDC-like: allowed, priced by its own KRW notice (17 before it), paid over
   assert.equal(await onChain(receiver) - receiverBefore, 2_345_678n);
   const looked = await p.t.app.inject({ method: 'GET', url: `/v1/ict/pay/${paid.body.resultData.transactionId}`, headers: { authorization: `Bearer ${jwt}` } });
   assert.deepEqual([looked.json().resultData.tokenName, looked.json().resultData.amount, looked.json().resultData.status], ['USDC', '2.345678', 'confirmed']);
+
+  // REST pay in a token without EIP-3009 (USDT-like, the account path), named by its symbol.
+  const { usdt, holder, fundUsdt, usdtOf } = await deployUsdt();
+  assert.equal((await tokenAllowCommand.run(context({ contract: usdt, holder })) as any).transferPath, 'account');
+  await fundUsdt(user.address, 5_000_000n);
+  const usdtReceiverBefore = await usdtOf(receiver);
+  const inUsdt = await payRequest({ tokenName: 'USDT', amount: '1.5', myAddress: user.address, password: 'correct horse battery' });
+  assert.equal(inUsdt.status, 200, JSON.stringify(inUsdt.body));
+  assert.deepEqual([inUsdt.body.resultData.tokenName, inUsdt.body.resultData.amount], ['USDT', '1.5']);
+  assert.deepEqual([await usdtOf(user.address), await usdtOf(receiver) - usdtReceiverBefore], [3_500_000n, 1_500_000n]);
 });
