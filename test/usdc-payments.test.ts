@@ -15,8 +15,7 @@ import { cliDeps } from '../src/main.ts';
 // EIP-3009 in the domain ("USD Coin", "2")) deployed on the platform's anvil by an outside account,
 // `vixpay token allow`ed and priced by its own KRW notice; a store priced in KRW is paid in it over
 // gRPC by a custodial user, refunded with CancelPayment, rewards it, and REST pay moves it (and a
-// USDT-like token, the account path, by REST pay). Every
-// balance is read from the chain, in base units.
+// USDT-like token, the account path, by REST pay). Every balance is read from the chain, in base units.
 
 let p: PaymentTest;
 let usdc: Address;
