@@ -11,7 +11,7 @@ import { startAnvil, type AnvilProcess } from '../src/chain/anvil-process.ts';
 import { accountDomain, accountTransferTypes, signAccountTransfer, signNonceCancellation, type SignedAccountTransfer } from '../src/chain/account-transfer.ts';
 import { encodeAccountBatch, encodeAccountSettlement } from '../src/chain/account-batch-layout.ts';
 import { encodeSettlement } from '../src/chain/settlement-calldata.ts';
-import { executedTransferCount } from '../src/chain/account-settlement.ts';
+import { executedTransferCount } from '../src/chain/mined-receipt.ts';
 import type { SettlementItem } from '../src/chain/relay-types.ts';
 import { vixpayAccountAbi, vixpayAccountBytecode } from '../src/gen/contracts/vixpay-account.ts';
 import { vixpAccountSettlementAbi, vixpAccountSettlementBytecode } from '../src/gen/contracts/vixp-account-settlement.ts';

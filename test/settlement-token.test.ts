@@ -177,6 +177,14 @@ describe('operator allow-list', () => {
     const listed = await tokenAllowedCommand.run(context({})) as any;
     assert.ok(listed.tokens.some((t: any) => t.contractAddress === points && t.tokenSymbol === 'PTS'), JSON.stringify(listed));
 
+    // Allowed but not priced: VIXP's KRW notice does not price PTS (17, before the app is asked to pay).
+    const unpriced = await startBoth(user, { contract_address: points, token_symbol: 'PTS' });
+    const unpricedApp = await unpriced.app.next();
+    assert.notEqual(unpricedApp.content.state, 'REQUEST_TRANSFER');
+    assert.equal(unpricedApp.common.res_code, '17', JSON.stringify(unpricedApp.common));
+    assert.equal((await unpriced.pos.next()).common.res_code, '17');
+    await p.t.platform.payments.publishRateNotice({ currency: 'KRW', rate: '1500', contractAddress: points });
+
     const { app, pos } = await startBoth(user, { contract_address: points, token_symbol: 'PTS' });
     const request = await app.next();
     assert.equal(request.content.state, 'REQUEST_TRANSFER', JSON.stringify(request.common));
@@ -289,7 +297,8 @@ describe('tokens without EIP-3009 (the account path: EIP-7702)', () => {
       const status = await call(p.t.app, '/token', 'getTransferStatus', { transactionId: sent.resultData.transactionId, fromAddress: user.address });
       assert.deepEqual([status.resultData.status, status.resultData.authorization, status.resultData.amount, status.resultData.tokenSymbol], ['confirmed', 'used', '2.5', symbol]);
 
-      // The payment flow: 15,000 KRW at 1,500 is 10 tokens.
+      // The payment flow: 15,000 KRW at 1,500 (the token's own notice) is 10 tokens.
+      await p.t.platform.payments.publishRateNotice({ currency: 'KRW', rate: '1500', contractAddress: token });
       const { app, pos, tran } = await startBoth(user, { contract_address: token, token_symbol: symbol });
       const request = await app.next();
       assert.equal(request.content.state, 'REQUEST_TRANSFER', JSON.stringify(request.common));

@@ -65,23 +65,6 @@ export function executedAccountItems(receipt: TransactionReceipt, items: readonl
   return executed;
 }
 
-/**
- * How many transfers a mined receipt executed, read from the receipt alone (the metric and the
- * fee per transfer, src/compose/observability.ts): each `AuthorizationUsed` (an EIP-3009 item), and
- * each token `Transfer` out of an account that no `AuthorizationUsed` of the same token names (an
- * account item: VixpAccountSettlement emits none for an item it skipped, `ItemSkipped` instead, and
- * the account's own batch of one emits it only when it moved). Mints (`Transfer` from the zero
- * address) are not transfers; a failed transaction executed none.
- */
-export function executedTransferCount(receipt: TransactionReceipt): number {
-  if (receipt.status !== 'success') return 0;
-  const used = parseEventLogs({ abi: vixpTokenAbi, eventName: 'AuthorizationUsed', logs: receipt.logs });
-  const authorized = new Set(used.map((log) => `${getAddress(log.address)}:${getAddress(log.args.authorizer)}`));
-  const accountTransfers = parseEventLogs({ abi: vixpTokenAbi, eventName: 'Transfer', logs: receipt.logs })
-    .filter((log) => hexToBigInt(log.args.from) !== 0n && !authorized.has(`${getAddress(log.address)}:${getAddress(log.args.from)}`));
-  return used.length + accountTransfers.length;
-}
-
 /** The batcher's layout of account transfers: each item's gas allowance and, at most, its account's delegation. */
 export const accountBatchLayout: BatchLayout = {
   encode: (settlement, items) => encodeAccountSettlement(settlement, items.map(transferOf), delegationsOf(items)),

@@ -2,8 +2,7 @@ import { TransactionReceiptNotFoundError, type Hex, type PublicClient, type Tran
 import type { ChainJournal } from './chain-journal.ts';
 import type { ChainClients } from './chain-clients.ts';
 import { ReceiptNotFinalError } from './receipt-not-final.ts';
-import { positionOf } from './mined-receipt.ts';
-import { executedTransferCount } from './account-settlement.ts';
+import { executedTransferCount, positionOf } from './mined-receipt.ts';
 import { createMinedFacts } from './mined-facts.ts';
 import type { MinedCost, RelayResult } from './relay-types.ts';
 import type { Clock } from '#shared/clock.ts';

@@ -13,8 +13,6 @@ import type { OperatorDeps } from '../console/operators.ts';
 import type { FacilitatorKeyDeps } from '../x402/facilitator-keys.ts';
 import type { StatementService } from '../statements/statement-service.ts';
 import type { KeyMigrationResult } from '../wallet/key-migration-result.ts';
-import type { CliContext } from './commands.ts';
-import { assertExistingPlatform } from './platform-data-dir.ts';
 
 /** The platform core a command runs on beside the running server (its chains attached). */
 export interface CliPlatform {
@@ -27,7 +25,7 @@ export interface CliPlatform {
   identity: { users: UserService };
   did: { systemDids: { issuer: Array<{ did: string }> } };
   admin: {
-    stores: Pick<PaymentDeps, 'merchants' | 'wallet' | 'clock' | 'timeZone'>;
+    stores: Pick<PaymentDeps, 'merchants' | 'wallet' | 'clock' | 'timeZone' | 'network' | 'settlementTokens'>;
     settlementTokens: SettlementTokenAllowListDeps;
   };
   statements: Pick<StatementService, 'open' | 'operatorDay'>;
@@ -40,7 +38,6 @@ export interface CliStoreRecords {
   facilitatorKeys: FacilitatorKeyDeps;
 }
 
-
 /** What `src/main.ts` gives the CLI: every command's access to the platform, built by the composition root. */
 export interface CliDeps {
   withPlatform<T>(config: Config, logger: Logger, work: (platform: CliPlatform) => Promise<T>): Promise<T>;
@@ -50,19 +47,4 @@ export interface CliDeps {
   migrateKeys(config: Config, options: { rotate: boolean }): Promise<KeyMigrationResult>;
   /** `vixpay serve`: the whole platform, as `npm start`. */
   serve(config: Config, logger: Logger): Promise<void>;
-}
-
-/**
- * Runs `work` on the platform core beside a running server (its anvils are used, not restarted),
- * found by its DATA_DIR: a directory without a platform is refused, never made into a new one.
- */
-export function withPlatform<T>(context: CliContext, work: (platform: CliPlatform) => Promise<T>): Promise<T> {
-  assertExistingPlatform(context.config);
-  return context.deps.withPlatform(context.config, context.logger, work);
-}
-
-/** Runs `work` on the platform's store and key vault, found by its DATA_DIR (or DATABASE_URL). */
-export function withStoreRecords<T>(context: CliContext, work: (records: CliStoreRecords) => Promise<T>): Promise<T> {
-  assertExistingPlatform(context.config);
-  return context.deps.withStoreRecords(context.config, work);
 }

@@ -1,7 +1,4 @@
-import type { ParseArgsConfig } from 'node:util';
-import type { Config } from '../config/config.ts';
-import type { Logger } from '#shared/logger.ts';
-import type { CliDeps } from './cli-deps.ts';
+import type { CliCommand } from './command.ts';
 import { serveCommand } from './serve-command.ts';
 import { tokenAllowCommand, tokenAllowedCommand, tokenBalanceCommand, tokenDisallowCommand, tokenMintCommand } from './token-commands.ts';
 import { userAddCommand } from './user-commands.ts';
@@ -17,23 +14,6 @@ import { operatorDayCommand, statementCommand } from './statement-commands.ts';
 import { facilitatorKeyAddCommand, facilitatorKeyListCommand, facilitatorKeyRevokeCommand } from './facilitator-commands.ts';
 import { demoX402Command } from './x402-demo.ts';
 import { lanesFundCommand, lanesListCommand } from './lane-commands.ts';
-
-export interface CliContext {
-  config: Config;
-  logger: Logger;
-  /** The platform access the composition root gives the CLI (cli-deps.ts). */
-  deps: CliDeps;
-  values: Record<string, string | boolean | undefined>;
-  positionals: string[];
-}
-
-export interface CliCommand {
-  summary: string;
-  options: NonNullable<ParseArgsConfig['options']>;
-  /** Keeps running (a server or simulator) instead of exiting after its output. */
-  longRunning?: boolean;
-  run(context: CliContext): Promise<unknown>;
-}
 
 /** Every command, by its words. Each domain adds its commands here. */
 export const commands: Record<string, CliCommand> = {

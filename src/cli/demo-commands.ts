@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { addUser } from '../identity/add-user.ts';
 import { addStore } from '../payments/add-store.ts';
 import { publishRateNotice } from '../commerce/rate-notice.ts';
-import type { CliCommand, CliContext } from './commands.ts';
-import { withPlatform } from './cli-deps.ts';
+import type { CliCommand, CliContext } from './command.ts';
+import { withPlatform } from './command.ts';
 import { describeMessage, login, paymentsClient, qrCode, runStream, tokenApi, unaryCall } from './payments-client.ts';
 import { appPayment, endpointOptions, endpointsOf } from './simulator-commands.ts';
 

@@ -1,7 +1,7 @@
 import { DomainError } from '#shared/errors.ts';
 import { addFacilitatorKey, listFacilitatorKeys, revokeFacilitatorKey } from '../x402/facilitator-keys.ts';
-import type { CliCommand } from './commands.ts';
-import { withStoreRecords } from './cli-deps.ts';
+import type { CliCommand } from './command.ts';
+import { withStoreRecords } from './command.ts';
 
 const text = (value: string | boolean | undefined) => (typeof value === 'string' ? value : undefined);
 

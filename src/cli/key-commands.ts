@@ -1,6 +1,6 @@
 import { keyRefreshSeconds, retiredKeyGraceMs } from '../identity/signing-key-store.ts';
 import { DomainError } from '#shared/errors.ts';
-import type { CliCommand } from './commands.ts';
+import type { CliCommand } from './command.ts';
 import { assertExistingPlatform } from './platform-data-dir.ts';
 
 /**

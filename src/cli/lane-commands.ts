@@ -2,8 +2,8 @@ import { formatEther } from 'viem';
 import { DomainError } from '#shared/errors.ts';
 import { isNetworkName, networkNames, type NetworkName } from '#shared/networks.ts';
 import { fundLanes, minimumGasBalance, parseNativeAmount } from '../chain/fund-lanes.ts';
-import type { CliCommand } from './commands.ts';
-import { withPlatform } from './cli-deps.ts';
+import type { CliCommand } from './command.ts';
+import { withPlatform } from './command.ts';
 
 function requiredNetwork(value: string | boolean | undefined): NetworkName {
   if (typeof value !== 'string') throw new DomainError('request.invalid', '--network is required', { details: 'network' });

@@ -1,6 +1,6 @@
 import { DomainError } from '#shared/errors.ts';
 import { readServerUrls } from '#shared/server-urls.ts';
-import type { CliCommand } from './commands.ts';
+import type { CliCommand } from './command.ts';
 import { approveWebsiteLogin } from './approve-login.ts';
 
 export const loginApproveCommand: CliCommand = {

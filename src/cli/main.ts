@@ -3,7 +3,8 @@ import { consoleLogDestination, createLogger } from '#shared/logger.ts';
 import { isDomainError } from '#shared/errors.ts';
 import { describeFailure } from '#shared/failure-summary.ts';
 import { loadConfigOrExit } from '../config/load-config-or-exit.ts';
-import { commands, usage, type CliCommand } from './commands.ts';
+import type { CliCommand } from './command.ts';
+import { commands, usage } from './commands.ts';
 import type { CliDeps } from './cli-deps.ts';
 
 // `vixpay <command> [subcommand] [args] [--data-dir DIR] [--json]`. Exit codes: 0 done, 1 failed,

@@ -1,7 +1,7 @@
 import { DomainError } from '#shared/errors.ts';
 import { addOperator } from '../console/operators.ts';
-import type { CliCommand } from './commands.ts';
-import { withStoreRecords } from './cli-deps.ts';
+import type { CliCommand } from './command.ts';
+import { withStoreRecords } from './command.ts';
 
 export const operatorAddCommand: CliCommand = {
   summary: '--username NAME --password PW  create an operator of the console at /console (not a user)',

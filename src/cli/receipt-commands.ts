@@ -3,8 +3,8 @@ import { DomainError } from '#shared/errors.ts';
 import { isNetworkName } from '#shared/networks.ts';
 import { createEthrResolver } from '../did/did-agent.ts';
 import { verifyReceipt, type VerifyReceiptDeps } from '../receipts/verify-receipt.ts';
-import type { CliCommand } from './commands.ts';
-import { withPlatform } from './cli-deps.ts';
+import type { CliCommand } from './command.ts';
+import { withPlatform } from './command.ts';
 
 /** The receipt in FILE (`-`: standard input): its JSON (W3C form with proof.jwt) or its JWT. */
 function readReceipt(file: string): unknown {

@@ -1,4 +1,4 @@
-import type { CliCommand } from './commands.ts';
+import type { CliCommand } from './command.ts';
 
 export const serveCommand: CliCommand = {
   summary: 'run the platform (same as npm start)',

@@ -1,6 +1,6 @@
 import { DomainError } from '#shared/errors.ts';
 import { readServerUrls } from '#shared/server-urls.ts';
-import type { CliCommand, CliContext } from './commands.ts';
+import type { CliCommand, CliContext } from './command.ts';
 import { printQrCode } from './terminal-qr.ts';
 import {
   compact, describeMessage, login, paymentsClient, qrCode, runStream, transferContent, type Endpoints,

@@ -3,8 +3,8 @@ import { isNetworkName, networkNames } from '#shared/networks.ts';
 import { batched, statementCsv, statementJson } from '../statements/statement-render.ts';
 import { operatorDayCsv, operatorDayLine } from '../statements/operator-day.ts';
 import { dateOf } from '../statements/statement-day.ts';
-import type { CliCommand, CliContext } from './commands.ts';
-import { withPlatform } from './cli-deps.ts';
+import type { CliCommand, CliContext } from './command.ts';
+import { withPlatform } from './command.ts';
 
 /** Written to standard output as it comes, each piece handed to the OS before the next (the process exits after). */
 const write = (piece: string) => new Promise<void>((resolve, reject) => process.stdout.write(piece, (error) => (error ? reject(error) : resolve())));

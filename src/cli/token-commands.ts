@@ -1,8 +1,8 @@
 import { DomainError } from '#shared/errors.ts';
 import { isNetworkName, networkNames, type NetworkName } from '#shared/networks.ts';
 import { allowSettlementToken, disallowSettlementToken, listSettlementTokens } from '../payments/settlement-token-allow-list.ts';
-import type { CliCommand, CliContext } from './commands.ts';
-import { withPlatform } from './cli-deps.ts';
+import type { CliCommand, CliContext } from './command.ts';
+import { withPlatform } from './command.ts';
 
 function networkOption(value: string | boolean | undefined, fallback: NetworkName = 'ethereum'): NetworkName {
   const network = typeof value === 'string' ? value : fallback;

@@ -1,7 +1,7 @@
 import { DomainError } from '#shared/errors.ts';
 import { addUser } from '../identity/add-user.ts';
-import type { CliCommand } from './commands.ts';
-import { withPlatform } from './cli-deps.ts';
+import type { CliCommand } from './command.ts';
+import { withPlatform } from './command.ts';
 
 const text = (value: string | boolean | undefined) => (typeof value === 'string' ? value : undefined);
 

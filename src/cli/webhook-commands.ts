@@ -4,8 +4,8 @@ import { once } from 'node:events';
 import { DomainError } from '#shared/errors.ts';
 import { addWebhookEndpoint, listWebhookEndpoints, removeWebhookEndpoint, rotateWebhookSecret } from '../webhooks/webhook-endpoints.ts';
 import { signatureHeader } from '../webhooks/signature.ts';
-import type { CliCommand, CliContext } from './commands.ts';
-import { withStoreRecords } from './cli-deps.ts';
+import type { CliCommand, CliContext } from './command.ts';
+import { withStoreRecords } from './command.ts';
 
 const text = (value: string | boolean | undefined) => (typeof value === 'string' ? value : undefined);
 const eventsOption = (value: string | boolean | undefined) => (text(value) ?? '').split(',').map((e) => e.trim()).filter(Boolean);

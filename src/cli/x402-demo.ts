@@ -3,8 +3,8 @@ import type { Server } from 'node:http';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { parseUnits } from 'viem';
 import { addFacilitatorKey, revokeFacilitatorKey } from '../x402/facilitator-keys.ts';
-import type { CliCommand } from './commands.ts';
-import { withPlatform, withStoreRecords } from './cli-deps.ts';
+import type { CliCommand } from './command.ts';
+import { withPlatform, withStoreRecords } from './command.ts';
 import { tokenApi } from './payments-client.ts';
 import { endpointOptions, endpointsOf } from './simulator-commands.ts';
 

@@ -3,7 +3,7 @@ import { formatTokenAmount } from '#shared/amount.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';
 import type { PaymentApproval } from '../pairing/session-events.ts';
-import { approvalOf } from './run-payment.ts';
+import { approvalOf } from './payment-approval.ts';
 import { settleStalePayment } from './settle-stale-payment.ts';
 
 /** A refund of a payment (CancelPayment), as its status shows it. */

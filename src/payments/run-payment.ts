@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { formatTokenAmount } from '#shared/amount.ts';
 import { DomainError, isDomainError } from '#shared/errors.ts';
-import type { PaymentRecord } from '../store/payment-repository.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';
 import type { PaymentApproval, PosSide } from '../pairing/session-events.ts';
@@ -11,6 +9,7 @@ import { resolveSettlementToken } from '../commerce/settlement-token.ts';
 import { nextApprovalNumber } from '../commerce/approval-number.ts';
 import { normalizeDecimal } from '../commerce/exchange.ts';
 import { paymentTransferReference, settleStalePayment } from './settle-stale-payment.ts';
+import { approvalOf } from './payment-approval.ts';
 import { paymentApprovedEvent, paymentFailedEvent } from '../webhooks/webhook-events.ts';
 
 /**
@@ -199,17 +198,6 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
     else deps.desk.failWaitingApp(request.userUuid, { error: failure, tranNo: request.tranNo });
     pos.send({ type: 'failed', error: failure, tranNo: request.tranNo });
   }
-}
-
-/** END_PAY of an approved payment, as a POS retry of its tran_no receives it. */
-export async function approvalOf(deps: Pick<PaymentDeps, 'wallet' | 'network'>, payment: PaymentRecord): Promise<PaymentApproval> {
-  const token = await deps.wallet.getTokenInfo(deps.network, { ...(payment.contractAddress && { contractAddress: payment.contractAddress }) });
-  return {
-    tranNo: payment.tranNo, contractAddress: token.contractAddress, tokenSymbol: token.tokenSymbol, userAddress: payment.userAddress ?? '',
-    tokenAmount: formatTokenAmount(BigInt(payment.tokenAmount ?? '0'), token.decimals), transferTransactionId: payment.transferTransactionId ?? '',
-    approvalNo: payment.approvalNo ?? '', approvalDate: payment.approvalDate ?? '', exchangeDateIndex: payment.exchangeDateIndex ?? '',
-    exchangeRate: payment.exchangeRate ?? '', exchangeAmount: payment.exchangeAmount, exchangeCurrency: payment.exchangeCurrency,
-  };
 }
 
 function requireText(value: string, field: string): void {

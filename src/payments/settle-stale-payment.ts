@@ -1,7 +1,7 @@
 import type { PaymentRecord } from '../store/payment-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';
 import { nextApprovalNumber } from '../commerce/approval-number.ts';
-import { approvalOf } from './run-payment.ts';
+import { approvalOf } from './payment-approval.ts';
 import { paymentApprovedEvent, paymentFailedEvent } from '../webhooks/webhook-events.ts';
 
 /** The reference of a payment attempt's transfer: it derives the transfer's authorization nonce. */

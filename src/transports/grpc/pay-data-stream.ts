@@ -1,4 +1,3 @@
-import type { ServerDuplexStream } from '@grpc/grpc-js';
 import type { SessionEvent } from '../../pairing/session-events.ts';
 import type { Logger } from '#shared/logger.ts';
 import { DomainError, isDomainError } from '#shared/errors.ts';
@@ -7,9 +6,7 @@ import { eventReply, familyOf, isTerminal, reply, streamCall, type ReplyContext 
 import { resultOf } from '../../payments/result-codes.ts';
 import { firstMessageDeadline } from './stream-limits.ts';
 import type { OpenStream } from './grpc-deps.ts';
-
-/** A StartPayment or DoPayment call, typed by the generated PaymentsServiceHandlers. */
-export type PayDataCall = ServerDuplexStream<PayData__Output, PayData>;
+import type { PayDataCall } from './pay-data-call.ts';
 
 /** One side's bidirectional stream, as its handler sees it: the caller's messages in, PayData out. */
 export interface PayDataStream {

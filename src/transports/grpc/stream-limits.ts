@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { bearerOf } from './caller-auth.ts';
-import type { PayDataCall } from './pay-data-stream.ts';
+import type { PayDataCall } from './pay-data-call.ts';
 
 /** The bounds on StartPayment and DoPayment streams (config: GRPC_FIRST_MESSAGE_TIMEOUT_SECONDS, GRPC_MAX_STREAMS_PER_CLIENT). */
 export interface StreamLimits {
