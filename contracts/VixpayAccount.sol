@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
-import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {IERC1271} from "@openzeppelin/contracts/interfaces/IERC1271.sol";
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
@@ -84,12 +82,31 @@ contract VixpayAccount is IERC1271 {
         external
         returns (bytes4)
     {
-        if (block.timestamp > deadline) revert Expired(deadline);
-        _useNonce(nonce);
-        bytes32 structHash;
+        // One assembly block, the same steps as `cancelNonce` and `_requireOwnSignature` take in
+        // Solidity (deadline, nonce, EIP-712 digest, the key's low-s ECDSA signature, the token's
+        // transfer as SafeERC20's trySafeTransfer checks it), without their calls and copies: this is
+        // every transfer's path (docs/decisions/tokens.md has the gas it saved).
         assembly ("memory-safe") {
-            // keccak256(abi.encode(TRANSFER_TYPEHASH, token, to, amount, nonce, deadline)), in memory
-            // past the free memory pointer (not allocated: nothing else is kept there).
+            function fail(errorSelector, word) {
+                mstore(0, shl(224, errorSelector))
+                mstore(4, word)
+                revert(0, 0x24)
+            }
+            function invalidSignature() {
+                mstore(0, shl(224, 0x8baa579f)) // InvalidSignature()
+                revert(0, 4)
+            }
+            if gt(timestamp(), deadline) { fail(0xf80dbaea, deadline) } // Expired(uint256)
+            // usedNonces[nonce >> 8] |= 1 << (nonce & 255), unless set already.
+            mstore(0, shr(8, nonce))
+            mstore(0x20, STORAGE_LOCATION)
+            let slot := keccak256(0, 0x40)
+            let bits := sload(slot)
+            let bit := shl(and(nonce, 0xff), 1)
+            if and(bits, bit) { fail(0x91cab504, nonce) } // NonceAlreadyUsed(uint256)
+            sstore(slot, or(bits, bit))
+            // keccak256(abi.encode(TRANSFER_TYPEHASH, token, to, amount, nonce, deadline)) and the
+            // domain separator, in memory past the free memory pointer (not allocated).
             let m := mload(0x40)
             mstore(m, TRANSFER_TYPEHASH)
             mstore(add(m, 0x20), token)
@@ -97,11 +114,42 @@ contract VixpayAccount is IERC1271 {
             mstore(add(m, 0x60), amount)
             mstore(add(m, 0x80), nonce)
             mstore(add(m, 0xa0), deadline)
-            structHash := keccak256(m, 0xc0)
+            let structHash := keccak256(m, 0xc0)
+            mstore(m, DOMAIN_TYPEHASH)
+            mstore(add(m, 0x20), NAME_HASH)
+            mstore(add(m, 0x40), VERSION_HASH)
+            mstore(add(m, 0x60), chainid())
+            mstore(add(m, 0x80), address())
+            let domainSeparator := keccak256(m, 0xa0)
+            // "\x19\x01" ‖ domainSeparator ‖ structHash (MessageHashUtils.toTypedDataHash)
+            mstore(m, shl(240, 0x1901))
+            mstore(add(m, 0x02), domainSeparator)
+            mstore(add(m, 0x22), structHash)
+            let digest := keccak256(m, 0x42)
+            // ecrecover(digest, v, r, s) from EIP-2098's vs; s above half the curve order is refused, as ECDSA.tryRecover does.
+            let sValue := and(vs, 0x7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff)
+            if gt(sValue, 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0) { invalidSignature() }
+            mstore(m, digest)
+            mstore(add(m, 0x20), add(shr(255, vs), 27))
+            mstore(add(m, 0x40), r)
+            mstore(add(m, 0x60), sValue)
+            mstore(0, 0)
+            // The precompile answers nothing for a signature it cannot recover: 0 stays, never this account.
+            // (Yul evaluates arguments right to left: the call first, then its answer is read.)
+            let recovered := staticcall(gas(), 1, m, 0x80, 0, 0x20)
+            if iszero(and(recovered, eq(mload(0), address()))) { invalidSignature() }
+            // token.transfer(to, amount): succeeded, and answered true or nothing from a contract (USDT answers nothing).
+            mstore(m, shl(224, 0xa9059cbb))
+            mstore(add(m, 0x04), to)
+            mstore(add(m, 0x24), amount)
+            mstore(0, 0)
+            let success := call(gas(), token, 0, m, 0x44, 0, 0x20)
+            if iszero(and(success, and(eq(mload(0), 1), gt(returndatasize(), 0x1f)))) {
+                if iszero(and(success, and(iszero(returndatasize()), gt(extcodesize(token), 0)))) { fail(0x2b596cb7, token) } // TokenTransferFailed(address)
+            }
+            mstore(0, shl(224, 0xb8acfdcd)) // signedTransfer's selector
+            return(0, 0x20)
         }
-        _requireOwnSignature(structHash, r, vs);
-        if (!SafeERC20.trySafeTransfer(IERC20(token), to, amount)) revert TokenTransferFailed(token);
-        return this.signedTransfer.selector;
     }
 
     /// @notice Cancels `nonce`, as the account signed it. Callable by anyone holding the signature.

@@ -45,7 +45,11 @@ async function buildApp(setting: string): Promise<ProxyTestApp> {
   // REST pay up to its password check (throttled per user id and client address); no transfer here.
   const payDeps: PayDeps = {
     users, rateLimiter, network: 'ethereum', receiver: '0x2222222222222222222222222222222222222222',
-    wallet: { transferFromCustody: () => Promise.reject(new Error('no transfer in this test')) },
+    wallet: {
+      transferFromCustody: () => Promise.reject(new Error('no transfer in this test')),
+      getTokenInfo: async () => ({ contractAddress: '0x3333333333333333333333333333333333333333', tokenSymbol: 'VIXP', decimals: 18, network: 'ethereum', chainId: 31337 }),
+    },
+    settlementTokens: { find: async () => undefined, findBySymbol: async () => [] },
   };
   const payService = { pay: (params: PayParameters) => pay(payDeps, params), status: () => Promise.reject(new Error('unused')) };
   await app.register(payRoutes, { prefix: '/v1/ict', verify: jwt.verifyAccessToken, pay: payService as unknown as PayRoutesDeps['pay'] });

@@ -9,7 +9,11 @@ import {
 import { tokenAllowCommand, tokenAllowedCommand, tokenDisallowCommand } from '../src/cli/token-commands.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { cliDeps } from '../src/main.ts';
-import { createPublicClient, createWalletClient, erc20Abi, http, parseUnits, type Address } from 'viem';
+import { createPublicClient, createWalletClient, erc20Abi, getAddress, http, parseUnits, type Address } from 'viem';
+import { dateOf } from '../src/statements/statement-day.ts';
+import { addOperator } from '../src/console/operators.ts';
+import { createOperatorRepository } from '../src/store/operator-repository.ts';
+import { createPasswordHasher } from '../src/identity/password-hasher.ts';
 import { vixpayAccountAbi } from '../src/gen/contracts/vixpay-account.ts';
 import { mnemonicToAccount } from 'viem/accounts';
 import { deployShapedToken, shapedTokens, type ShapedTokenKind } from './support/shaped-tokens.ts';
@@ -173,6 +177,14 @@ describe('operator allow-list', () => {
     const listed = await tokenAllowedCommand.run(context({})) as any;
     assert.ok(listed.tokens.some((t: any) => t.contractAddress === points && t.tokenSymbol === 'PTS'), JSON.stringify(listed));
 
+    // Allowed but not priced: VIXP's KRW notice does not price PTS (17, before the app is asked to pay).
+    const unpriced = await startBoth(user, { contract_address: points, token_symbol: 'PTS' });
+    const unpricedApp = await unpriced.app.next();
+    assert.notEqual(unpricedApp.content.state, 'REQUEST_TRANSFER');
+    assert.equal(unpricedApp.common.res_code, '17', JSON.stringify(unpricedApp.common));
+    assert.equal((await unpriced.pos.next()).common.res_code, '17');
+    await p.t.platform.payments.publishRateNotice({ currency: 'KRW', rate: '1500', contractAddress: points });
+
     const { app, pos } = await startBoth(user, { contract_address: points, token_symbol: 'PTS' });
     const request = await app.next();
     assert.equal(request.content.state, 'REQUEST_TRANSFER', JSON.stringify(request.common));
@@ -285,8 +297,9 @@ describe('tokens without EIP-3009 (the account path: EIP-7702)', () => {
       const status = await call(p.t.app, '/token', 'getTransferStatus', { transactionId: sent.resultData.transactionId, fromAddress: user.address });
       assert.deepEqual([status.resultData.status, status.resultData.authorization, status.resultData.amount, status.resultData.tokenSymbol], ['confirmed', 'used', '2.5', symbol]);
 
-      // The payment flow: 15,000 KRW at 1,500 is 10 tokens.
-      const { app, pos } = await startBoth(user, { contract_address: token, token_symbol: symbol });
+      // The payment flow: 15,000 KRW at 1,500 (the token's own notice) is 10 tokens.
+      await p.t.platform.payments.publishRateNotice({ currency: 'KRW', rate: '1500', contractAddress: token });
+      const { app, pos, tran } = await startBoth(user, { contract_address: token, token_symbol: symbol });
       const request = await app.next();
       assert.equal(request.content.state, 'REQUEST_TRANSFER', JSON.stringify(request.common));
       assert.equal(request.content.token_amount, '10');
@@ -307,6 +320,37 @@ describe('tokens without EIP-3009 (the account path: EIP-7702)', () => {
       assert.equal(refund.common.res_code, '00', JSON.stringify(refund.common));
       assert.deepEqual([await onChain(user.address), await onChain(store.settlementAddress)], [units('16.5'), storeBefore + units('8.5')]);
       assert.equal(await balance(user.address, token), '16.5');
+
+      // What the store reads of the payment and its refund, in the token's own symbol and decimals
+      // (10, not 10 × 10^-12 as VIXP's 18 would make of USDT's 6): its statement lines and balances,
+      // its webhook events, its receipts.
+      const paidBlock = await client.getBlock({ blockNumber: (await client.getTransactionReceipt({ hash: end.content.transfer_transaction_id })).blockNumber });
+      const day = dateOf(Number(paidBlock.timestamp) * 1000, p.t.config.timeZone);
+      const statementAnswer = await p.t.app.inject({ method: 'GET', url: `/v1/stores/${store.tid}/statements/${day}`, headers: { authorization: `Bearer ${store.apiKey}` } });
+      assert.equal(statementAnswer.statusCode, 200, statementAnswer.body);
+      const statement = JSON.parse(statementAnswer.body);
+      const lines = statement.lines.filter((l: { reference: string }) => l.reference === tran);
+      assert.deepEqual(lines.map((l: any) => [l.kind, l.amount, l.token, getAddress(l.tokenContract)]), [['payment', '10', symbol, token], ['refund', '-4', symbol, token]]);
+      const tokenBalance = statement.balances.find((b: { tokenContract: string }) => getAddress(b.tokenContract) === token);
+      assert.equal(tokenBalance?.token, symbol, JSON.stringify(statement.balances));
+      // The token-API transfer of 2.5 is no payment: listed unexplained, in USDT's units too.
+      assert.deepEqual([tokenBalance.net, tokenBalance.unexplained, tokenBalance.difference], ['6', '2.5', '2.5'], JSON.stringify(tokenBalance));
+      const events = await p.t.platform.store.db.selectFrom('webhook_events').select(['type', 'data']).where('tid', '=', store.tid).execute();
+      const ofPayment = events.map((e) => ({ type: e.type, data: JSON.parse(e.data) })).filter((e) => e.data.tran_no === tran);
+      assert.deepEqual(ofPayment.map((e) => [e.type, e.data.token_amount, e.data.token_symbol, getAddress(e.data.contract_address)]),
+        [['payment.approved', '10', symbol, token], ['payment.canceled', '4', symbol, token]]);
+      const receiptsAnswer = await p.t.app.inject({ method: 'GET', url: `/v1/receipts/${store.tid}/${tran}`, headers: { authorization: `Bearer ${store.apiKey}` } });
+      assert.equal(receiptsAnswer.statusCode, 200, receiptsAnswer.body);
+      const subjects = JSON.parse(receiptsAnswer.body).receipts.map((vc: { credentialSubject: Record<string, string> }) => vc.credentialSubject);
+      assert.deepEqual(subjects.map((c: Record<string, string>) => [c.kind, c.amount, c.token, c.tokenContract]).sort(), [['payment', '10', symbol, token], ['cancellation', '4', symbol, token]].sort());
+      // The console's search finds the payment with its amount in the token's units.
+      const username = `op-${kind}`;
+      await addOperator({ operators: createOperatorRepository(p.t.platform.store.db), passwords: createPasswordHasher(), clock: p.t.platform.clock }, { username, password: 'account path tokens 1234' });
+      const login = await p.t.app.inject({ method: 'POST', url: '/console/login', payload: `username=${username}&password=account+path+tokens+1234`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const cookie = String(login.headers['set-cookie']).split(';')[0]!;
+      const found = JSON.parse((await p.t.app.inject({ method: 'GET', url: `/console/api/search?q=${tran}`, headers: { cookie } })).body);
+      const rowsFound = (Array.isArray(found) ? found : found.rows ?? found.results ?? []) as Array<Record<string, unknown>>;
+      assert.ok(rowsFound.some((r) => r.amount === '10' && r.tokenSymbol === symbol), JSON.stringify(found));
 
       // Dense nonces: the payer's 0 and 1 used on chain, 2 not; each one row, its key the primary key.
       const nonceUsed = (nonce: bigint) => client.readContract({ address: user.address as Address, abi: vixpayAccountAbi, functionName: 'nonceUsed', args: [nonce] });

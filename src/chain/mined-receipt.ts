@@ -1,4 +1,4 @@
-import { parseEventLogs, type TransactionReceipt } from 'viem';
+import { getAddress, hexToBigInt, parseEventLogs, type TransactionReceipt } from 'viem';
 import type { MinedPosition } from './chain-journal.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 
@@ -74,4 +74,21 @@ export function usedAuthorizationKeys(network: string, receipt: TransactionRecei
 /** The items a settlement receipt executed (`itemKey`): each has its token's `AuthorizationUsed(authorizer, nonce)`. */
 export function executedItems(receipt: TransactionReceipt): Set<string> {
   return new Set(usedAuthorizations(receipt).map((log) => itemKey(log.address, log.args.authorizer, log.args.nonce)));
+}
+
+/**
+ * How many transfers a mined receipt executed, read from the receipt alone (the metric and the
+ * fee per transfer, src/compose/observability.ts): each `AuthorizationUsed` (an EIP-3009 item), and
+ * each token `Transfer` out of an account that no `AuthorizationUsed` of the same token names (an
+ * account item: contracts/VixpAccountSettlement.sol emits none for an item it skipped, `ItemSkipped` instead, and
+ * the account's own batch of one emits it only when it moved). Mints (`Transfer` from the zero
+ * address) are not transfers; a failed transaction executed none.
+ */
+export function executedTransferCount(receipt: TransactionReceipt): number {
+  if (receipt.status !== 'success') return 0;
+  const used = parseEventLogs({ abi: vixpTokenAbi, eventName: 'AuthorizationUsed', logs: receipt.logs });
+  const authorized = new Set(used.map((log) => `${getAddress(log.address)}:${getAddress(log.args.authorizer)}`));
+  const accountTransfers = parseEventLogs({ abi: vixpTokenAbi, eventName: 'Transfer', logs: receipt.logs })
+    .filter((log) => hexToBigInt(log.args.from) !== 0n && !authorized.has(`${getAddress(log.address)}:${getAddress(log.args.from)}`));
+  return used.length + accountTransfers.length;
 }

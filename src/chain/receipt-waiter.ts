@@ -2,7 +2,7 @@ import { TransactionReceiptNotFoundError, type Hex, type PublicClient, type Tran
 import type { ChainJournal } from './chain-journal.ts';
 import type { ChainClients } from './chain-clients.ts';
 import { ReceiptNotFinalError } from './receipt-not-final.ts';
-import { positionOf, usedNonces } from './mined-receipt.ts';
+import { executedTransferCount, positionOf } from './mined-receipt.ts';
 import { createMinedFacts } from './mined-facts.ts';
 import type { MinedCost, RelayResult } from './relay-types.ts';
 import type { Clock } from '#shared/clock.ts';
@@ -153,7 +153,7 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
       await journal.markMined(id, status, position, clock(), receipt.transactionHash);
       deps.onMined?.(network, {
         blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed, feeWei: position.feeWei ?? 0n,
-        l1FeeWei: position.l1FeeWei ?? 0n, operatorFeeWei: position.operatorFeeWei ?? 0n, transfers: usedNonces(receipt).length,
+        l1FeeWei: position.l1FeeWei ?? 0n, operatorFeeWei: position.operatorFeeWei ?? 0n, transfers: executedTransferCount(receipt),
       });
       return { txHash: receipt.transactionHash, status, receipt };
     },

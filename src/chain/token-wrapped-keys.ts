@@ -7,6 +7,7 @@ import { publicKeyToAddress, toAccount } from 'viem/accounts';
 import type * as Pkcs11js from 'pkcs11js';
 import type { Pkcs11Token, TokenSession } from './pkcs11-token.ts';
 import { lowSignature } from './token-account.ts';
+import { unwrappedKeys } from './token-unwrapped-keys.ts';
 
 const lib = () => createRequire(import.meta.url)('pkcs11js') as typeof Pkcs11js;
 /** DER of the named curve secp256k1 (OID 1.3.132.0.10). */
@@ -58,20 +59,6 @@ export interface TokenWrappedKeysOptions {
 
 /** Default of PKCS11_UNWRAPPED_KEYS (src/config/schema.ts). */
 const defaultUnwrappedKeys = 256;
-
-/** A wallet key unwrapped in the token: the session object's handle (never the key), for one connection. */
-interface Unwrapped {
-  generation: number;
-  /** The unwrapping in flight, then its handle: signatures of the same key meanwhile wait for it instead of unwrapping again. */
-  handle: Promise<Buffer>;
-  /** Set once unwrapped: what eviction destroys. */
-  object?: Buffer | undefined;
-  /** Signatures using it now: an evicted key is destroyed when the last of them ends. */
-  users: number;
-  evicted: boolean;
-  /** The address a signature of it recovered to, and its public key: the next ones are compared to the key, unhashed. */
-  signer?: { address: Address; publicKey: Uint8Array } | undefined;
-}
 
 function findOne(session: TokenSession, template: Pkcs11js.Template): Buffer | undefined {
   const { p11, handle } = session;
@@ -129,58 +116,13 @@ export function tokenWrappedKeys(token: Pkcs11Token, options: TokenWrappedKeysOp
   };
   const wrapMechanism = () => ({ mechanism: p.CKM_AES_KEY_WRAP_PAD });
 
-  /**
-   * Unwrapped keys by stored form, least recently used first, for the connection `keptGeneration`
-   * (a new connection starts empty: the token destroyed the old one's session objects with its sessions).
-   */
-  let kept = new Map<string, Unwrapped>();
-  let keptGeneration = -1;
-  /** Destroys an evicted key no signature uses any more, on a session of its connection (a lost one took it already). */
-  const destroy = (session: TokenSession, entry: Unwrapped) => {
-    if (!entry.object || entry.generation !== session.generation) return;
-    try {
-      session.p11.C_DestroyObject(session.handle, entry.object);
-    } catch { /* the connection is going: its session objects go with it */ }
-    entry.object = undefined;
-  };
-  /** The key of `sealed` unwrapped in the token, counted as used until `release`: kept, or unwrapped now and kept. */
-  const acquire = (session: TokenSession, sealed: string, label: string, wrapped: Buffer): Unwrapped => {
-    if (keptGeneration !== session.generation) {
-      kept = new Map();
-      keptGeneration = session.generation;
-    }
-    let entry = kept.get(sealed);
-    if (entry) {
-      kept.delete(sealed); // moved to the most recently used end
-    } else {
-      const made: Unwrapped = { generation: session.generation, handle: Promise.resolve(Buffer.alloc(0)), users: 0, evicted: false };
-      made.handle = session.p11.C_UnwrapKeyAsync(session.handle, wrapMechanism(), wrappingKey(session, label), wrapped, unwrapTemplate(false))
-        .then((object) => (made.object = object));
-      // A failed unwrapping is not kept (its signatures get the error, and the next one tries again).
-      made.handle.catch(() => {
-        if (kept.get(sealed) === made) kept.delete(sealed);
-      });
-      entry = made;
-    }
-    kept.set(sealed, entry);
-    entry.users += 1;
-    for (const [oldest, evicted] of kept) {
-      if (kept.size <= keep) break;
-      kept.delete(oldest);
-      evicted.evicted = true;
-      if (evicted.users === 0) destroy(session, evicted);
-    }
-    return entry;
-  };
-  const release = (session: TokenSession, entry: Unwrapped) => {
-    entry.users -= 1;
-    if (entry.evicted && entry.users === 0) destroy(session, entry);
-  };
+  const unwrapped = unwrappedKeys(keep, (session, label, wrapped) =>
+    session.p11.C_UnwrapKeyAsync(session.handle, wrapMechanism(), wrappingKey(session, label), wrapped, unwrapTemplate(false)));
 
   /** The signature of `hash` by the wrapped key, unwrapped in the token (or kept there from an earlier signature). */
   const signHash = (sealed: string, label: string, wrapped: Buffer, address: Address, hash: Hex) => token.run(async (session) => {
     const { p11, handle } = session;
-    const entry = acquire(session, sealed, label, wrapped);
+    const entry = unwrapped.acquire(session, sealed, label, wrapped);
     try {
       const key = await entry.handle;
       const digest = Buffer.from(hash.slice(2), 'hex');
@@ -196,10 +138,10 @@ export function tokenWrappedKeys(token: Pkcs11Token, options: TokenWrappedKeysOp
       return { ...signature, v: 27n + BigInt(signature.yParity) };
     } catch (error) {
       // A handle the token does not know any more (an HSM that lost its session objects): unwrapped anew next time.
-      if (error instanceof Error && /^CKR_(KEY|OBJECT)_HANDLE_INVALID/.test(error.message) && kept.get(sealed) === entry) kept.delete(sealed);
+      if (error instanceof Error && /^CKR_(KEY|OBJECT)_HANDLE_INVALID/.test(error.message)) unwrapped.forget(sealed, entry);
       throw error;
     } finally {
-      release(session, entry);
+      unwrapped.release(session, entry);
     }
   });
 

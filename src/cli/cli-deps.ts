@@ -25,7 +25,7 @@ export interface CliPlatform {
   identity: { users: UserService };
   did: { systemDids: { issuer: Array<{ did: string }> } };
   admin: {
-    stores: Pick<PaymentDeps, 'merchants' | 'wallet' | 'clock' | 'timeZone'>;
+    stores: Pick<PaymentDeps, 'merchants' | 'wallet' | 'clock' | 'timeZone' | 'network' | 'settlementTokens'>;
     settlementTokens: SettlementTokenAllowListDeps;
   };
   statements: Pick<StatementService, 'open' | 'operatorDay'>;

@@ -18,15 +18,15 @@ export const storeAddCommand: CliCommand = {
 };
 
 export const ratePublishCommand: CliCommand = {
-  summary: '--rate R [--currency KRW]  publish an exchange-rate notice (currency units per token)',
-  options: { currency: { type: 'string' }, rate: { type: 'string' } },
+  summary: '--rate R [--currency KRW] [--contract 0x… | --symbol SYMBOL]  publish an exchange-rate notice (currency units per token: VIXP, or the allowed token named)',
+  options: { currency: { type: 'string' }, rate: { type: 'string' }, contract: { type: 'string' }, symbol: { type: 'string' } },
   run: async (context) => {
-    const { rate } = context.values;
+    const { rate, contract, symbol } = context.values;
     if (typeof rate !== 'string') throw new DomainError('request.invalid', '--rate is required');
     const currency = typeof context.values.currency === 'string' ? context.values.currency : context.config.defaultCurrency;
     return withPlatform(context, (platform) => publishRateNotice(
       platform.admin.stores,
-      { currency, rate },
+      { currency, rate, ...(typeof contract === 'string' && { contractAddress: contract }), ...(typeof symbol === 'string' && { tokenSymbol: symbol }) },
     ));
   },
 };

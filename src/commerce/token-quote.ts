@@ -3,7 +3,7 @@ import { DomainError } from '#shared/errors.ts';
 import type { CommerceDeps } from './commerce-deps.ts';
 import type { MerchantRepository } from '../store/merchant-repository.ts';
 import { normalizeDecimal, tokenUnitsFor } from './exchange.ts';
-import { currencyPattern, exchangeDateIndexOf } from './rate-notice.ts';
+import { currencyPattern, exchangeDateIndexOf, noticeSubject, noticeTokenOf } from './rate-notice.ts';
 import { resolveSettlementToken, type SettlementTokenDeps } from './settlement-token.ts';
 
 export interface TokenQuote {
@@ -20,9 +20,11 @@ export interface TokenQuote {
 }
 
 /**
- * Converts a currency amount to tokens at the rate notice in force:
- * token_amount = exchange_amount / exchange_rate, rounded down to the token's smallest unit.
- * The token is a settlement token (resolveSettlementToken): VIXP unless another accepted one is named.
+ * Converts a currency amount to tokens at the rate notice in force for the currency and that token:
+ * token_amount = exchange_amount / exchange_rate, rounded down to the token's smallest unit (its own
+ * decimals). The token is a settlement token (resolveSettlementToken): VIXP unless another accepted
+ * one is named; a token without a notice for the currency is `payment.no_rate_notice`, whatever
+ * other tokens' notices say.
  */
 export async function quoteTokens(
   deps: SettlementTokenDeps & Pick<CommerceDeps, 'network' | 'defaultCurrency'> & { merchants: Pick<MerchantRepository, 'latestRateNotice'> },
@@ -33,8 +35,11 @@ export async function quoteTokens(
   const exchangeAmount = normalizeDecimal(params.exchangeAmount, 'exchange_amount');
   // Only VIXP or an allowed token: never one a user made, whatever the QR code names.
   const token = await resolveSettlementToken(deps, deps.network, params);
-  const notice = await deps.merchants.latestRateNotice(exchangeCurrency);
-  if (!notice) throw new DomainError('payment.no_rate_notice', `no exchange-rate notice has been published for ${exchangeCurrency}`);
+  const noticeToken = noticeTokenOf(deps.network, token, await deps.wallet.getTokenInfo(deps.network, {}));
+  const notice = await deps.merchants.latestRateNotice(exchangeCurrency, noticeToken);
+  if (!notice) {
+    throw new DomainError('payment.no_rate_notice', `no exchange-rate notice has been published ${noticeSubject(exchangeCurrency, noticeToken, token.tokenSymbol)}`);
+  }
   const tokenUnits = tokenUnitsFor(exchangeAmount, notice.rate, token.decimals);
   return {
     contractAddress: token.contractAddress, tokenSymbol: token.tokenSymbol, decimals: token.decimals,

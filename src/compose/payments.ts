@@ -39,13 +39,16 @@ export interface PaymentPart {
 
 /** What the operator's store commands work with (`store add`, `rate publish`, `token allow`). */
 export interface StoreAdmin {
-  stores: Pick<PaymentDeps, 'merchants' | 'wallet' | 'clock' | 'timeZone'>;
+  stores: Pick<PaymentDeps, 'merchants' | 'wallet' | 'clock' | 'timeZone' | 'network' | 'settlementTokens'>;
   settlementTokens: SettlementTokenAllowListDeps;
 }
 
 export function composeStoreAdmin(config: Config, core: { store: Store; wallet: WalletService; clock: Clock; chains: ChainClients }): StoreAdmin {
   return {
-    stores: { merchants: createMerchantRepository(core.store.db), wallet: core.wallet, clock: core.clock, timeZone: config.timeZone },
+    stores: {
+      merchants: createMerchantRepository(core.store.db), wallet: core.wallet, clock: core.clock, timeZone: config.timeZone,
+      network: config.paymentNetwork, settlementTokens: createSettlementTokenRepository(core.store.db),
+    },
     settlementTokens: {
       wallet: core.wallet, settlementTokens: createSettlementTokenRepository(core.store.db), clock: core.clock,
       inspect: (network, contract, options) => inspectToken(core.chains[network].client, contract, options),

@@ -13,6 +13,7 @@ import { countJournalBacklog } from '../store/journal-backlog.ts';
 import { createConsoleRepository } from '../store/console-repository.ts';
 import { createOperatorRepository } from '../store/operator-repository.ts';
 import { createIdempotencyRepository } from '../store/idempotency-repository.ts';
+import { createSettlementTokenRepository } from '../store/settlement-token-repository.ts';
 import { createTransferStatusRepository } from '../store/transfer-status-repository.ts';
 import { createPasswordHasher } from '../identity/password-hasher.ts';
 import type { ChainClients } from '../chain/chain-clients.ts';
@@ -79,7 +80,7 @@ export function composeWeb(config: Config, core: WebCore): WebServices {
     },
     pay: createPayService({
       users: core.identity.users, rateLimiter: core.identity.rateLimiter, wallet: core.wallet, network: config.paymentNetwork,
-      receiver: config.payReceiverAddress ?? core.relayer.address,
+      settlementTokens: createSettlementTokenRepository(core.store.db), receiver: config.payReceiverAddress ?? core.relayer.address,
       keys: createIdempotencyRepository(core.store.db), transfers: transferStatuses, clock: core.clock, faults: core.faults,
     }),
     console: composeConsole(config, core),

@@ -352,6 +352,14 @@ describe('GET /v1/ict/pay/{transactionId}', () => {
     });
   });
 
+  test('a payment in an allowed token (USDC, not deployed through the platform): its symbol and its 6 decimals, from the allow-list', async () => {
+    const user = await parts.newUser();
+    const answer = await service.pay({ ...paramsOf(user), tokenName: 'USDC', amount: '1.234567' });
+    assert.ok(answer.kind === 'outcome' && 'ok' in answer.outcome);
+    const status = await service.status(user.id, answer.outcome.ok.transactionId);
+    assert.deepEqual([status.tokenName, status.amount, status.status], ['USDC', '1.234567', 'confirmed']);
+  });
+
   test('another user\'s payment, a token-API transfer of the user, an unknown or malformed transaction: not found', async () => {
     const user = await parts.newUser();
     const other = await parts.newUser();

@@ -106,7 +106,7 @@ export function createPayService(deps: PayServiceDeps) {
     const now = deps.clock();
     if (now - existing.updatedAt < staleAfterMs) return { kind: 'in_flight' };
     if (transfer) {
-      const answer = { tokenName: vixpSymbol, amount: params.amount, fromAddress: getAddress(params.myAddress), toAddress: getAddress(transfer.toAddress), network: deps.network };
+      const answer = { tokenName: params.tokenName, amount: params.amount, fromAddress: getAddress(params.myAddress), toAddress: getAddress(transfer.toAddress), network: deps.network };
       const settled = settledOutcome(answer, transfer);
       if (!settled) return { kind: 'in_flight' };
       if ('ok' in settled) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { getAddress } from 'viem';
 import { DomainError } from '#shared/errors.ts';
-import { openPayParts, password, payNetwork, receiver, type PayParts } from '../../test/support/pay-parts.ts';
+import { openPayParts, password, payNetwork, receiver, usdcContract, usdtContract, type PayParts } from '../../test/support/pay-parts.ts';
 import { pay, type PayParameters } from './pay.ts';
 
 // What a REST pay request (POST /v1/ict/pay, docs/pay-api.md) answers without an Idempotency-Key: a
@@ -68,14 +68,26 @@ describe('REST pay', () => {
     assert.deepEqual(await refusalOf(pay(parts.deps, paramsOf(user))), { code: 'wallet.insufficient_balance', message: 'refused: wallet.insufficient_balance', details: undefined });
   });
 
-  test('only VIXP: another token is refused before anything else, its name cut to 20 characters', async () => {
+  test('VIXP or an allowed token by its symbol: another is refused before anything else, its name cut to 20 characters', async () => {
     const user = await parts.newUser();
     const calls = parts.chain.calls.length;
-    assert.deepEqual(await refusalOf(pay(parts.deps, paramsOf(user, { tokenName: 'USDT' }))),
-      { code: 'wallet.unknown_token', message: 'tokenName "USDT" is not available; use VIXP', details: undefined });
+    const unknown = (name: string) => `tokenName "${name}" is not available on ethereum; use VIXP or the symbol of a token the operator allowed`;
+    assert.deepEqual(await refusalOf(pay(parts.deps, paramsOf(user, { tokenName: 'MINE' }))), { code: 'wallet.unknown_token', message: unknown('MINE'), details: undefined });
     assert.deepEqual(await refusalOf(pay(parts.deps, paramsOf(user, { tokenName: 'A'.repeat(25), password: 'wrong password' }))),
-      { code: 'wallet.unknown_token', message: `tokenName "${'A'.repeat(20)}" is not available; use VIXP`, details: undefined });
+      { code: 'wallet.unknown_token', message: unknown('A'.repeat(20)), details: undefined });
     assert.equal(parts.chain.calls.length, calls);
+  });
+
+  test('in an allowed token (USDC by EIP-3009, USDT on the account path): the transfer names its contract, the answer its symbol; VIXP\'s names none, as before', async () => {
+    const user = await parts.newUser();
+    const answer = await pay(parts.deps, paramsOf(user, { tokenName: 'USDC', amount: '1.234567' }));
+    assert.deepEqual([answer.tokenName, answer.amount, answer.status], ['USDC', '1.234567', 'confirmed']);
+    const sent = parts.chain.calls.at(-1)!;
+    assert.deepEqual([sent.contractAddress, sent.amount], [usdcContract, '1.234567']);
+    assert.equal((await pay(parts.deps, paramsOf(user, { tokenName: 'USDT', amount: '3' }))).tokenName, 'USDT');
+    assert.equal(parts.chain.calls.at(-1)!.contractAddress, usdtContract);
+    await pay(parts.deps, paramsOf(user));
+    assert.equal(parts.chain.calls.at(-1)!.contractAddress, undefined);
   });
 
   test('myAddress that is not an address, or has a wrong checksum, is refused', async () => {

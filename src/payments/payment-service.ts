@@ -15,7 +15,7 @@ export function createPaymentService(deps: PaymentDeps) {
     addStore: (params: { tid: string; name: string }) => addStore(deps, params),
     authenticateStore: (apiKey: string) => authenticateStore(deps, apiKey),
     findStore: (tid: string) => deps.merchants.findStore(tid),
-    publishRateNotice: (params: { currency: string; rate: string }) => publishRateNotice(deps, params),
+    publishRateNotice: (params: Parameters<typeof publishRateNotice>[1]) => publishRateNotice(deps, params),
     quoteTokens: (params: Parameters<typeof quoteTokens>[1]) => quoteTokens(deps, params),
     runPayment: (store: StoreRecord, request: StartPaymentRequest, pos: PosSide) => runPayment(deps, store, request, pos),
     connectApp: (arrival: AppArrival) => deps.desk.connectApp(arrival),

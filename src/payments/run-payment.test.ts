@@ -149,6 +149,7 @@ test('failures before the transfer leave balances untouched, record the code and
     ['another account in the QR code', { userAddress: '0x00000000000000000000000000000000000000ff' }, {}, 'request.invalid'],
     ['more than the balance', { exchangeAmount: '10001' }, {}, 'wallet.insufficient_balance'],
     ['no rate notice', { exchangeCurrency: 'USD' }, {}, 'payment.no_rate_notice'],
+    ['no rate notice for the token in that currency', { exchangeCurrency: 'USD', tokenSymbol: 'USDX' }, {}, 'payment.no_rate_notice'],
     ['the app hangs up', { exchangeAmount: '1000' }, { hangUp: true }, 'payment.canceled_by_user'],
   ];
   for (const [what, overrides, appOptions, code] of cases) {
@@ -170,12 +171,14 @@ test('failures before the transfer leave balances untouched, record the code and
     if (code !== 'payment.canceled_by_user') {
       connectApp(parts, user);
       const again = posSide();
-      await runPayment(parts.deps, parts.shop, { ...req, expirationTime: 0, contractAddress: undefined as never, userAddress: undefined as never, exchangeAmount: '1000', exchangeCurrency: undefined as never }, again);
+      await runPayment(parts.deps, parts.shop, {
+        ...req, expirationTime: 0, contractAddress: undefined as never, tokenSymbol: undefined as never, userAddress: undefined as never, exchangeAmount: '1000', exchangeCurrency: undefined as never,
+      }, again);
       assert.equal(approvalIn(again.events).tokenAmount, '1', what);
     }
   }
-  assert.deepEqual(parts.chain.transfers.map((t) => t.amount), ['1', '1', '1', '1', '1'], 'only the retries transferred');
-  assert.equal(parts.chain.balanceOf(vixp.contractAddress, user.address), VIXP('5'));
+  assert.deepEqual(parts.chain.transfers.map((t) => t.amount), ['1', '1', '1', '1', '1', '1'], 'only the retries transferred');
+  assert.equal(parts.chain.balanceOf(vixp.contractAddress, user.address), VIXP('4'));
 }));
 
 test('the exact balance pays; the QR code\'s account in another case is the same account; a QR code expiring later pays', () => withParts(async (parts) => {

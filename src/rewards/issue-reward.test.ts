@@ -60,6 +60,20 @@ describe('IssueReward', () => {
     assert.equal((await parts.deps.rewards.findReward(issued.rewardId))?.exchangeCurrency, 'USD');
   });
 
+  test('in an allowed token: its own notice for the currency, its own decimals; no notice for it is 17 whatever VIXP\'s say', async () => {
+    const store = await parts.newStore('10');
+    parts.chain.fund(store.settlementAddress, 10_867_596n, usdx);
+    // 15000 KRW at 1380.25 KRW per USDX = 10.867596449…: rounded down to the 6th decimal.
+    const issued = await issueReward(parts.deps, store, { tid: store.tid, rewardReason: reason(), exchangeAmount: '15000', contractAddress: usdx });
+    assert.deepEqual([issued.contractAddress, issued.tokenSymbol, issued.tokenAmount, issued.exchangeRate, issued.exchangeDateIndex], [usdx, 'USDX', '10.867596', '1380.25', '2026112800002']);
+    assert.equal((await parts.deps.rewards.findReward(issued.rewardId))?.tokenAmount, '10867596');
+    assert.equal((await issueReward(parts.deps, store, { tid: store.tid, rewardReason: reason(), exchangeAmount: '1', tokenSymbol: 'USDX' })).tokenAmount, '0.000724');
+    assert.equal((await refusal(issueReward(parts.deps, store, { tid: store.tid, rewardReason: reason(), exchangeAmount: '1', exchangeCurrency: 'USD', contractAddress: usdx }))).code, 'payment.no_rate_notice');
+    const why = reason();
+    await issueReward(parts.deps, store, { tid: store.tid, rewardReason: why, exchangeAmount: '5' });
+    assert.equal((await refusal(issueReward(parts.deps, store, { tid: store.tid, rewardReason: why, exchangeAmount: '5', contractAddress: usdx }))).code, 'reward.already_rewarded', 'the same reason in another token');
+  });
+
   test('the same reason again answers the first reward; another amount or currency is 05; nothing else is stored', async () => {
     const why = reason();
     const first = await issueReward(parts.deps, shop, { tid: shop.tid, rewardReason: why, exchangeAmount: '5' });

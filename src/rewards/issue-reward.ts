@@ -16,6 +16,9 @@ export interface IssueRewardRequest {
   /** The reward's value in currency; converted at the rate notice in force. */
   exchangeAmount: string;
   exchangeCurrency?: string;
+  /** The token to reward in (VIXP when neither is given): an accepted one, priced by its own rate notice. */
+  contractAddress?: string;
+  tokenSymbol?: string;
   /** The call's `common.tran_no`: when given, one reward per tran_no (see once-per-tran-no.ts). */
   tranNo?: string;
 }
@@ -54,7 +57,12 @@ async function issueOnce(deps: RewardDeps, store: StoreRecord, request: IssueRew
   } catch (cause) {
     throw new DomainError('reward.bad_amount', 'exchangeAmount must be a positive decimal string', { cause });
   }
-  const quote = await quoteTokens(deps, { exchangeAmount, ...(request.exchangeCurrency && { exchangeCurrency: request.exchangeCurrency }) });
+  const quote = await quoteTokens(deps, {
+    exchangeAmount,
+    ...(request.exchangeCurrency && { exchangeCurrency: request.exchangeCurrency }),
+    ...(request.contractAddress && { contractAddress: request.contractAddress }),
+    ...(request.tokenSymbol && { tokenSymbol: request.tokenSymbol }),
+  });
   const funds = await deps.wallet.getBalance(deps.network, { address: store.settlementAddress, contractAddress: quote.contractAddress });
   if (BigInt(funds.balanceRaw) < quote.tokenUnits) throw new DomainError('wallet.insufficient_balance', 'the store\'s account cannot fund this reward');
   const now = deps.clock();
@@ -69,7 +77,7 @@ async function issueOnce(deps: RewardDeps, store: StoreRecord, request: IssueRew
     ...issuedRewardOf({ ...fresh, status: 'issued', userAddress: null, claimTransactionId: null, claimedAt: null, cancelNo: null, cancelDate: null, cancelTransactionId: null }, quote.decimals),
     rewardReason: reason, exchangeCurrency: quote.exchangeCurrency,
   }));
-  if (!inserted && (reward.exchangeAmount !== exchangeAmount || reward.exchangeCurrency !== quote.exchangeCurrency)) {
+  if (!inserted && (reward.exchangeAmount !== exchangeAmount || reward.exchangeCurrency !== quote.exchangeCurrency || reward.contractAddress !== quote.contractAddress)) {
     throw new DomainError('reward.already_rewarded', 'this store already issued a reward for this rewardReason');
   }
   return issuedRewardOf(reward, quote.decimals);

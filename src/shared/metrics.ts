@@ -84,7 +84,7 @@ export function createMetrics() {
       labelNames: ['network', 'part', 'per'] as const, registers: [registry],
     }),
     settlementTransfersPerTransaction: new Histogram({
-      name: 'vixpay_settlement_transfers_per_transaction', help: 'Transfers executed by each mined settlement transaction (its AuthorizationUsed logs), by network',
+      name: 'vixpay_settlement_transfers_per_transaction', help: 'Transfers executed by each mined settlement transaction (its AuthorizationUsed logs, and each account transfer: a token Transfer out of an account no AuthorizationUsed names), by network',
       labelNames: ['network'] as const, buckets: [1, 2, 5, 10, 20, 50, 100, 150], registers: [registry],
     }),
     settlementTransactionsPerBlock: new Histogram({

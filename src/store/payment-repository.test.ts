@@ -44,6 +44,19 @@ for (const factory of storeFactories) {
       assert.equal(await merchants.latestRateNotice('EUR'), undefined);
     });
 
+    test('rate notices per token: a token\'s own notice is in force for it, VIXP\'s for VIXP; one index sequence per day and currency', async () => {
+      const usdc = { network: 'ethereum', contractAddress: '0x00000000000000000000000000000000000000C1' };
+      const usdcNotice = await merchants.insertRateNotice({ currency: 'KRW', token: usdc, noticeDate: '20261122', rate: '1380.25', publishedAt: 20 });
+      assert.equal(usdcNotice.noticeIndex, 5, 'after the four KRW notices of VIXP that day');
+      assert.deepEqual(usdcNotice.token, usdc);
+      assert.equal((await merchants.latestRateNotice('KRW'))?.rate, '1004', 'VIXP\'s notice in force is unchanged by a later USDC one');
+      assert.deepEqual((await merchants.latestRateNotice('KRW', { platformToken: true }))?.token, { platformToken: true });
+      const inForce = await merchants.latestRateNotice('KRW', usdc);
+      assert.deepEqual([inForce?.rate, inForce?.noticeIndex, inForce?.token], ['1380.25', 5, usdc]);
+      assert.equal(await merchants.latestRateNotice('USD', usdc), undefined, 'USD/VIXP does not price USDC');
+      assert.equal(await merchants.latestRateNotice('KRW', { network: 'optimism', contractAddress: usdc.contractAddress }), undefined, 'the same address on another network is another token');
+    });
+
     test('approval numbers are handed out without gaps or repeats under concurrency', async () => {
       const numbers = await Promise.all(Array.from({ length: 20 }, () => merchants.nextNumber('approval:20261122')));
       assert.deepEqual([...numbers].sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i + 1));

@@ -215,6 +215,9 @@ export interface RateNoticesTable {
   notice_index: number;
   rate: string;
   published_at: number;
+  /** The token priced: '' and '' for the platform token (VIXP), else an allowed token's network and checksummed contract. */
+  network: string;
+  contract_address: string;
 }
 
 export interface NumberSequencesTable {

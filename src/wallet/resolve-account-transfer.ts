@@ -7,12 +7,11 @@ import { isDelegatedTo } from '../chain/account-settlement.ts';
 import type { AuthorizationRecord } from '../store/authorization-repository.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 import { keysOf } from './wallet-keys.ts';
+import { expiredByNow } from './authorization-expiry.ts';
 
 type ResolveDeps = Pick<WalletDeps, 'authorizations' | 'chains' | 'repo' | 'contracts' | 'vault' | 'keys' | 'relayer' | 'clock'>;
 type Outcome = { status: 'used'; txHash: Hex } | { status: 'canceled' | 'expired' | 'void' } | { status: 'open' };
 
-/** How far a chain's block time may trail the wall clock (as for EIP-3009 authorizations). */
-const clockDriftSeconds = 60n;
 // Stryker disable next-line BooleanLiteral,ArrowFunction: equivalent (the value a failed write's catch answers is never read)
 const unrecorded = () => false;
 
@@ -31,15 +30,7 @@ export async function accountTransferOnChain(deps: ResolveDeps, network: Network
   try {
     const delegated = isDelegatedTo(await client.getCode({ address: account }), deps.contracts[network].account);
     const used = delegated && await client.readContract({ address: account, abi: vixpayAccountAbi, functionName: 'nonceUsed', args: [nonce] });
-    if (!used) {
-      const head = await client.getBlock({ blockTag: 'latest' });
-      const wallClock = BigInt(Math.floor(deps.clock() / 1000)) - clockDriftSeconds;
-      const chainTime = head.timestamp > wallClock ? head.timestamp : wallClock;
-      // The deadline signed is validBefore − 1, the last second it executes in.
-      if (chainTime < BigInt(record.validBefore)) return undefined;
-      await deps.authorizations.finish(record.nonce, 'expired', {}, deps.clock()).catch(unrecorded);
-      return { status: 'expired' };
-    }
+    if (!used) return await expiredByNow(deps, network, record);
     const fromBlock = BigInt(record.fromBlock);
     const cancelled = (await client.getContractEvents({ address: account, abi: vixpayAccountAbi, eventName: 'NonceCancelled', fromBlock }))
       .find((log) => log.args.nonce === nonce);

@@ -7,6 +7,7 @@ import { keysOf } from './wallet-keys.ts';
 import { resolveToken } from './token.ts';
 import { isAccountTransferRow } from './authorization-nonce.ts';
 import { accountTransferOnChain, resolveAccountTransfer } from './resolve-account-transfer.ts';
+import { expiredByNow } from './authorization-expiry.ts';
 
 export type AuthorizationOutcome =
   | { status: 'used'; txHash: Hex }
@@ -15,9 +16,6 @@ export type AuthorizationOutcome =
   | { status: 'open' };
 
 type ResolveDeps = Pick<WalletDeps, 'authorizations' | 'chains' | 'repo' | 'contracts' | 'vault' | 'keys' | 'relayer' | 'clock'>;
-
-/** How far a chain's block time may trail the wall clock. */
-const clockDriftSeconds = 60n;
 
 const cancelAuthorizationTypes = {
   CancelAuthorization: [{ name: 'authorizer', type: 'address' }, { name: 'nonce', type: 'bytes32' }],
@@ -96,16 +94,7 @@ async function settledOnChain(deps: ResolveDeps, network: NetworkName, record: A
   const nonce = (record.chainNonce ?? record.nonce) as Hex;
   try {
     const settled = await client.readContract({ address, abi: vixpTokenAbi, functionName: 'authorizationState', args: [authorizer, nonce] });
-    if (!settled) {
-      // The next block's time is at least the head's, and (on a live chain) at least the wall
-      // clock less some drift: past validBefore, the contract refuses the authorization for good.
-      const head = await client.getBlock({ blockTag: 'latest' });
-      const wallClock = BigInt(Math.floor(deps.clock() / 1000)) - clockDriftSeconds;
-      const chainTime = head.timestamp > wallClock ? head.timestamp : wallClock;
-      if (chainTime < BigInt(record.validBefore)) return undefined;
-      await deps.authorizations.finish(record.nonce, 'expired', {}, deps.clock()).catch(unrecorded);
-      return { status: 'expired' };
-    }
+    if (!settled) return await expiredByNow(deps, network, record);
     const fromBlock = BigInt(record.fromBlock);
     const [used] = await client.getContractEvents({ address, abi: vixpTokenAbi, eventName: 'AuthorizationUsed', args: { authorizer, nonce }, fromBlock });
     if (used) {

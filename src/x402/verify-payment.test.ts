@@ -22,6 +22,7 @@ import { startRpcProxy } from '../../test/support/rpc-proxy.ts';
 import { createChainClients } from '../chain/chain-clients.ts';
 import { resetAssetContractCache } from '@x402/evm';
 import { verifyPayment } from './verify-payment.ts';
+import { deployShapedToken } from '../../test/support/shaped-tokens.ts';
 
 // The facilitator's money gate (docs/x402.md, the reasons table): every refusal of POST /x402/verify
 // on a real anvil with the VIXP token deployed (balances, nonce state and signatures read from it),
@@ -95,7 +96,7 @@ async function request(from: LocalAccount, terms: Terms = {}, sign: { by?: Local
     validBefore: terms.validBefore ?? BigInt(nowS() + 600), nonce: terms.nonce ?? (`0x${randomBytes(32).toString('hex')}` as Hex),
   };
   const signature = sign.signature ?? await (sign.by ?? from).signTypedData!({
-    domain: { name: sign.domainName ?? (asset === token ? vixpName : 'Other Dollar'), version: '1', chainId: foundry.id, verifyingContract: asset },
+    domain: { name: sign.domainName ?? (asset === token ? vixpName : 'Other Dollar'), version: terms.version ?? '1', chainId: foundry.id, verifyingContract: asset },
     types: transferAuthorizationTypes, primaryType: 'TransferWithAuthorization', message: authorization,
   });
   const requirements = {
@@ -154,6 +155,23 @@ describe('verifyPayment', () => {
       isValid: false, invalidReason: 'invalid_payment_requirements', payer: from.address,
       invalidMessage: `asset ${getAddress(`0x${'12'.repeat(20)}`)} is not a token settled on ${x402Network} (GET /x402/supported)`,
     });
+  });
+
+  test('a USDC-shaped token is verified in its 6 decimals under the EIP-712 version the allow-list recorded ("2"); an account-path token is no x402 asset', async () => {
+    const wallet = createWalletClient({ account: owner, chain: foundry, transport: http(parts.anvil.url) });
+    const usdc = await deployShapedToken(parts.chains[network].client as never, wallet, 'usdc');
+    const usdt = await deployShapedToken(parts.chains[network].client as never, wallet, 'usdt');
+    const allowList = createSettlementTokenRepository(store.db);
+    await allowList.allow({ network, contractAddress: usdc, symbol: 'USDC', name: 'USD Coin', decimals: 6, eip712Version: '2', transferPath: 'eip3009', allowedAt: 2 });
+    await allowList.allow({ network, contractAddress: usdt, symbol: 'USDT', name: 'Tether USD', decimals: 6, eip712Version: null, transferPath: 'account', allowedAt: 2 });
+    const from = await payer(parseUnits('5', 6), usdc);
+    const paid = await verifyPayment(deps, (await request(from, { asset: usdc, value: 1_500_000n, name: 'USD Coin', version: '2' }, { domainName: 'USD Coin' })).body);
+    assert.equal(paid.response.isValid, true, JSON.stringify(paid.response));
+    assert.deepEqual(paid.verified?.asset, { address: usdc, symbol: 'USDC', decimals: 6, name: 'USD Coin', version: '2' });
+    const versionOne = await verifyPayment(deps, (await request(from, { asset: usdc, name: 'USD Coin', version: '1' }, { domainName: 'USD Coin' })).body);
+    assert.deepEqual([versionOne.response.invalidReason, versionOne.response.invalidMessage], ['invalid_exact_evm_token_version_mismatch', 'extra.version must be "2"']);
+    const tether = await verifyPayment(deps, (await request(from, { asset: usdt, name: 'Tether USD' }, { domainName: 'Tether USD' })).body);
+    assert.equal(tether.response.invalidReason, 'invalid_payment_requirements', 'no EIP-3009: the exact scheme cannot move it');
   });
 
   test('a malformed request is refused with the parser\'s reason and the payer it names', async () => {

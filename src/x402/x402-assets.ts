@@ -19,13 +19,14 @@ const domainAbi = parseAbi([
   'function decimals() view returns (uint8)',
 ]);
 
-/** The domains read from the chain, per network and token (they never change for a deployed token). */
-const domains = new Map<string, Promise<{ name: string; version: string; decimals: number }>>();
+/** The domain names and decimals read from the chain, per network and token (they never change for a deployed token). */
+const domains = new Map<string, Promise<{ name: string; decimals: number }>>();
 
 /**
- * The token `asset` on `network` if the facilitator settles it: VIXP, or a token of the operator's
- * allow-list (`vixpay token allow`, EIP-3009 tokens such as USDC). Its EIP-712 name and version come
- * from its ERC-5267 `eip712Domain()` (version "1" with only `name()`).
+ * The token `asset` on `network` if the facilitator settles it: VIXP, or an EIP-3009 token of the
+ * operator's allow-list (`vixpay token allow`, e.g. USDC). Its EIP-712 version is the one the
+ * allow-list recorded (settlement_tokens.eip712_version); its name comes from its ERC-5267
+ * `eip712Domain()`, else `name()`.
  */
 export async function acceptedAsset(deps: Pick<X402Deps, 'chains' | 'contracts' | 'settlementTokens'>, network: NetworkName, asset: string): Promise<X402Asset | undefined> {
   if (!isAddress(asset, { strict: false })) return undefined;
@@ -34,9 +35,13 @@ export async function acceptedAsset(deps: Pick<X402Deps, 'chains' | 'contracts' 
     return { address, symbol: vixpSymbol, decimals: vixpDecimals, name: vixpName, version: '1' };
   }
   const listed = await deps.settlementTokens.find(network, address);
-  // A token without EIP-3009 (the account path: custodial accounts only) has no authorization an outside payer could sign.
-  if (!listed || listed.transferPath === 'account') return undefined;
-  return { address, symbol: listed.symbol, ...(await domainOf(deps, network, address)) };
+  // The exact scheme is an EIP-3009 authorization: a token without it (the account path: custodial
+  // accounts only) has no authorization an outside payer could sign.
+  if (!listed || listed.transferPath === 'account' || listed.eip712Version === null) return undefined;
+  const domain = await domainOf(deps, network, address);
+  // The version `token allow` proved by executing an authorization under it (USDC's "2", read from
+  // version() where the token has no eip712Domain()), not a guess.
+  return { address, symbol: listed.symbol, decimals: domain.decimals, name: domain.name, version: listed.eip712Version };
 }
 
 /** Every asset settled on `network`: VIXP first, then the allow-list's. */
@@ -55,8 +60,8 @@ function domainOf(deps: Pick<X402Deps, 'chains'>, network: NetworkName, address:
     domain = (async () => {
       const decimals = await client.readContract({ address, abi: domainAbi, functionName: 'decimals' });
       const eip712 = await client.readContract({ address, abi: domainAbi, functionName: 'eip712Domain' }).catch(() => undefined);
-      if (eip712) return { name: eip712[1], version: eip712[2], decimals };
-      return { name: await client.readContract({ address, abi: domainAbi, functionName: 'name' }), version: '1', decimals };
+      if (eip712) return { name: eip712[1], decimals };
+      return { name: await client.readContract({ address, abi: domainAbi, functionName: 'name' }), decimals };
     })();
     domains.set(key, domain);
     domain.catch(() => domains.delete(key));

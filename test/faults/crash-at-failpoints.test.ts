@@ -8,6 +8,7 @@ import { getAddress } from 'viem';
 import { rpcOver } from '../support/server-process.ts';
 import { openSession, unary } from '../support/payments.ts';
 import { createPayService } from '../../src/pay/idempotent-pay.ts';
+import { createSettlementTokenRepository } from '../../src/store/settlement-token-repository.ts';
 import { createIdempotencyRepository } from '../../src/store/idempotency-repository.ts';
 import { createTransferStatusRepository } from '../../src/store/transfer-status-repository.ts';
 import { createPaymentRepository } from '../../src/store/payment-repository.ts';
@@ -91,7 +92,7 @@ describe('REST pay with an Idempotency-Key', () => {
     const { operator } = rig;
     const service = createPayService({
       users: operator.identity.users, rateLimiter: operator.identity.rateLimiter, wallet: operator.wallet, network: 'ethereum',
-      receiver: getAddress(operator.relayer.address), keys: createIdempotencyRepository(operator.store.db),
+      settlementTokens: createSettlementTokenRepository(operator.store.db), receiver: getAddress(operator.relayer.address), keys: createIdempotencyRepository(operator.store.db),
       transfers: createTransferStatusRepository(operator.store.db), clock: () => Date.now() + 10 * 60_000,
     });
     return service.pay({ userId: user.userId, tokenName: 'VIXP', amount: '3', myAddress: user.address, password, clientIp: '127.0.0.1' }, key);

@@ -9,7 +9,7 @@ import { createLogger } from '../../src/shared/logger.ts';
 import { composePlatform, type Platform } from '../../src/compose/platform.ts';
 import { vixpTokenAbi } from '../../src/gen/contracts/vixp-token.ts';
 import type { FailpointName } from '../../src/shared/failpoints.ts';
-import { freePort, rpcOver, startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { rpcOver, startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { sha256Hex } from '../support/transfer-scheme.ts';
 import { paymentsClient, testStore } from '../support/payments.ts';
 import { freshPostgresSchema } from '../support/store-factories.ts';
@@ -43,38 +43,31 @@ export async function startFaultRig(extraEnv: Record<string, string> = {}): Prom
   const dataDir = mkdtempSync(path.join(tmpdir(), 'vixpay-faults-'));
   // VIXPAY_TEST_STORE=postgres runs the server on a fresh PostgreSQL schema instead of SQLite.
   const postgres = testStore() === 'postgres' ? await freshPostgresSchema('vixpay_faults') : undefined;
-  const grpcPort = await freePort();
   // Short windows, so that what a crash leaves open settles within a test: an authorization expires
   // 10 s after it is signed, a receipt is waited for 10 s, an operation untouched for 5 s was interrupted and
   // the sweeps run every 2 s.
   const env = {
     DATA_DIR: dataDir, CHAIN_POLL_MS: '50', RECEIPT_TIMEOUT_SECONDS: '10', AUTHORIZATION_TTL_SECONDS: '10', STALE_OPERATION_SECONDS: '5', SWEEP_INTERVAL_SECONDS: '2',
-    GRPC_PORT: String(grpcPort), GRPC_HOST: '127.0.0.1', PAYMENT_PAIRING_WINDOW_SECONDS: '10', PAYMENT_IDLE_TIMEOUT_SECONDS: '20',
+    GRPC_HOST: '127.0.0.1', PAYMENT_PAIRING_WINDOW_SECONDS: '10', PAYMENT_IDLE_TIMEOUT_SECONDS: '20',
     ...(postgres && { DATABASE_URL: postgres.databaseUrl }),
     ...extraEnv,
   };
-  // On a machine shared with other test runs a port found free can be taken before the server
-  // listens on it: such a start is tried again on new ports (the gRPC clients read rig.grpcPort).
-  const startOnFreePorts = async (extra: Record<string, string>): Promise<ServerProcess> => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await startServerProcess({ ...env, ...extra });
-      } catch (error) {
-        if (attempt >= 3 || !/EADDRINUSE/.test((error as Error).message)) throw error;
-        env.GRPC_PORT = String(await freePort());
-        rig.grpcPort = Number(env.GRPC_PORT);
-      }
-    }
+  // The ports are startServerProcess's to pick (and to pick again when one is taken before the server
+  // listens on it); the gRPC clients read rig.grpcPort, the port of the server started last.
+  const startServer = async (extra: Record<string, string>): Promise<ServerProcess> => {
+    const server = await startServerProcess({ ...env, ...extra });
+    rig.grpcPort = server.grpcPort;
+    return server;
   };
   const composeOperator = () => composePlatform(loadConfig({ ...env, LOG_LEVEL: 'silent' }), createLogger('silent'), { chainMode: 'attach', pairing: 'in-process' });
   const rig = {
-    dataDir, grpcPort,
+    dataDir, grpcPort: 0,
     server: undefined as unknown as ServerProcess,
     operator: undefined as unknown as Platform,
     async start(failpoints: FailpointName[] = [], action: 'crash' | 'crash-chain' = 'crash') {
       // kill -9, not a clean stop: a clean stop would end the anvils the server owns.
       if (rig.server.child.exitCode === null && rig.server.child.signalCode === null) await stopServerProcess(rig.server, 'SIGKILL');
-      rig.server = await startOnFreePorts({ VIXPAY_TEST_FAULTS: '1', FAILPOINTS: failpoints.map((name) => `${name}=${action}`).join(',') });
+      rig.server = await startServer({ VIXPAY_TEST_FAULTS: '1', FAILPOINTS: failpoints.map((name) => `${name}=${action}`).join(',') });
       // A chain node killed too was started again by the server, on a new port: attach to it anew
       // (after the server's own start has finished its journal).
       // (A node the server does not run, RPC_URL_ETHEREUM, has no such file and stays where it was.)
@@ -103,7 +96,7 @@ export async function startFaultRig(extraEnv: Record<string, string> = {}): Prom
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
-  rig.server = await startOnFreePorts({ FAILPOINTS: '' });
+  rig.server = await startServer({ FAILPOINTS: '' });
   // Attached beside the running server, as the operator CLI is: it never finishes the server's
   // journal (that happens when it is composed, before any crash), it only reads and sets up.
   rig.operator = await composeOperator();

@@ -13,6 +13,7 @@ import { createTransferStatusRepository, type TransferStatusRepository } from '.
 import type { TransferFromCustodyParameters } from '../../src/wallet/transfer-from-custody.ts';
 import type { TransferOutcome } from '../../src/wallet/transfer-outcome.ts';
 import type { PayDeps } from '../../src/pay/pay.ts';
+import { createSettlementTokenRepository } from '../../src/store/settlement-token-repository.ts';
 import { storeFactories } from './store-factories.ts';
 
 /**
@@ -41,6 +42,10 @@ export interface PayParts {
 
 export const payNetwork = 'ethereum';
 export const vixpContract = '0x00000000000000000000000000000000000000aa';
+/** Allowed besides VIXP: USDC (EIP-3009, 6 decimals) and USDT (the account path, 6 decimals). */
+export const usdcContract = getAddress('0x00000000000000000000000000000000000000c6');
+export const usdtContract = getAddress('0x00000000000000000000000000000000000000d6');
+const decimalsOf = (contract?: string) => (contract === usdcContract || contract === usdtContract ? 6 : 18);
 export const receiver = getAddress('0x00000000000000000000000000000000000000bb');
 export const password = 'correct horse battery';
 
@@ -78,10 +83,10 @@ export async function openPayParts(options: { maxFailuresPerId?: number } = {}):
 
   const record = async (params: TransferFromCustodyParameters, status: AuthorizationStatus, txHash: string | null) => {
     await db.insertInto('authorizations').values({
-      nonce: randomHash(), network: payNetwork, reference: params.reference ?? '', contract_address: vixpContract,
+      nonce: randomHash(), network: payNetwork, reference: params.reference ?? '', contract_address: params.contractAddress ?? vixpContract,
       // The wallet records addresses as the request gave them; the lookups compare them case-blind.
       from_address: params.fromAddress.toLowerCase(), to_address: params.toAddress.toLowerCase(),
-      value: parseUnits(params.amount, 18).toString(), valid_before: 1, from_block: 0, status, tx_hash: txHash, cancel_tx_hash: null,
+      value: parseUnits(params.amount, decimalsOf(params.contractAddress)).toString(), valid_before: 1, from_block: 0, status, tx_hash: txHash, cancel_tx_hash: null,
       created_at: parts.now, updated_at: parts.now, chain_nonce: null,
     }).execute();
   };
@@ -90,7 +95,7 @@ export async function openPayParts(options: { maxFailuresPerId?: number } = {}):
     calls.push(params);
     const next = script.shift() ?? { kind: 'settled' };
     const txHash = randomHash();
-    const settled = { transactionId: txHash, amountRaw: parseUnits(params.amount, 18).toString(), contractAddress: vixpContract };
+    const settled = { transactionId: txHash, amountRaw: parseUnits(params.amount, decimalsOf(params.contractAddress)).toString(), contractAddress: params.contractAddress ?? vixpContract };
     switch (next.kind) {
       case 'settled':
         await record(params, 'used', txHash);
@@ -113,6 +118,9 @@ export async function openPayParts(options: { maxFailuresPerId?: number } = {}):
     passwords: createPasswordHasher({ algorithm: 2 as never, memoryCost: 1024, timeCost: 1, parallelism: 1 }),
     clock: () => parts.now,
   });
+  const allowList = createSettlementTokenRepository(db);
+  await allowList.allow({ network: payNetwork, contractAddress: usdcContract, symbol: 'USDC', name: 'USD Coin', decimals: 6, eip712Version: '2', transferPath: 'eip3009', allowedAt: 0 });
+  await allowList.allow({ network: payNetwork, contractAddress: usdtContract, symbol: 'USDT', name: 'Tether USD', decimals: 6, eip712Version: null, transferPath: 'account', allowedAt: 0 });
   const parts: PayParts = {
     store, users, keys: createIdempotencyRepository(db), transfers: createTransferStatusRepository(db),
     now: Date.UTC(2026, 10, 28, 12, 0, 0),
@@ -120,7 +128,12 @@ export async function openPayParts(options: { maxFailuresPerId?: number } = {}):
     deps: {
       users,
       rateLimiter: createLoginRateLimiter({ clock: () => parts.now, maxFailuresPerId: options.maxFailuresPerId ?? 3 }),
-      wallet: { transferFromCustody },
+      wallet: {
+        transferFromCustody,
+        // The platform token as the wallet answers it (its row, when added, carries the same).
+        getTokenInfo: async () => ({ contractAddress: getAddress(vixpContract), tokenSymbol: 'VIXP', decimals: 18, network: payNetwork, chainId: 31337 }),
+      },
+      settlementTokens: createSettlementTokenRepository(db),
       network: payNetwork,
       receiver,
     },

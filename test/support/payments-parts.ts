@@ -185,8 +185,9 @@ export async function openPaymentsParts(options: { idleTimeoutMs?: number; pairi
     dispose,
   };
   await merchants.insertStore({ ...parts.shop, apiKeyHash: randomBytes(8).toString('hex') }, parts.now);
-  // 1 VIXP = 1000 KRW, 1 USDX = 1000 KRW; USD at par.
+  // 1 VIXP = 1000 KRW, 1 USDX = 1000 KRW (each token its own notice); no USD notice.
   await merchants.insertRateNotice({ currency: 'KRW', noticeDate: '20261128', rate: '1000', publishedAt: parts.now });
+  await merchants.insertRateNotice({ currency: 'KRW', token: { network: paymentsNetwork, contractAddress: usdx.contractAddress }, noticeDate: '20261128', rate: '1000', publishedAt: parts.now });
   await settlementTokens.allow({ network: paymentsNetwork, contractAddress: usdx.contractAddress, symbol: usdx.tokenSymbol, decimals: usdx.decimals, allowedAt: parts.now });
   return parts;
 }

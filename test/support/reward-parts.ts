@@ -240,9 +240,10 @@ export async function openRewardParts(): Promise<RewardParts> {
     arm(name) { armed.set(name, 'error'); },
     dispose,
   };
-  // Rate notices (KRW 1,000 and USD 0.5 per token) and the allowed USDX.
+  // Rate notices (KRW 1,000 and USD 0.5 per VIXP; KRW 1,380.25 per USDX, no USD one) and the allowed USDX.
   await merchants.insertRateNotice({ currency: 'KRW', noticeDate: '20261128', rate: '1000', publishedAt: parts.now });
   await merchants.insertRateNotice({ currency: 'USD', noticeDate: '20261128', rate: '0.5', publishedAt: parts.now });
+  await merchants.insertRateNotice({ currency: 'KRW', token: { network: rewardNetwork, contractAddress: usdx }, noticeDate: '20261128', rate: '1380.25', publishedAt: parts.now });
   for (const token of tokens) {
     await db.insertInto('tokens').values({ network: rewardNetwork, contract_address: token.contractAddress, symbol: token.tokenSymbol, name: token.tokenSymbol, decimals: token.decimals, owner: vixp, created_at: 0 }).execute();
   }

@@ -25,6 +25,7 @@ import * as x402SettleAnswers from './0024-x402-settle-answers.ts';
 import * as ipfsBlocks from './0025-ipfs-blocks.ts';
 import * as chainTxL1Fees from './0026-chain-tx-l1-fees.ts';
 import * as settlementTokenShapes from './0027-settlement-token-shapes.ts';
+import * as rateNoticeTokens from './0028-rate-notice-tokens.ts';
 
 /** Every migration, in order. Each domain adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '0025-ipfs-blocks': ipfsBlocks,
   '0026-chain-tx-l1-fees': chainTxL1Fees,
   '0027-settlement-token-shapes': settlementTokenShapes,
+  '0028-rate-notice-tokens': rateNoticeTokens,
 };

@@ -49,6 +49,9 @@ export function issueRewardHandler(deps: GrpcDeps): UnaryHandler {
   return posCall(deps, 'issueReward', 'reward', async (store, c, tranNo) => {
     const reward = await deps.rewards.issueReward(store, {
       tranNo, tid: c.tid, rewardReason: c.reward_reason, exchangeAmount: c.exchange_amount, exchangeCurrency: c.exchange_currency,
+      // Optional (beyond the interface's request fields): a reward in another accepted token.
+      ...(c.contract_address && { contractAddress: c.contract_address }),
+      ...(c.token_symbol && { tokenSymbol: c.token_symbol }),
     });
     return {
       contract_address: reward.contractAddress, token_symbol: reward.tokenSymbol, token_amount: reward.tokenAmount,

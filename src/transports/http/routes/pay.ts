@@ -53,7 +53,7 @@ export async function payRoutes(app: FastifyInstance, deps: PayRoutesDeps): Prom
     return reply.status(200).send({ resultCode: '200', resultMessage: 'Success', resultData: outcome.ok });
   };
 
-  const payRoute = zodRoute({ body: payBody, headers: payHeaders, tags: ['pay'], summary: 'Pay in VIXP from the user\'s wallet', security: userJwt });
+  const payRoute = zodRoute({ body: payBody, headers: payHeaders, tags: ['pay'], summary: 'Pay in VIXP or an allowed token from the user\'s wallet', security: userJwt });
   app.post('/pay', { ...payRoute, preHandler: requireUser(deps.verify) }, async (request, reply) => {
     const headers = payHeaders.safeParse(request.headers);
     if (!headers.success) {
