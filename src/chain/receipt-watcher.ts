@@ -1,8 +1,10 @@
 import type { BlockSchedule } from './block-schedule.ts';
-import { TransactionReceiptNotFoundError, type Address, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
+import type { Hex, PublicClient, TransactionReceipt } from 'viem';
 import { ReceiptNotFinalError } from './receipt-not-final.ts';
 import { createBlockReceipts } from './block-receipts.ts';
 import type { HeadSource } from './head-source.ts';
+import { confirm, detectReplaced, learnSenders, type CheckContext, type Waiter, type Waiting } from './receipt-checks.ts';
+import { createPushedBlocks } from './pushed-blocks.ts';
 
 export { ReceiptNotFinalError } from './receipt-not-final.ts';
 
@@ -41,36 +43,6 @@ export interface ReceiptWatcherOptions {
   schedule?: BlockSchedule;
 }
 
-interface Waiter {
-  resolve(receipt: TransactionReceipt): void;
-  reject(error: Error): void;
-  timer: NodeJS.Timeout;
-}
-
-interface Waiting {
-  waiters: Set<Waiter>;
-  /** Looked up once after a head was read: from then on, only blocks after that head can hold it. */
-  checked: boolean;
-  /** Mined, waiting for its confirmations (only when more than one is asked). */
-  receipt?: TransactionReceipt;
-  /** Its sender and nonce, learnt from the node once it is seen pending while blocks go by. */
-  sender?: { from: Address; nonce: number };
-  /** New blocks scanned since it was first looked for (pushed heads only). */
-  blocksSeen: number;
-  /** When it was first waited for (local ms). */
-  since: number;
-}
-
-/** Blocks whose receipts are kept after their scan: a transaction new to the watcher is looked for there first. */
-const keptBlocks = 8;
-/**
- * Pushed heads: a transaction is waited for right after its broadcast was answered, so a block pushed
- * more than this before its wait began cannot hold it (a broadcast answered later than this is found
- * by its sender's check two blocks on, or by the waiter's look-up when its wait ends).
- */
-const broadcastSlackMs = 2_000;
-/** Blocks read at most when a watcher that was idle wakes (a chain mining each send at once). */
-const wakeBlocks = 32n;
 
 /**
  * One watcher per network instead of one poller per transaction: while anything is waited for, it
@@ -99,10 +71,7 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
   const source = options.source;
   /** The head pushed by a subscription that is up: none is asked for then. */
   const pushedHead = () => (source?.up() ? source.latest()?.number : undefined);
-  /** The receipts of the latest blocks scanned, by block. */
-  const recent = new Map<bigint, TransactionReceipt[]>();
-  /** When each recent head was pushed (local ms). */
-  const pushedAt = new Map<bigint, number>();
+  const recent = createPushedBlocks();
   /**
    * How long before a block is due the watcher starts asking for it: early enough that a schedule
    * that runs late sees the block come (a head sighted late would keep it late).
@@ -144,74 +113,11 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
   const { lookUp, ofBlock } = createBlockReceipts(client);
   const receiptsOf = async (block: bigint) => {
     const receipts = await ofBlock(block, () => unmined().map(([hash]) => hash));
-    recent.set(block, receipts);
-    for (const kept of [...recent.keys()]) if (kept <= block - BigInt(keptBlocks) || kept > block) recent.delete(kept);
+    recent.remember(block, receipts);
     return receipts;
   };
 
-  /** The sender and nonce of pending transactions, while the node still has them in its pool. */
-  async function learnSenders(pending: Array<[Hex, Waiting]>): Promise<void> {
-    await Promise.all(pending.filter(([, w]) => !w.sender).map(async ([hash, w]) => {
-      const tx = await client.getTransaction({ hash }).catch(() => undefined);
-      if (tx) w.sender = { from: tx.from, nonce: tx.nonce };
-      // Mined in a block the scan did not read (pushed heads: sent just before a head the watcher
-      // woke on): its receipt is asked for.
-      if (tx?.blockNumber !== null && tx?.blockNumber !== undefined) {
-        found(await client.getTransactionReceipt({ hash }).catch(() => null));
-      }
-    }));
-  }
-
-  /**
-   * Unmined waits while blocks go by: a sender whose nonce on chain has passed the transaction's,
-   * without a receipt for it, had another transaction of that nonce mined.
-   */
-  async function detectReplaced(): Promise<void> {
-    // With pushed heads, a transaction mined in the next block (the usual case) costs no call of its
-    // own: its sender is asked only once it stayed pending two blocks.
-    const pending = unmined().filter(([, w]) => w.checked && (!pushed || w.blocksSeen >= 2));
-    await learnSenders(pending);
-    const senders = [...new Set(pending.flatMap(([, w]) => (w.sender ? [w.sender.from] : [])))];
-    const used = new Map(await Promise.all(senders.map(async (from) => [from, await client.getTransactionCount({ address: from, blockTag: 'latest' })] as const)));
-    await Promise.all(pending.map(async ([hash, w]) => {
-      if (!w.sender || (used.get(w.sender.from) ?? 0) <= w.sender.nonce) return;
-      // Only a node's "no such receipt" is one: not answering (or only nodes behind answering) is no conclusion.
-      const receipt = await client.getTransactionReceipt({ hash }).catch((error: unknown) => {
-        if (error instanceof TransactionReceiptNotFoundError) return undefined;
-        throw error;
-      });
-      if (receipt) return found(receipt);
-      finish(hash, { error: new ReceiptNotFinalError('replaced', hash, `${hash} was not mined: nonce ${w.sender.nonce} of ${w.sender.from} was used by another transaction`) });
-    }));
-  }
-
-  /** A held receipt deep enough (or whose block is above the head: the chain got shorter) is checked again. */
-  async function confirm(head: bigint): Promise<void> {
-    const due = [...waiters].filter(([, w]) => w.receipt && (head >= w.receipt.blockNumber + confirmations - 1n || head < w.receipt.blockNumber));
-    await Promise.all(due.map(async ([hash, waiting]) => {
-      const held = waiting.receipt as TransactionReceipt;
-      let now: TransactionReceipt | undefined;
-      try {
-        now = await client.getTransactionReceipt({ hash });
-      } catch (error) {
-        if (!(error instanceof TransactionReceiptNotFoundError)) return; // the node did not answer: next poll
-      }
-      if (now && now.blockHash === held.blockHash) {
-        if (head >= now.blockNumber + confirmations - 1n) finish(hash, { receipt: now });
-        return;
-      }
-      if (now) {
-        waiting.receipt = now; // mined again in another block: its confirmations count from there
-        return;
-      }
-      const pooled = await client.getTransaction({ hash }).then(() => true, () => false);
-      finish(hash, {
-        error: pooled
-          ? new ReceiptNotFinalError('reorged', hash, `${hash} was mined in block ${held.blockNumber} (${held.blockHash}), which left the chain; it is pending again`)
-          : new ReceiptNotFinalError('dropped', hash, `${hash} was mined in block ${held.blockNumber} (${held.blockHash}), which left the chain, and the node no longer has it`),
-      });
-    }));
-  }
+  const checks: CheckContext = { client, confirmations, waiters, found, finish, unmined };
 
   /** Whether the poll running took its head from the subscription. */
   let pushed = false;
@@ -235,19 +141,10 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
         // Looked for in the blocks already read; a transaction sent before the latest head may be in
         // that block (read below, once for all of them, unless it was); one sent after it is in a
         // later block, which the scan reads. A watcher that was idle reads none of the blocks it slept through.
-        for (const [hash] of fresh) {
-          for (const receipts of recent.values()) found(receipts.find((r) => r.transactionHash === hash) ?? null);
-        }
+        for (const [hash] of fresh) found(recent.find(hash));
         if (fresh.length === waiters.size || scanned === undefined) {
-          // Woken (nothing else waited for): the blocks pushed before these waits began (less the
-          // broadcast's slack) cannot hold them; those after are read.
-          const since = Math.min(...fresh.map(([, w]) => w.since)) - broadcastSlackMs;
-          let from: bigint | undefined;
-          for (const [number, at] of pushedAt) if (at < since && number < head && (from === undefined || number > from)) from = number;
-          // None pushed that early: every recent one may hold them (none known yet: the head's block).
-          from ??= pushedAt.size > 0 ? head - wakeBlocks : head - 1n;
-          if (from < head - wakeBlocks) from = head - wakeBlocks;
-          if (from < -1n) from = -1n;
+          // Woken (nothing else waited for): the blocks pushed before these waits began cannot hold them.
+          const from = recent.wakeFrom(Math.min(...fresh.map(([, w]) => w.since)), head);
           if (scanned === undefined || scanned < from) scanned = from;
         }
         scanning = true;
@@ -256,7 +153,7 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
       }
       for (const [, w] of fresh) w.checked = true;
       // Not mined yet: its sender and nonce, to tell later whether another transaction replaced it.
-      if (!pushed) await learnSenders(fresh.filter(([hash, w]) => !w.receipt && waiters.get(hash) === w));
+      if (!pushed) await learnSenders(checks, fresh.filter(([hash, w]) => !w.receipt && waiters.get(hash) === w));
       // Blocks after the last scan matter only to transactions already looked up before them.
       const newBlocks = scanned !== undefined && head > scanned;
       let read = scanned;
@@ -274,8 +171,8 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
       if (pushed && fresh.some(([hash, w]) => waiters.get(hash) === w && !w.receipt) && !recent.has(head)) {
         for (const receipt of await receiptsOf(head)) found(receipt);
       }
-      if (newBlocks && unmined().length > 0) await detectReplaced();
-      if (confirmations > 1n) await confirm(head);
+      if (newBlocks && unmined().length > 0) await detectReplaced(checks, pushed);
+      if (confirmations > 1n) await confirm(checks, head);
     } catch {
       // The node did not answer this time: the next poll tries again, each wait keeps its own deadline.
       failed = true;
@@ -302,8 +199,7 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
     onNewHead();
   });
   const unsubscribeSource = source?.onHead((head) => {
-    pushedAt.set(head.number, head.at);
-    while (pushedAt.size > 64) pushedAt.delete(pushedAt.keys().next().value as bigint);
+    recent.pushed(head.number, head.at);
     schedule?.observe(head.number, head.at);
     // A head at or below the one scanned replaced blocks already read (a reorg): read again from it.
     if (scanned !== undefined && head.number <= scanned) scanned = head.number - 1n;
