@@ -371,3 +371,77 @@ export async function measureRealChain(plan: RealChainPlan, load: LoadClient): P
   }
   return results;
 }
+
+// ---------------------------------------------------------------------------------------------------
+// `--only=node-calls`: node calls per settled transfer at each rate on `blockTime` s blocks, and in
+// the minute after the last transfer (idle), counted by the platform's own counter
+// (vixpay_node_rpc_calls_total, every call of a batch; the `newHeads` subscription's eth_subscribe
+// counted too, its pushed heads not: they are no calls). Each mode on the same anvil in the same run:
+// `polled`, the node's RPC URL alone (heads and receipts polled over HTTP), and `pushed`, beside it the
+// node's WebSocket (WS_URL_ETHEREUM; anvil serves it on its HTTP port).
+
+export type NodeCallsMode = 'polled' | 'pushed';
+
+export interface NodeCallsPlan {
+  blockTime: number;
+  rates: number[];
+  /** How long each rate runs. */
+  durationMs: (rate: number) => number;
+  /** The idle span counted, after the last transfer was answered and a few blocks went by. */
+  idleMs: number;
+  accounts: number;
+  modes: NodeCallsMode[];
+  log(message: string): void;
+}
+
+export interface NodeCallsLevel {
+  ratePerSecond: number;
+  completed: number;
+  failed: number;
+  callsPerTransfer: number;
+  /** Per settled transfer, by method. */
+  byMethod: Record<string, number>;
+}
+
+export interface NodeCallsResult {
+  blockTimeSeconds: number;
+  modes: Array<{ mode: NodeCallsMode; levels: NodeCallsLevel[]; idle: { seconds: number; calls: number; callsPerMinute: number; byMethod: Record<string, number> } }>;
+}
+
+export async function measureNodeCalls(plan: NodeCallsPlan, load: LoadClient): Promise<NodeCallsResult> {
+  const anvil = await startIntervalAnvil(plan.blockTime);
+  const client = createPublicClient({ chain: foundry, transport: http(anvil.url, { batch: { batchSize: 100 } }) }) as PublicClient;
+  const result: NodeCallsResult = { blockTimeSeconds: plan.blockTime, modes: [] };
+  try {
+    for (const mode of plan.modes) {
+      plan.log(`node calls, ${plan.blockTime} s blocks, ${mode}: platform, ${plan.accounts} funded accounts`);
+      const bench = await platformOn(anvil.url, mode === 'pushed' ? { WS_URL_ETHEREUM: anvil.url.replace(/^http/, 'ws') } : {});
+      try {
+        const senders = await fundedSenders(bench, plan.accounts);
+        await bench.platform.wallet.mint('ethereum', { to: senders.recipient, amount: '1' });
+        const levels: NodeCallsLevel[] = [];
+        for (const rate of plan.rates) {
+          const figures = await poissonRun(bench, load, client, anvil.url, senders, rate, plan.durationMs(rate), 7000 + rate);
+          levels.push({ ratePerSecond: rate, completed: figures.completed, failed: figures.failed, callsPerTransfer: figures.rpcCallsPerTransfer, byMethod: figures.rpcCallsByMethod });
+          plan.log(`  ${mode} Poisson ${rate}/s: ${figures.completed} ok ${figures.failed} failed, ${figures.rpcCallsPerTransfer} node calls per transfer ${JSON.stringify(figures.rpcCallsByMethod)}${figures.firstError ? ` (${figures.firstError})` : ''}`);
+        }
+        // The last settlements' receipts come within a few blocks: the idle span starts after them.
+        await sleep(3 * plan.blockTime * 1000);
+        const before = await nodeRpcCalls(bench, 'ethereum');
+        await sleep(plan.idleMs);
+        const after = await nodeRpcCalls(bench, 'ethereum');
+        const byMethod: Record<string, number> = {};
+        for (const [method, n] of Object.entries(after)) if (n - (before[method] ?? 0) > 0) byMethod[method] = n - (before[method] ?? 0);
+        const calls = Object.values(byMethod).reduce((a, b) => a + b, 0);
+        const idle = { seconds: plan.idleMs / 1000, calls, callsPerMinute: round(calls / (plan.idleMs / 60_000), 1), byMethod };
+        plan.log(`  ${mode} idle ${idle.seconds} s: ${calls} node calls (${idle.callsPerMinute} per minute) ${JSON.stringify(byMethod)}`);
+        result.modes.push({ mode, levels, idle });
+      } finally {
+        await bench.stop();
+      }
+    }
+  } finally {
+    await anvil.stop();
+  }
+  return result;
+}

@@ -23,7 +23,7 @@ import { measureIpfsBlockstores } from './ipfs-blockstores.ts';
 import { measureSettlementHistory } from './settlement-history.ts';
 import { measureStorageGrowth } from './storage-growth.ts';
 import { measureIdleStreams } from './idle-streams.ts';
-import { measureRealChain } from './real-chain.ts';
+import { measureNodeCalls, measureRealChain } from './real-chain.ts';
 import { measureNetworks, networksTable } from './networks.ts';
 import { isNetworkName } from '../src/shared/networks.ts';
 import { measureStatements } from './statements.ts';
@@ -48,7 +48,7 @@ const plan = quick
     // 12 s blocks: 120 s runs (10 blocks); every shorter rhythm: 30 s.
     networks: { rates: [10, 40, 200], durationMs: (blockTime: number) => (blockTime >= 12 ? 120_000 : 30_000), accounts: 100 },
   };
-const sections = ['token-api', 'requests', 'payments', 'chain-history', 'settlement-history', 'storage-growth', 'idle-streams', 'real-chain', 'statements', 'x402', 'ipfs', 'networks'] as const;
+const sections = ['token-api', 'requests', 'payments', 'chain-history', 'settlement-history', 'storage-growth', 'idle-streams', 'real-chain', 'node-calls', 'statements', 'x402', 'ipfs', 'networks'] as const;
 type Section = typeof sections[number];
 const onlyArgument = process.argv.find((arg) => arg.startsWith('--only='));
 const only = onlyArgument?.slice('--only='.length).split(',').filter(Boolean);
@@ -218,6 +218,20 @@ if (runs('real-chain')) {
   }
 }
 
+// 7b. Node calls per settled transfer and per idle minute on 2 s blocks: heads polled, and pushed (WS_URL_ETHEREUM).
+let nodeCalls;
+if (runs('node-calls')) {
+  const load = await startLoadClient();
+  try {
+    nodeCalls = await measureNodeCalls({
+      blockTime: 2, rates: [1, 10, 100], durationMs: (rate) => (rate <= 1 ? (quick ? 30_000 : 60_000) : (quick ? 15_000 : 30_000)),
+      idleMs: 60_000, accounts: 100, modes: ['polled', 'pushed'], log,
+    }, load);
+  } finally {
+    await load.stop();
+  }
+}
+
 // 8. A store's daily statement on a day of 100,000 payments, beside one plain query reading the same rows.
 let statements;
 if (runs('statements')) {
@@ -273,6 +287,7 @@ const results = {
   }),
   ...(idleStreams && { idleStreams }),
   ...(realChain && { realChain }),
+  ...(nodeCalls && { nodeCalls }),
   ...(statements && { statements }),
   ...(x402 && { x402 }),
   ...(networks && { networks }),

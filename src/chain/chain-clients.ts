@@ -1,10 +1,11 @@
-import { createPublicClient, defineChain, TimeoutError, webSocket, type HttpTransport, type PublicClient } from 'viem';
+import { createPublicClient, defineChain, TimeoutError, type EIP1193RequestFn, type HttpTransport, type PublicClient, type Transport } from 'viem';
 import { DomainError } from '#shared/errors.ts';
 import type { ChainEndpoint } from './chain-supervisor.ts';
 import { createReceiptWatcher, type ReceiptWatcher } from './receipt-watcher.ts';
 import type { OnRpcCall } from './node-rpc-calls.ts';
 import { createEndpointPool, hostOf, type EndpointOutcome, type EndpointState } from './endpoint-pool.ts';
 import { createBlockSchedule, type BlockSchedule } from './block-schedule.ts';
+import { createHeadSource, type HeadSource } from './head-source.ts';
 import { explorerOf, networkFacts, networkNames, type NetworkName } from '#shared/networks.ts';
 
 export interface ChainClient {
@@ -22,6 +23,15 @@ export interface ChainClient {
   receipts: ReceiptWatcher;
   /** When the network mines its next block, learnt from the heads its receipt watcher reads. */
   blocks: BlockSchedule;
+  /**
+   * The network's `newHeads` subscription: `WS_URL_<NETWORK>`, or the WebSocket of an anvil we run
+   * (same port); none for an external node without `WS_URL_<NETWORK>`, which is polled.
+   */
+  heads?: HeadSource;
+  /** The head of the node answering now, as it says (below the highest seen when it lost blocks or lags). */
+  nodeHead(): Promise<bigint>;
+  /** The highest block the network showed (answers, pushed heads) since the last call; undefined when none. */
+  highestSince(): bigint | undefined;
 }
 
 export type ChainClients = Readonly<Record<NetworkName, ChainClient>>;
@@ -64,13 +74,27 @@ export async function createChainClients(
         network, urls, callTimeoutMs, onRpcCall,
         onOutcome: onEndpointOutcome && ((state, outcome) => onEndpointOutcome(network, state, outcome)),
       });
-      const client = createPublicClient({ chain, transport: pool.transport, pollingInterval });
+      const wsUrl = endpoint.wsUrl ?? (endpoint.managed ? endpoint.url.replace(/^http/, 'ws') : undefined);
+      const heads = wsUrl === undefined ? undefined : createHeadSource({ url: wsUrl, onRpcCall: onRpcCall && ((method) => onRpcCall(network, method)) });
+      const client = createPublicClient({ chain, transport: heads ? fromPushedHead(pool.transport, heads) : pool.transport, pollingInterval });
       const blocks = createBlockSchedule();
-      const receipts = createReceiptWatcher(client, pollingInterval, {
-        confirmations: confirmations[network] ?? 1, schedule: blocks,
-        ...(endpoint.managed && { heads: newHeadsOf(endpoint.url.replace(/^http/, 'ws')) }),
+      const watcher = createReceiptWatcher(client, pollingInterval, {
+        confirmations: confirmations[network] ?? 1, schedule: blocks, ...(heads && { source: heads }),
       });
-      return [network, { network, chainId, managed: endpoint.managed, url: urls[0] ?? endpoint.url, urls, endpoints: pool.states, client, receipts, blocks }];
+      let pushedSince: bigint | undefined;
+      heads?.onHead(({ number }) => { if (pushedSince === undefined || number > pushedSince) pushedSince = number; });
+      // The subscription ends with the watcher (before the nodes stop).
+      const receipts: ReceiptWatcher = { wait: (hash, timeoutMs) => watcher.wait(hash, timeoutMs), close() { watcher.close(); heads?.close(); } };
+      return [network, {
+        network, chainId, managed: endpoint.managed, url: urls[0] ?? endpoint.url, urls, endpoints: pool.states, client, receipts, blocks,
+        ...(heads && { heads }), nodeHead: pool.nodeHead,
+        highestSince() {
+          const answered = pool.highestSince();
+          const pushed = pushedSince;
+          pushedSince = undefined;
+          return answered === undefined || (pushed !== undefined && pushed > answered) ? pushed : answered;
+        },
+      }];
     }),
   );
   return Object.freeze(Object.fromEntries(entries) as Record<NetworkName, ChainClient>);
@@ -118,40 +142,35 @@ export function withDeadline(transport: HttpTransport, ms: number): HttpTranspor
 }
 
 /**
- * The node's new heads over WebSocket (`eth_subscribe` `newHeads`; anvil serves it on its HTTP port):
- * a receipt is looked for as soon as its block is mined, not at the next poll. A dropped subscription
- * is made again a second later (viem's own reconnection writes its failures to the console); meanwhile
- * the watcher's polling goes on.
+ * While the network's subscription is up, what one block's fees need is asked once per block: the
+ * latest block without its transactions (`eth_getBlockByNumber('latest', false)`: the base fee, gas
+ * limit and time a send reads) is the header pushed, and `eth_maxPriorityFeePerGas` is asked again
+ * only once a new head came and 12 s went by (one Ethereum slot; a few blocks of a shorter chain): the
+ * tip moves slowly, and a send priced too low is re-priced by the stale sweep. Anything else goes to
+ * the endpoints.
  */
-function newHeadsOf(wsUrl: string): (onHead: (number: bigint) => void) => () => void {
-  return (onHead) => {
-    let closed = false;
-    let retry: NodeJS.Timeout | undefined;
-    let current: { unwatch: () => void; client: PublicClient } | undefined;
-    const drop = () => {
-      current?.unwatch();
-      void current?.client.transport.getRpcClient().then((socket: { close(): void }) => socket.close(), () => undefined);
-      current = undefined;
-    };
-    const subscribe = () => {
-      if (closed) return;
-      const client = createPublicClient({ transport: webSocket(wsUrl, { keepAlive: false, reconnect: false, retryCount: 0 }) }) as PublicClient;
-      const unwatch = client.watchBlockNumber({
-        onBlockNumber: onHead,
-        onError: () => {
-          drop();
-          if (closed || retry) return;
-          retry = setTimeout(() => { retry = undefined; subscribe(); }, 1_000);
-          retry.unref();
-        },
-      });
-      current = { unwatch, client };
-    };
-    subscribe();
-    return () => {
-      closed = true;
-      clearTimeout(retry);
-      drop();
-    };
-  };
+const tipReuseMs = 12_000;
+function fromPushedHead(transport: Transport, heads: HeadSource): Transport {
+  return ((params: Parameters<Transport>[0]) => {
+    const built = transport(params);
+    let tip: { hash: string; at: number; answer: Promise<unknown> } | undefined;
+    const request = (async (args, options) => {
+      const head = heads.up() ? heads.latest() : undefined;
+      if (head && args.method === 'eth_getBlockByNumber') {
+        const [tag, full] = (args.params ?? []) as [unknown, unknown];
+        if (tag === 'latest' && full === false) return { ...head.rpc, transactions: head.rpc.transactions ?? [], uncles: head.rpc.uncles ?? [] };
+      }
+      if (head && args.method === 'eth_maxPriorityFeePerGas') {
+        if (!tip || (tip.hash !== head.hash && Date.now() - tip.at >= tipReuseMs)) {
+          const answer = built.request(args, options);
+          const asked = { hash: head.hash, at: Date.now(), answer };
+          tip = asked;
+          answer.catch(() => { if (tip === asked) tip = undefined; });
+        }
+        return tip.answer;
+      }
+      return built.request(args, options);
+    }) as EIP1193RequestFn;
+    return { ...built, request };
+  }) as Transport;
 }

@@ -17,6 +17,8 @@ export interface ChainEndpoint {
   chainId?: number;
   /** True when we run the node (anvil) ourselves; false for a configured RPC URL. */
   managed: boolean;
+  /** The node's WebSocket for pushed heads (`WS_URL_<NETWORK>`); an anvil we run serves it on `url`'s port. */
+  wsUrl?: string;
 }
 
 export interface ChainSupervisor {
@@ -32,6 +34,8 @@ export interface ChainSupervisorOptions {
   rpcUrls: Readonly<Partial<Record<NetworkName, readonly string[]>>>;
   /** The chain id each network's endpoints must answer (`config.chainIds`); our anvils have their own. */
   chainIds: Readonly<Record<NetworkName, number>>;
+  /** A network's WebSocket for pushed heads (`config.wsUrls`), beside its endpoints. */
+  wsUrls?: Readonly<Partial<Record<NetworkName, string>>>;
   logger: Logger;
   /**
    * `own` (the server): an anvil still running from an earlier process (one killed with -9)
@@ -60,7 +64,8 @@ export async function startChains(options: ChainSupervisorOptions): Promise<Chai
   const entries = await Promise.all(
     networkNames.map(async (network): Promise<[NetworkName, ChainEndpoint]> => {
       const urls = options.rpcUrls[network];
-      if (urls?.[0]) return [network, { network, url: urls[0], urls, chainId: options.chainIds[network], managed: false }];
+      const wsUrl = options.wsUrls?.[network];
+      if (urls?.[0]) return [network, { network, url: urls[0], urls, chainId: options.chainIds[network], managed: false, ...(wsUrl !== undefined && { wsUrl }) }];
       const chain = await runManagedAnvil(network, options);
       started.push(chain);
       return [network, { network, url: chain.url, managed: true }];

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createTransport, http, HttpRequestError, TimeoutError, type EIP1193RequestFn, type Transport } from 'viem';
+import { createTransport, hexToBigInt, http, HttpRequestError, TimeoutError, type EIP1193RequestFn, type Hex, type Transport } from 'viem';
 import type { NetworkName } from '#shared/networks.ts';
 import { countingRpcCalls, type OnRpcCall } from './node-rpc-calls.ts';
 import { monotonicReads } from './monotonic-reads.ts';
@@ -44,6 +44,17 @@ export interface EndpointPoolOptions {
 export interface EndpointPool {
   transport: Transport;
   states(): EndpointState[];
+  /**
+   * The head of the node answering now, as it says (not the highest seen, as the transport's reads):
+   * a head below one seen is how a node that lost blocks shows (relayer-recovery.ts).
+   */
+  nodeHead(): Promise<bigint>;
+  /**
+   * The highest block the network's answers showed since the last call (its receipts', its heads';
+   * those the transport answers with a higher one included), or undefined when none: what a node
+   * that lost blocks no longer has.
+   */
+  highestSince(): bigint | undefined;
 }
 
 /** A failing endpoint is left aside this long, doubling with each failure in a row up to `maxFailedOutMs`. */
@@ -146,12 +157,23 @@ export function createEndpointPool(options: EndpointPoolOptions): EndpointPool {
     throw lastError ?? new TimeoutError({ body: args as { [key: string]: unknown }, url: 'every endpoint' });
   }) as EIP1193RequestFn;
 
+  let highest: bigint | undefined;
+  const see = (block: bigint) => { if (highest === undefined || block > highest) highest = block; };
   const transport: Transport = () => createTransport({
     key: 'endpoints', name: `${options.network} endpoints`, type: 'endpoints',
     // Over nodes not at the same block (a provider's load balancer), reads never go backwards.
-    request: monotonicReads(request, options.callTimeoutMs), retryCount: 0,
+    request: monotonicReads(request, options.callTimeoutMs, now, see), retryCount: 0,
   });
-  return { transport, states: () => endpoints.map((e) => ({ ...e.state })) };
+  return {
+    transport,
+    states: () => endpoints.map((e) => ({ ...e.state })),
+    nodeHead: async () => hexToBigInt(await request({ method: 'eth_blockNumber' } as Parameters<EIP1193RequestFn>[0]) as Hex),
+    highestSince() {
+      const seen = highest;
+      highest = undefined;
+      return seen;
+    },
+  };
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, args: unknown): Promise<T> {

@@ -15,10 +15,16 @@ const keptBlocks = 64;
  * operator fee from the GasPriceOracle at that block (the formula differs by fork; the predeploy
  * knows its own). A block the node does not answer for leaves its time unknown (recorded NULL).
  */
-export function createMinedFacts(client: PublicClient): (receipt: TransactionReceipt) => Promise<MinedFacts> {
+export function createMinedFacts(
+  client: PublicClient,
+  /** A block's time (s) already known, from a pushed header: no call for it. */
+  knownTime?: (blockHash: Hex) => bigint | undefined,
+): (receipt: TransactionReceipt) => Promise<MinedFacts> {
   const times = new Map<Hex, Promise<number | undefined>>();
 
   const timeOf = (blockHash: Hex): Promise<number | undefined> => {
+    const known = knownTime?.(blockHash);
+    if (known !== undefined) return Promise.resolve(Number(known));
     let time = times.get(blockHash);
     if (!time) {
       time = client.getBlock({ blockHash, includeTransactions: false }).then((block) => Number(block.timestamp), () => {

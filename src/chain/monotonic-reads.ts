@@ -20,7 +20,11 @@ type Options = Parameters<EIP1193RequestFn>[1];
  * - once the endpoints disagreed (a head below one seen), nonces, balances and calls are asked beside
  *   `eth_blockNumber` too, and asked again while the node answering is behind.
  */
-export function monotonicReads(request: EIP1193RequestFn, deadlineMs: number, now: () => number = Date.now): EIP1193RequestFn {
+export function monotonicReads(
+  request: EIP1193RequestFn, deadlineMs: number, now: () => number = Date.now,
+  /** Told of every block an answer shows the network has (a head, a receipt's block), even after the chain went back. */
+  onBlock?: (block: bigint) => void,
+): EIP1193RequestFn {
   /** How long nodes behind are waited for before the chain is taken to have gone back. */
   const behindMs = Math.min(deadlineMs / 2, 1_500);
   let highest: bigint | undefined;
@@ -29,6 +33,7 @@ export function monotonicReads(request: EIP1193RequestFn, deadlineMs: number, no
   const see = (block: unknown, head = false) => {
     if (typeof block !== 'string' || !/^0x[0-9a-f]+$/i.test(block)) return;
     const n = hexToBigInt(block as `0x${string}`);
+    onBlock?.(n);
     if (highest === undefined || n > highest) highest = n;
     else if (head && n < highest) disagreed = true;
   };

@@ -50,7 +50,7 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
   const factsOf = (network: NetworkName, receipt: TransactionReceipt) => {
     let facts = minedFacts.get(network);
     // Stryker disable next-line ConditionalExpression: equivalent, a reader made anew reads the same header (the one read per block is asserted in mined-receipt.test.ts)
-    if (!facts) minedFacts.set(network, facts = createMinedFacts(chains[network].client));
+    if (!facts) minedFacts.set(network, facts = createMinedFacts(chains[network].client, (hash) => chains[network].heads?.byHash(hash)?.timestamp));
     return facts(receipt);
   };
 

@@ -5,6 +5,7 @@ import { foundry } from 'viem/chains';
 import { mnemonicToAccount } from 'viem/accounts';
 import { startAnvil, type AnvilProcess } from './anvil-process.ts';
 import { createReceiptWatcher, ReceiptNotFinalError } from './receipt-watcher.ts';
+import type { HeadSource, PushedHead } from './head-source.ts';
 import { waitFor } from '../../test/support/wait-for.ts';
 
 // The receipt watcher's block scan, confirmations and replacement checks on a real anvil that the
@@ -276,6 +277,77 @@ test('after the chain got shorter, the blocks mined from the new head on are sca
     watcher.close();
   }
   assert.equal(listener.announce, undefined, 'closing the watcher unsubscribes from new heads');
+});
+
+test('a head below the block scanned, not seen at its own height first: its block (which replaced the one scanned there) is scanned', async () => {
+  const { watcher, polled, idle, count } = announcedWatcher(1);
+  try {
+    const snapshot = await controls().snapshot();
+    await controls().mine({ blocks: 2 });
+    const signed = await wallet().signTransaction(await wallet().prepareTransactionRequest({ to: sender.address, value: 17n, nonce: await nextNonce() }));
+    const hash: Hex = keccak256(signed);
+    const wait = settledFlag(watcher.wait(hash, 30_000));
+    await waitFor(() => count('eth_getTransactionReceipt') > 0, { timeoutMs: 10_000, message: 'the first look' });
+    await idle();
+    await polled(); // scanned up to the head, two blocks above the snapshot
+    // Two blocks lost, one mined in their place carrying the transaction: the head is one below the block scanned.
+    await controls().revert({ id: snapshot });
+    await reader().sendRawTransaction({ serializedTransaction: signed });
+    await controls().mine({ blocks: 1 });
+    await polled();
+    await waitFor(() => wait.settled, { timeoutMs: 10_000, message: 'found in the new head\'s own block' });
+    assert.equal(wait.error, undefined);
+    assert.equal(wait.value?.transactionHash, hash);
+  } finally {
+    watcher.close();
+  }
+});
+
+/** A subscription the test pushes heads through (the node's own blocks): what head-source.ts hands the watcher. */
+function pushingSource() {
+  const listeners = new Set<(head: PushedHead) => void>();
+  let latest: PushedHead | undefined;
+  const source: HeadSource = {
+    up: () => true, latest: () => latest, byHash: () => undefined, subscriptions: () => 1,
+    onHead: (listener) => { listeners.add(listener); return () => listeners.delete(listener); },
+    onState: () => () => undefined, close: () => undefined,
+  };
+  const push = async () => {
+    const block = await reader().getBlock({ blockTag: 'latest' });
+    latest = { number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp, baseFeePerGas: block.baseFeePerGas, at: Date.now(), rpc: {} as never };
+    for (const listener of listeners) listener(latest);
+  };
+  return { source, push };
+}
+
+test('pushed heads: a transaction in a block the scan left unread (what it waited for was found earlier) is found there when its wait begins; no head asked', async () => {
+  const { client, count, state } = countingClient();
+  const { source, push } = pushingSource();
+  const watcher = createReceiptWatcher(client, 60_000, { source });
+  const idle = () => waitFor(async () => {
+    if (state.inFlight > 0) return false;
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    return state.inFlight === 0;
+  }, { timeoutMs: 10_000, message: 'the poll ends' });
+  try {
+    await push();
+    const nonce = await nextNonce();
+    const first = await wallet().sendTransaction({ to: sender.address, value: 1n, nonce });
+    const waitFirst = watcher.wait(first, 30_000);
+    await idle();
+    await controls().mine({ blocks: 1 });
+    // Sent and mined before its wait, with a block after it: pushed as one head, the latest.
+    const second = await wallet().sendTransaction({ to: sender.address, value: 2n, nonce: nonce + 1 });
+    await controls().mine({ blocks: 2 });
+    await push();
+    assert.equal((await waitFirst).transactionHash, first);
+    await idle();
+    assert.equal((await watcher.wait(second, 10_000)).transactionHash, second, 'found in its block, not at the end of its wait');
+    assert.equal(count('eth_blockNumber'), 0, 'no head asked');
+    assert.equal(count('eth_getTransactionReceipt'), 0, 'none looked up by itself');
+  } finally {
+    watcher.close();
+  }
 });
 
 test('closing the watcher rejects every pending wait `closed`; a watcher polls nothing after', async () => {

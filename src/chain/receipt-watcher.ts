@@ -1,7 +1,10 @@
 import type { BlockSchedule } from './block-schedule.ts';
-import { TransactionReceiptNotFoundError, type Address, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
+import type { Hex, PublicClient, TransactionReceipt } from 'viem';
 import { ReceiptNotFinalError } from './receipt-not-final.ts';
 import { createBlockReceipts } from './block-receipts.ts';
+import type { HeadSource } from './head-source.ts';
+import { confirm, detectReplaced, learnSenders, type CheckContext, type Waiter, type Waiting } from './receipt-checks.ts';
+import { createPushedBlocks } from './pushed-blocks.ts';
 
 export { ReceiptNotFinalError } from './receipt-not-final.ts';
 
@@ -26,6 +29,13 @@ export interface ReceiptWatcherOptions {
    */
   heads?: (onHead: (number: bigint) => void) => () => void;
   /**
+   * The network's `newHeads` subscription (head-source.ts). While it is up the watcher asks the
+   * node for no head: each pushed head starts a scan of its block's receipts (one call per block
+   * while anything is waited for), and a transaction new to it is looked for in the blocks already
+   * read rather than by its own receipt. While it is down the watcher polls, as without it.
+   */
+  source?: HeadSource;
+  /**
    * Told of every head read or pushed; while it knows when the next block is due, the watcher asks
    * for the head only from shortly before then (`pollMs` apart until it comes), not every `pollMs`
    * all block long: a few calls per block instead of one per `pollMs`.
@@ -33,21 +43,6 @@ export interface ReceiptWatcherOptions {
   schedule?: BlockSchedule;
 }
 
-interface Waiter {
-  resolve(receipt: TransactionReceipt): void;
-  reject(error: Error): void;
-  timer: NodeJS.Timeout;
-}
-
-interface Waiting {
-  waiters: Set<Waiter>;
-  /** Looked up once after a head was read: from then on, only blocks after that head can hold it. */
-  checked: boolean;
-  /** Mined, waiting for its confirmations (only when more than one is asked). */
-  receipt?: TransactionReceipt;
-  /** Its sender and nonce, learnt from the node once it is seen pending while blocks go by. */
-  sender?: { from: Address; nonce: number };
-}
 
 /**
  * One watcher per network instead of one poller per transaction: while anything is waited for, it
@@ -73,6 +68,10 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
   /** When the scheduled poll runs (local ms). */
   let timerAt = 0;
   const schedule = options.schedule;
+  const source = options.source;
+  /** The head pushed by a subscription that is up: none is asked for then. */
+  const pushedHead = () => (source?.up() ? source.latest()?.number : undefined);
+  const recent = createPushedBlocks();
   /**
    * How long before a block is due the watcher starts asking for it: early enough that a schedule
    * that runs late sees the block come (a head sighted late would keep it late).
@@ -112,113 +111,107 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
 
   const unmined = () => [...waiters].filter(([, w]) => !w.receipt);
   const { lookUp, ofBlock } = createBlockReceipts(client);
-  const receiptsOf = (block: bigint) => ofBlock(block, () => unmined().map(([hash]) => hash));
+  const receiptsOf = async (block: bigint) => {
+    const receipts = await ofBlock(block, () => unmined().map(([hash]) => hash));
+    recent.remember(block, receipts);
+    return receipts;
+  };
 
-  /** The sender and nonce of pending transactions, while the node still has them in its pool. */
-  async function learnSenders(pending: Array<[Hex, Waiting]>): Promise<void> {
-    await Promise.all(pending.filter(([, w]) => !w.sender).map(async ([hash, w]) => {
-      const tx = await client.getTransaction({ hash }).catch(() => undefined);
-      if (tx) w.sender = { from: tx.from, nonce: tx.nonce };
-    }));
-  }
+  const checks: CheckContext = { client, confirmations, waiters, found, finish, unmined };
 
-  /**
-   * Unmined waits while blocks go by: a sender whose nonce on chain has passed the transaction's,
-   * without a receipt for it, had another transaction of that nonce mined.
-   */
-  async function detectReplaced(): Promise<void> {
-    const pending = unmined().filter(([, w]) => w.checked);
-    await learnSenders(pending);
-    const senders = [...new Set(pending.flatMap(([, w]) => (w.sender ? [w.sender.from] : [])))];
-    const used = new Map(await Promise.all(senders.map(async (from) => [from, await client.getTransactionCount({ address: from, blockTag: 'latest' })] as const)));
-    await Promise.all(pending.map(async ([hash, w]) => {
-      if (!w.sender || (used.get(w.sender.from) ?? 0) <= w.sender.nonce) return;
-      // Only a node's "no such receipt" is one: not answering (or only nodes behind answering) is no conclusion.
-      const receipt = await client.getTransactionReceipt({ hash }).catch((error: unknown) => {
-        if (error instanceof TransactionReceiptNotFoundError) return undefined;
-        throw error;
-      });
-      if (receipt) return found(receipt);
-      finish(hash, { error: new ReceiptNotFinalError('replaced', hash, `${hash} was not mined: nonce ${w.sender.nonce} of ${w.sender.from} was used by another transaction`) });
-    }));
-  }
-
-  /** A held receipt deep enough (or whose block is above the head: the chain got shorter) is checked again. */
-  async function confirm(head: bigint): Promise<void> {
-    const due = [...waiters].filter(([, w]) => w.receipt && (head >= w.receipt.blockNumber + confirmations - 1n || head < w.receipt.blockNumber));
-    await Promise.all(due.map(async ([hash, waiting]) => {
-      const held = waiting.receipt as TransactionReceipt;
-      let now: TransactionReceipt | undefined;
-      try {
-        now = await client.getTransactionReceipt({ hash });
-      } catch (error) {
-        if (!(error instanceof TransactionReceiptNotFoundError)) return; // the node did not answer: next poll
-      }
-      if (now && now.blockHash === held.blockHash) {
-        if (head >= now.blockNumber + confirmations - 1n) finish(hash, { receipt: now });
-        return;
-      }
-      if (now) {
-        waiting.receipt = now; // mined again in another block: its confirmations count from there
-        return;
-      }
-      const pooled = await client.getTransaction({ hash }).then(() => true, () => false);
-      finish(hash, {
-        error: pooled
-          ? new ReceiptNotFinalError('reorged', hash, `${hash} was mined in block ${held.blockNumber} (${held.blockHash}), which left the chain; it is pending again`)
-          : new ReceiptNotFinalError('dropped', hash, `${hash} was mined in block ${held.blockNumber} (${held.blockHash}), which left the chain, and the node no longer has it`),
-      });
-    }));
-  }
+  /** Whether the poll running took its head from the subscription. */
+  let pushed = false;
 
   async function poll(): Promise<void> {
     timer = undefined;
     if (waiters.size === 0) return;
     polling = true;
+    let failed = false;
     try {
-      const head = await client.getBlockNumber({ cacheTime: 0 });
-      schedule?.observe(head, Date.now());
-      // The chain got shorter (a reorg to fewer blocks): blocks from the new head on are new again.
-      if (scanned !== undefined && head < scanned) scanned = head;
+      const pushedNow = pushedHead();
+      pushed = pushedNow !== undefined;
+      const head = pushedNow ?? await client.getBlockNumber({ cacheTime: 0 });
+      if (!pushed) schedule?.observe(head, Date.now());
+      // The chain got shorter (a reorg to fewer blocks): blocks from the new head on are new again,
+      // the new head's own block among them (it replaced the one scanned at that height).
+      if (scanned !== undefined && head < scanned) scanned = head - 1n;
       const fresh = [...waiters].filter(([, w]) => !w.checked);
-      const scanning = fresh.length < waiters.size;
-      for (const receipt of await lookUp(fresh.map(([hash]) => hash))) found(receipt);
+      let scanning = fresh.length < waiters.size;
+      if (pushed) {
+        // Looked for in the blocks already read; a transaction sent before the latest head may be in
+        // that block (read below, once for all of them, unless it was); one sent after it is in a
+        // later block, which the scan reads. A watcher that was idle reads none of the blocks it slept through.
+        for (const [hash] of fresh) found(recent.find(hash));
+        if (fresh.length === waiters.size || scanned === undefined) {
+          // Woken (nothing else waited for): the blocks pushed before these waits began cannot hold them.
+          const from = recent.wakeFrom(Math.min(...fresh.map(([, w]) => w.since)), head);
+          if (scanned === undefined || scanned < from) scanned = from;
+        }
+        scanning = true;
+      } else {
+        for (const receipt of await lookUp(fresh.map(([hash]) => hash))) found(receipt);
+      }
       for (const [, w] of fresh) w.checked = true;
       // Not mined yet: its sender and nonce, to tell later whether another transaction replaced it.
-      await learnSenders(fresh.filter(([hash, w]) => !w.receipt && waiters.get(hash) === w));
+      if (!pushed) await learnSenders(checks, fresh.filter(([hash, w]) => !w.receipt && waiters.get(hash) === w));
       // Blocks after the last scan matter only to transactions already looked up before them.
       const newBlocks = scanned !== undefined && head > scanned;
+      let read = scanned;
       if (scanning && scanned !== undefined) {
         for (let block = scanned + 1n; block <= head && unmined().length > 0; block++) {
           for (const receipt of await receiptsOf(block)) found(receipt);
+          for (const [, w] of unmined()) if (w.checked) w.blocksSeen++;
+          read = block;
         }
       }
-      scanned = head;
-      if (newBlocks && unmined().length > 0) await detectReplaced();
-      if (confirmations > 1n) await confirm(head);
+      // Pushed, a new transaction is looked for in blocks only: those left unread (nothing was
+      // waited for any more) are read when one comes. Polled, it is looked up by itself.
+      scanned = pushed && read !== undefined && unmined().length === 0 ? read : head;
+      // The scan stopped early (nothing left unmined then): the head's block, where a new one may be, is read now.
+      if (pushed && fresh.some(([hash, w]) => waiters.get(hash) === w && !w.receipt) && !recent.has(head)) {
+        for (const receipt of await receiptsOf(head)) found(receipt);
+      }
+      if (newBlocks && unmined().length > 0) await detectReplaced(checks, pushed);
+      if (confirmations > 1n) await confirm(checks, head);
     } catch {
       // The node did not answer this time: the next poll tries again, each wait keeps its own deadline.
+      failed = true;
     }
     polling = false;
-    if (waiters.size > 0) pollIn(headMissed ? 0 : nextPollDelay());
+    // While the subscription is up, the next head pushed starts the next poll (or, after a read that
+    // failed, the poll interval).
+    if (waiters.size > 0 && (headMissed || failed || pushedHead() === undefined)) pollIn(headMissed ? 0 : nextPollDelay());
     headMissed = false;
   }
 
   /** A new block: poll now (or right after the poll in flight), when anything is waited for. */
-  const unsubscribe = options.heads?.((number) => {
-    schedule?.observe(number, Date.now());
+  function onNewHead(): void {
     if (waiters.size === 0) return;
     if (polling) {
       headMissed = true;
       return;
     }
     pollIn(0);
+  }
+
+  const unsubscribe = options.heads?.((number) => {
+    schedule?.observe(number, Date.now());
+    onNewHead();
   });
+  const unsubscribeSource = source?.onHead((head) => {
+    recent.pushed(head.number, head.at);
+    schedule?.observe(head.number, head.at);
+    // A head at or below the one scanned replaced blocks already read (a reorg): read again from it.
+    if (scanned !== undefined && head.number <= scanned) scanned = head.number - 1n;
+    onNewHead();
+  });
+  // The subscription went down: polling takes over at once (and stops once it is up again).
+  const unwatchState = source?.onState((up) => { if (!up) onNewHead(); });
 
   return {
     wait(hash, timeoutMs) {
       return new Promise<TransactionReceipt>((resolve, reject) => {
-        const waiting = waiters.get(hash) ?? { waiters: new Set<Waiter>(), checked: false };
+        const waiting = waiters.get(hash) ?? { waiters: new Set<Waiter>(), checked: false, blocksSeen: 0, since: Date.now() };
         waiters.set(hash, waiting);
         const waiter: Waiter = {
           resolve, reject,
@@ -237,6 +230,8 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
     },
     close() {
       unsubscribe?.();
+      unsubscribeSource?.();
+      unwatchState?.();
       if (timer) clearTimeout(timer);
       timer = undefined;
       for (const hash of [...waiters.keys()]) {

@@ -168,6 +168,8 @@ test('a node we do not run that lost the block of a transaction recorded mined a
     journaled = await journaledOnly();
     assert.equal(await recovery.recover('ethereum'), 1);
     assert.equal((await client.getTransactionReceipt({ hash: journaled.txHash })).status, 'success');
+    // A sweep while the node still has it: it sees the node's head (nothing lost).
+    assert.equal(await recovery.rebroadcastStale('ethereum', 10 * 60_000), 0);
   });
   // The node lost the block (reverted to before it): the lane's nonce on chain is 0 again.
   assert.equal(await client.getTransactionCount({ address: account.address }), 0);
@@ -194,17 +196,20 @@ test('a node we do not run that lost the block of a transaction recorded mined a
   assert.equal(lines.length, 0);
 });
 
-test('the stale sweep asks the node for a lane\'s nonce only on a node we do not run, and only for a lane with a transaction mined within the last 10 minutes', async () => {
+test('the stale sweep asks a lane\'s nonce only when the node shows lost blocks (its head below one it answered) or every 5 minutes, only for lanes with a transaction mined within 10 minutes; idle, one head read per 10 s; on a chain we run, nothing', async () => {
   const busy = devAccount(5);
   const idle = privateKeyToAccount(generatePrivateKey());
   const { recovery, journaledOnly } = partsFor(busy);
   await journaledOnly();
   assert.equal(await recovery.recover('ethereum'), 1, 'a transaction of the busy lane mined and recorded now');
+  const { client } = parts.chains.ethereum;
   const asked: string[] = [];
+  let headsAsked = 0;
   const counted = (managed: boolean) => ({
     ...parts.chains,
     ethereum: {
       ...parts.chains.ethereum, managed,
+      nodeHead: () => { headsAsked++; return parts.chains.ethereum.nodeHead(); },
       client: new Proxy(parts.chains.ethereum.client, {
         get(target, key, receiver) {
           if (key !== 'getTransactionCount') return Reflect.get(target, key, receiver) as unknown;
@@ -213,11 +218,29 @@ test('the stale sweep asks the node for a lane\'s nonce only on a node we do not
       }),
     },
   });
-  assert.equal(await partsFor(busy, Date.now, { chains: counted(false), lanes: [busy, idle] }).recovery.rebroadcastStale('ethereum', 5_000), 0);
-  assert.deepEqual(asked, [busy.address], 'a node we do not run: the busy lane\'s nonce read, the idle lane\'s not');
+  let now = Date.now();
+  const sweep = partsFor(busy, () => now, { chains: counted(false), lanes: [busy, idle] }).recovery;
+  assert.equal(await sweep.rebroadcastStale('ethereum', 5_000), 0);
+  now += 2_000;
+  assert.equal(await sweep.rebroadcastStale('ethereum', 5_000), 0);
+  assert.deepEqual({ asked, headsAsked }, { asked: [], headsAsked: 1 }, 'nothing lost: one head read for every lane within 10 s, no nonce');
+  // The node goes back a block (what a node restored from an older state shows).
+  const snapshot = await client.request({ method: 'evm_snapshot' as never }) as unknown as Hex;
+  await client.request({ method: 'evm_mine' as never });
+  now += 10_000;
+  assert.equal(await sweep.rebroadcastStale('ethereum', 5_000), 0);
+  await client.request({ method: 'evm_revert' as never, params: [snapshot] as never });
+  now += 10_000;
+  assert.equal(await sweep.rebroadcastStale('ethereum', 5_000), 0);
+  assert.deepEqual(asked, [busy.address], 'a head below one answered: the busy lane\'s nonce read, the idle lane\'s not');
   asked.length = 0;
+  now += 5 * 60_000;
+  assert.equal(await sweep.rebroadcastStale('ethereum', 5_000), 0);
+  assert.deepEqual(asked, [busy.address], 'five minutes on: read anyway');
+  asked.length = 0;
+  headsAsked = 0;
   assert.equal(await partsFor(busy, Date.now, { chains: counted(true), lanes: [busy, idle] }).recovery.rebroadcastStale('ethereum', 5_000), 0);
-  assert.deepEqual(asked, [], 'a chain we run is rebuilt by its supervisor: no nonce read');
+  assert.deepEqual({ asked, headsAsked }, { asked: [], headsAsked: 0 }, 'a chain we run is rebuilt by its supervisor: nothing read');
 });
 
 test('a journaled transaction no node takes is sent again by `recover` and left journaled: counted pending, not finished', async () => {

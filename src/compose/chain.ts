@@ -51,7 +51,7 @@ export async function composeChain(
 ): Promise<ChainPart> {
   const { logger, clock, metrics } = deps;
   const supervisor = await startChains({
-    dataDir: config.dataDir, rpcUrls: config.rpcUrls, chainIds: config.chainIds, logger, mode: options.mode, checkpointIntervalMs: config.chainCheckpointMs,
+    dataDir: config.dataDir, rpcUrls: config.rpcUrls, wsUrls: config.wsUrls, chainIds: config.chainIds, logger, mode: options.mode, checkpointIntervalMs: config.chainCheckpointMs,
   });
   const part = { stopChains: () => supervisor.stop() };
   try {

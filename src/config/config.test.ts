@@ -72,7 +72,7 @@ test('each setting is read once, under its own name, with its durations in milli
   assert.deepEqual(config.hostLabels, { api: 'bnb' });
   assert.deepEqual(loadConfig({}).hostLabels, defaultHostLabels);
   // Every other setting is there by its camelCase name: FOO_BAR is config.fooBar.
-  const perNetwork = /^(RPC_URLS?|CHAIN_ID|CONTRACTS|CONFIRMATIONS)(_[A-Z]+)?$/;
+  const perNetwork = /^(RPC_URLS?|WS_URL|CHAIN_ID|CONTRACTS|CONFIRMATIONS)(_[A-Z]+)?$/;
   const defaults = loadConfig({});
   for (const name of Object.keys(envSchema.shape).filter((name) => !perNetwork.test(name))) {
     const key = name.toLowerCase().replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
@@ -152,6 +152,13 @@ test('CHAIN_ID_<NETWORK>: the chain id a network\'s endpoints must answer, its p
   assert.deepEqual(loadConfig({ RPC_URL_BNB: 'http://127.0.0.1:8545', CHAIN_ID_BNB: '97' }).chainIds, { ethereum: 1, optimism: 10, bnb: 97, opbnb: 204 });
   assert.throws(() => loadConfig({ CHAIN_ID_OPBNB: '5611' }), /CHAIN_ID_OPBNB: only with RPC_URL_OPBNB or RPC_URLS_OPBNB/);
   assert.throws(() => loadConfig({ RPC_URL_BNB: 'http://127.0.0.1:8545', CHAIN_ID_BNB: '0x61' }), /CHAIN_ID_BNB/);
+});
+
+test('WS_URL_<NETWORK>: a ws(s):// URL for pushed heads, only beside its RPC URL', () => {
+  assert.deepEqual(loadConfig({ RPC_URL_BNB: 'http://127.0.0.1:8545', WS_URL_BNB: 'ws://127.0.0.1:8545' }).wsUrls, { bnb: 'ws://127.0.0.1:8545' });
+  assert.deepEqual(loadConfig({}).wsUrls, {});
+  assert.throws(() => loadConfig({ WS_URL_OPBNB: 'wss://opbnb.example/KEY' }), /WS_URL_OPBNB: only with RPC_URL_OPBNB or RPC_URLS_OPBNB/);
+  assert.throws(() => loadConfig({ RPC_URL_BNB: 'http://127.0.0.1:8545', WS_URL_BNB: 'http://127.0.0.1:8545' }), /WS_URL_BNB: a ws:\/\/ or wss:\/\/ URL/);
 });
 
 test('RPC_URLS_<NETWORK> lists a network\'s endpoints, the preferred first, each an http(s) URL once; not beside RPC_URL_<NETWORK>', () => {

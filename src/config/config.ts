@@ -7,8 +7,9 @@
  * - a duration in `_SECONDS` or `_DAYS` is also `config.<name>Ms` in milliseconds
  *   (`RECEIPT_TIMEOUT_SECONDS` → `config.receiptTimeoutMs`), a fee in `_GWEI` also
  *   `config.<name>Wei` (`MAX_FEE_PER_GAS_GWEI` → `config.maxFeePerGasWei`), so nothing converts units;
- * - the settings per network (`RPC_URL[S]_<NETWORK>`, `CONTRACTS_<NETWORK>`, `CONFIRMATIONS[_<NETWORK>]`)
- *   are one map each: `config.rpcUrls`, `config.contractAddresses`, `config.confirmations`.
+ * - the settings per network (`RPC_URL[S]_<NETWORK>`, `WS_URL_<NETWORK>`, `CONTRACTS_<NETWORK>`,
+ *   `CONFIRMATIONS[_<NETWORK>]`) are one map each: `config.rpcUrls`, `config.wsUrls`,
+ *   `config.contractAddresses`, `config.confirmations`.
  */
 import { parseGwei } from 'viem';
 import type { z } from 'zod';
@@ -22,7 +23,7 @@ export { contractNames, defaultHostLabels, parseTrustProxy, type ContractAddress
 type Env = z.output<typeof envSchema>;
 /** `GRPC_KEEPALIVE_TIME_SECONDS` → `grpcKeepaliveTimeSeconds`. */
 type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Lowercase<Head>}${Capitalize<CamelCase<Tail>>}` : Lowercase<S>;
-type PerNetworkSetting = `${'RPC_URL' | 'RPC_URLS' | 'CHAIN_ID' | 'CONTRACTS' | 'CONFIRMATIONS'}_${Uppercase<NetworkName>}` | 'CONFIRMATIONS';
+type PerNetworkSetting = `${'RPC_URL' | 'RPC_URLS' | 'WS_URL' | 'CHAIN_ID' | 'CONTRACTS' | 'CONFIRMATIONS'}_${Uppercase<NetworkName>}` | 'CONFIRMATIONS';
 type Settings = { readonly [K in keyof Env as K extends PerNetworkSetting ? never : CamelCase<K & string>]: Env[K] };
 type InMilliseconds = {
   readonly [K in keyof Env as K extends `${infer Name}_SECONDS` | `${infer Name}_DAYS` ? `${CamelCase<Name>}Ms` : never]: Env[K];
@@ -34,6 +35,8 @@ interface PerNetwork {
    * alone); a network without any runs on a supervised anvil.
    */
   readonly rpcUrls: Readonly<Partial<Record<NetworkName, readonly string[]>>>;
+  /** A network's WebSocket (`WS_URL_<NETWORK>`, `ws://` or `wss://`): its `newHeads` subscription, beside its endpoints. */
+  readonly wsUrls: Readonly<Partial<Record<NetworkName, string>>>;
   /**
    * The chain id a network's endpoints must answer: `CHAIN_ID_<NETWORK>` (a test chain, a testnet),
    * else the network's public chain (ethereum 1, optimism 10, bnb 56, opbnb 204). A supervised anvil
@@ -90,6 +93,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       const one = settings[`RPC_URL_${upper(network)}`];
       return settings[`RPC_URLS_${upper(network)}`] ?? (one === undefined ? undefined : Object.freeze([one]));
     }),
+    wsUrls: byNetwork((network) => settings[`WS_URL_${upper(network)}`]),
     chainIds: byNetwork((network) => settings[`CHAIN_ID_${upper(network)}`] ?? networkFacts[network].chainId) as PerNetwork['chainIds'],
     contractAddresses: byNetwork((network) => settings[`CONTRACTS_${upper(network)}`]),
     confirmations: byNetwork((network) => settings[`CONFIRMATIONS_${upper(network)}`] ?? settings.CONFIRMATIONS) as PerNetwork['confirmations'],
@@ -99,7 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 const upper = <N extends NetworkName>(network: N) => network.toUpperCase() as Uppercase<N>;
 const perNetworkSettings: ReadonlySet<string> = new Set(['CONFIRMATIONS',
-  ...networkNames.flatMap((network) => ['RPC_URL', 'RPC_URLS', 'CHAIN_ID', 'CONTRACTS', 'CONFIRMATIONS'].map((prefix) => `${prefix}_${upper(network)}`))]);
+  ...networkNames.flatMap((network) => ['RPC_URL', 'RPC_URLS', 'WS_URL', 'CHAIN_ID', 'CONTRACTS', 'CONFIRMATIONS'].map((prefix) => `${prefix}_${upper(network)}`))]);
 const camelCase = (name: string) => name.toLowerCase().replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase());
 
 /**
@@ -134,6 +138,9 @@ function custodyRefused(settings: z.output<typeof envSchema>): string[] {
 function rpcUrlsRefused(settings: z.output<typeof envSchema>): string[] {
   return networkNames.flatMap((network) => {
     const name = upper(network);
+    if (settings[`WS_URL_${name}`] !== undefined && settings[`RPC_URL_${name}`] === undefined && settings[`RPC_URLS_${name}`] === undefined) {
+      return [`WS_URL_${name}: only with RPC_URL_${name} or RPC_URLS_${name} (the anvil the platform runs for ${network} pushes its heads already)`];
+    }
     if (settings[`CHAIN_ID_${name}`] !== undefined && settings[`RPC_URL_${name}`] === undefined && settings[`RPC_URLS_${name}`] === undefined) {
       return [`CHAIN_ID_${name}: only with RPC_URL_${name} or RPC_URLS_${name} (the anvil the platform runs for ${network} has its own chain id)`];
     }

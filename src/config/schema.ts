@@ -43,6 +43,8 @@ export const envSchema = z.object({
   ...perNetwork('RPC_URL', (network) => optionalUrl.describe(`JSON-RPC node of ${network} instead of a local anvil (one endpoint; \`RPC_URLS_${network.toUpperCase()}\` for several)`)),
   ...perNetwork('RPC_URLS', (network) => z.string().optional().transform(parsedBy(parseRpcUrls))
     .describe(`\`https://…,https://…\`: the JSON-RPC endpoints of ${network} instead of a local anvil, the preferred first; a throttled (429, −32005) or failing one is left aside for a while and the next one used (docs/operations.md#node-providers). Not with \`RPC_URL_${network.toUpperCase()}\``)),
+  ...perNetwork('WS_URL', (network) => optionalUrl.refine((url) => url === undefined || /^wss?:\/\//i.test(url), 'a ws:// or wss:// URL')
+    .describe(`with \`RPC_URL[S]_${network.toUpperCase()}\`: the node's WebSocket (\`wss://…\`, often the provider's same key), for its \`newHeads\` subscription: receipts and the block schedule follow pushed heads instead of polling, which runs only while the subscription is down (made again after 1 s, 2 s… up to 30 s; docs/operations.md#node-providers). Unset: polled over HTTP`)),
   ...perNetwork('CHAIN_ID', (network) => z.string().regex(/^[1-9][0-9]{0,14}$/, 'a chain id in decimal').optional().transform((id) => (id === undefined ? undefined : Number(id)))
     .describe(`with \`RPC_URL[S]_${network.toUpperCase()}\`: the chain id its node must answer, when it is a test chain or testnet standing for ${network} (anvil 31337, a testnet's id); unset: ${network}'s own, ${networkFacts[network].chainId}. A node answering another id refuses the start`)),
   ...perNetwork('CONTRACTS', contractAddresses),
