@@ -163,8 +163,8 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
     const waited = Date.now() - turnFrom;
     // The block that carries it checks the schedule: one made at once, well before the block it was
     // held for, is a node that mines on demand (block-schedule.ts).
-    if (expectedAt !== undefined) aim.broadcast(network);
-    const carried = chains[network].blocks.sent(Date.now(), expectedAt);
+    const landsAt = expectedAt !== undefined ? aim.broadcast(network) : undefined;
+    const carried = chains[network].blocks.sent(Date.now(), landsAt ?? expectedAt);
     await sender.broadcast(network, journaled.rawTx);
     aim.notePreparation(network, Date.now() - closedAt - waited);
     deps.faults?.at('relay.after-broadcast');
