@@ -110,6 +110,7 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
     if (!lane) return;
     clearTimeout(open.timer);
     openBatches.delete(network);
+    if (full && !open.windowPassed && open.expectedAt !== undefined) aim.leftFull(network);
     dispatch(network, lanes, lane, open.settlement, open.items, open.expectedAt);
   }
 
