@@ -482,3 +482,21 @@ test('0.45 s blocks, shorter than margin and preparation: a batch prepared befor
   await at(1_395);
   assert.deepEqual(chain.aimed.at(-1), { at: 1_395, expectedAt: 1_800 });
 });
+
+test('a batch that leaves full gives back the later block it was held for: the next one aims at the block after the one the full batches land in', async () => {
+  // Blocks every 2 s from T0, batches of two. The second full batch opened aiming at 4 s (2 s was the
+  // first one's) and left at once, into the block of 2 s: the batch after it aims at 4 s, not 6 s.
+  const chain = setUp({ lanes: 2, maxItems: 2 });
+  await at(100);
+  chain.settle();
+  chain.settle();
+  await at(200);
+  chain.settle();
+  chain.settle();
+  await at(300);
+  assert.deepEqual(chain.sent.map((s) => [s.at, s.nonces.length]), [[100, 2], [200, 2]]);
+  chain.settle();
+  await at(3_750);
+  assert.deepEqual(chain.sent.map((s) => s.at), [100, 200, 3_750]);
+  assert.equal(chain.aimed.at(-1)?.expectedAt, 4_000);
+});

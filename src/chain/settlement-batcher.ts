@@ -162,8 +162,8 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
     const turnFrom = Date.now();
     if (turn > 0) await new Promise((resolve) => setTimeout(resolve, turn));
     const waited = Date.now() - turnFrom;
-    // The block that carries it checks the schedule: one made at once, well before the block it was
-    // held for, is a node that mines on demand (block-schedule.ts).
+    // The block that carries it checks the schedule: one made at once, well before the block its
+    // broadcast is predicted to land in, is a node that mines on demand (block-schedule.ts).
     const landsAt = expectedAt !== undefined ? aim.broadcast(network) : undefined;
     const carried = chains[network].blocks.sent(Date.now(), landsAt ?? expectedAt);
     await sender.broadcast(network, journaled.rawTx);
