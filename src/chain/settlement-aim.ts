@@ -28,7 +28,8 @@ export interface SettlementAim {
   broadcast(network: NetworkName): number | undefined;
   /**
    * The batch held for the latest block aimed at left full, before its window passed: it takes the
-   * next block it can reach, not the later one it was held for, and the next batch aims from there.
+   * next block it can reach, not the later one it was held for, and the next batch aims from there
+   * (on blocks not short: see `short`).
    */
   leftFull(network: NetworkName): void;
 }
@@ -149,7 +150,10 @@ export function createSettlementAim(chains: ChainClients, settings: { windowMs: 
     leftFull(network) {
       // Otherwise each full batch (more transfers a block than one batch holds: 100/s on 2 s blocks)
       // would push the next one's block a block further than it lands, and the first batch not full
-      // after a busy spell would wait as many blocks (12 s measured at 100/s for 10 s).
+      // after a busy spell would wait as many blocks (12 s measured at 100/s for 10 s). Short blocks
+      // take turns by the blocks broadcasts land in instead, and are left as they are.
+      const interval = intervalOf(network);
+      if (interval === undefined || short(network, interval)) return;
       const block = reachableAt(network, Date.now());
       const aimed = aimedAt.get(network);
       if (block !== undefined && aimed !== undefined && block < aimed) aimedAt.set(network, block);
