@@ -178,13 +178,18 @@ test('a node that changes its rhythm is learnt again from the eight latest heads
   const schedule = exact(2_000, 8);
   const seen: Array<number | undefined> = [];
   for (let n = 9; n <= 16; n++) {
+    // The watcher polls: 50 ms before each head it still saw the one before.
+    schedule.observe(BigInt(n - 1), 16_000 + (n - 8) * 3_000 - 50);
     schedule.observe(BigInt(n), 16_000 + (n - 8) * 3_000);
     seen.push(schedule.intervalMs());
   }
   // In between, the heads fit neither rhythm: no schedule rather than a wrong one.
   assert.deepEqual(seen, [2_000, 2_000, undefined, undefined, 3_000, 3_000, 3_000, 3_000]);
   const wide = exact(2_000, 8, { window: 12 });
-  for (let n = 9; n <= 13; n++) wide.observe(BigInt(n), 16_000 + (n - 8) * 3_000);
+  for (let n = 9; n <= 13; n++) {
+    wide.observe(BigInt(n - 1), 16_000 + (n - 8) * 3_000 - 50);
+    wide.observe(BigInt(n), 16_000 + (n - 8) * 3_000);
+  }
   assert.equal(wide.intervalMs(), undefined, 'a wider window holds more of the old rhythm');
 });
 
@@ -206,10 +211,12 @@ test('a head mined within a quarter interval of its slot fits; three quarters of
     kept.push(half.intervalMs());
   }
   assert.deepEqual(kept, kept.map(() => 2_000));
-  // Every head 1.2 s late from block 9: dropped once three of them make the fitting fewer than half.
+  // Every head 1.2 s late from block 9, a poll 50 ms before each still seeing the one before: dropped
+  // once three of them make the heads consistent with it fewer than half.
   const late = exact(2_000, 8);
   const dropped: Array<number | undefined> = [];
   for (let n = 9; n <= 12; n++) {
+    late.observe(BigInt(n - 1), n * 2_000 + 1_150);
     late.observe(BigInt(n), n * 2_000 + 1_200);
     dropped.push(late.intervalMs());
   }
@@ -335,12 +342,39 @@ test('a 0.25 s chain, sends held for it one per block and seen late by a busy ev
   const automine = exact(250, 8);
   let block = 8n;
   for (let i = 0; i < 3; i++) {
-    const now = 2_050 + i * 250;
-    const due = automine.nextBlockAt(now)!;
-    const carried = automine.sent(now, due);
+    const due = automine.nextBlockAt(2_000 + i * 250)!;
+    const now = due + 250 - 300;
+    const carried = automine.sent(now, due + 250);
     block += 1n;
     automine.observe(block, now + 10);
     carried(block);
   }
   assert.equal(automine.decision().mining, 'on-demand');
+});
+
+test('a 0.45 s chain looked at only while a receipt is awaited: heads seen late after a pause keep the schedule; seen late by a poll that looked in time, they drop it', () => {
+  // Two heads in three are the first after a pause (nothing awaited: no poll), seen 300 ms after
+  // their block; the third is polled for from 100 ms before it is due and seen 20 ms after.
+  const run = (lookedInTime: boolean) => {
+    const schedule = exact(450, 8); // block 8 at 3.6 s
+    const kept: Array<number | undefined> = [];
+    for (let n = 9; n <= 24; n++) {
+      if (n % 3 === 0) {
+        schedule.observe(BigInt(n - 1), n * 450 - 100);
+        schedule.observe(BigInt(n), n * 450 + 20);
+      } else {
+        // A poll that looked 150 ms after the block was due and did not see it: the chain was late.
+        if (lookedInTime) schedule.observe(BigInt(n - 1), n * 450 + 150);
+        schedule.observe(BigInt(n), n * 450 + 300);
+      }
+      kept.push(schedule.intervalMs());
+    }
+    return { kept, schedule };
+  };
+  const paused = run(false);
+  assert.ok(paused.kept.every((interval) => interval !== undefined && Math.abs(interval - 450) <= 10), `kept: ${paused.kept.join(' ')}`);
+  const due = paused.schedule.nextBlockAt(24 * 450 + 300)!;
+  // Within a tenth of a block or so: the heads timed here are 20 ms late, the first eight on time.
+  assert.ok(Math.abs(due - 25 * 450) <= 50, `the next block due at ${due}, mined at ${25 * 450}`);
+  assert.ok(run(true).kept.includes(undefined), 'late by the looks: dropped');
 });

@@ -48,6 +48,11 @@ export interface BlockScheduleOptions {
 interface Sighting {
   number: bigint;
   at: number;
+  /**
+   * Late for the schedule learnt when it came, with no look since its block was due (the look before
+   * it, if any, came before that by the tolerance): late for want of a look, not timed by one.
+   */
+  excused?: boolean;
 }
 
 /** Sends in a row whose block came at once before a node counts as mining on demand. */
@@ -59,7 +64,12 @@ const carriedKept = 32;
  * The interval is the median of the time per block between every pair of sightings (Theil–Sen: a
  * few late sightings, from a busy event loop or a slow poll, move it little), taken only when the
  * sightings fit it: three quarters within a quarter interval (or `lateMs`, when longer) of the
- * earliest time each block allows (and kept until fewer than half do). No interval is too short:
+ * earliest time each block allows. Once learnt, it is kept until fewer than half are consistent
+ * with it: a sighting late for its block is evidence against the schedule only when a look made
+ * after that block was due (by the tolerance) still saw the head before it. A watcher that polls
+ * only while a receipt is awaited (and the reads that found the receipt saw a newer head than its
+ * own) sights the first head after an idle spell at any time: late for want of a look, not a
+ * chain off its rhythm (docs/decisions/settlement.md, "Heads seen after a pause"). No interval is too short:
  * what tells a chain that mines every 0.25 s from one that mines on demand is not its rhythm but
  * how its blocks answer the platform's sends (see `sent`).
  * The phase is that earliest time: a poll sees a head some time after it was mined, never before, so
@@ -74,6 +84,8 @@ export function createBlockSchedule(options: BlockScheduleOptions = {}): BlockSc
   const lateMs = options.lateMs ?? 100;
   const sightings: Sighting[] = [];
   let learnt: { interval: number; latestAt: number; latest: Sighting } | undefined;
+  /** The latest look at the chain's head (any `observe`, a head seen again included). */
+  let lastLook: { number: bigint; at: number } | undefined;
   /** Blocks that carried a send of ours (the latest `carriedKept`). */
   const carried = new Set<bigint>();
   /** Sends in a row whose block came at once. */
@@ -81,13 +93,19 @@ export function createBlockSchedule(options: BlockScheduleOptions = {}): BlockSc
   let onDemand = false;
 
   function learn(): void {
-    if (sightings.length < 4) return;
+    // While a schedule is learnt, it is refitted to the heads a look timed, not those seen late after a pause.
+    const timed = learnt ? sightings.filter((s) => !s.excused) : sightings;
+    if (timed.length < 4) {
+      // Too few timed heads to refit: the schedule learnt stands while two of the window's heads are timed.
+      if (learnt && timed.length < 2) learnt = undefined;
+      return;
+    }
     const slopes: number[] = [];
-    // Stryker disable next-line EqualityOperator: at i = sightings.length there is no j after it (equivalent)
-    for (let i = 0; i < sightings.length; i++) {
-      for (let j = i + 1; j < sightings.length; j++) {
-        const a = sightings[i]!;
-        const b = sightings[j]!;
+    // Stryker disable next-line EqualityOperator: at i = timed.length there is no j after it (equivalent)
+    for (let i = 0; i < timed.length; i++) {
+      for (let j = i + 1; j < timed.length; j++) {
+        const a = timed[i]!;
+        const b = timed[j]!;
         slopes.push((b.at - a.at) / Number(b.number - a.number));
       }
     }
@@ -98,16 +116,29 @@ export function createBlockSchedule(options: BlockScheduleOptions = {}): BlockSc
       learnt = undefined;
       return;
     }
-    const latest = sightings[sightings.length - 1]!;
-    const minedAt = sightings.map((s) => s.at - Number(s.number - latest.number) * interval);
+    const latest = timed[timed.length - 1]!;
+    const minedAt = timed.map((s) => s.at - Number(s.number - latest.number) * interval);
     const latestAt = Math.min(...minedAt);
     // On a chain that mines at intervals each sighting is a little after its block's time; on one
     // that mines on demand (sends at random moments) the times scatter over whole intervals.
     const fitting = minedAt.filter((at) => at - latestAt <= Math.max(interval / 4, lateMs)).length;
-    // Learnt when three quarters fit; dropped when fewer than half do. In between (a few sightings
-    // made late by a busy event loop), a schedule learnt stays, at the interval and phase of now.
-    if (fitting >= sightings.length * 0.75 || (learnt && fitting >= sightings.length / 2)) learnt = { interval, latestAt, latest };
-    else if (fitting < sightings.length / 2) learnt = undefined;
+    // Heads seen late after a pause in the looking are no evidence against the schedule.
+    const consistent = fitting + sightings.length - timed.length;
+    // Learnt when three quarters fit; dropped when fewer than half are consistent with it. In between
+    // (a few sightings made late by a busy event loop), a schedule learnt stays, at the interval and phase of now.
+    if (fitting >= timed.length * 0.75 || (learnt && consistent >= sightings.length / 2)) learnt = { interval, latestAt, latest };
+    else if (consistent < sightings.length / 2) learnt = undefined;
+  }
+
+  /** Whether a head seen now is late for the schedule learnt only for want of a look (see `Sighting.excused`). */
+  function excused(number: bigint, at: number): boolean {
+    if (!learnt) return false;
+    const { interval, latestAt, latest } = learnt;
+    const tolerance = Math.max(interval / 4, lateMs);
+    const dueOf = (block: bigint) => latestAt + Number(block - latest.number) * interval;
+    if (at - dueOf(number) <= tolerance) return false;
+    // A look after the block following the one it saw was due (by the tolerance): the chain was late.
+    return !(lastLook && lastLook.at > dueOf(lastLook.number + 1n) + tolerance);
   }
 
   /** The block that carried a send: there at once (a node mining on demand), or did it wait? */
@@ -158,13 +189,18 @@ export function createBlockSchedule(options: BlockScheduleOptions = {}): BlockSc
     observe(number, at) {
       const last = sightings[sightings.length - 1];
       if (last && number <= last.number) {
-        if (number === last.number) return;
+        if (number === last.number) {
+          lastLook = { number, at };
+          return;
+        }
         // The chain got shorter (a node that lost blocks, a reorg): start over from here.
         sightings.length = 0;
         learnt = undefined;
         carried.clear();
+        lastLook = undefined;
       }
-      sightings.push({ number, at });
+      sightings.push({ number, at, excused: excused(number, at) });
+      lastLook = { number, at };
       if (sightings.length > window) sightings.shift();
       learn();
     },
@@ -181,9 +217,11 @@ export function createBlockSchedule(options: BlockScheduleOptions = {}): BlockSc
       const schedule = active();
       if (!schedule) return undefined;
       const { interval, latestAt, latest } = schedule;
-      const next = latestAt + interval;
+      // After the latest head seen (a later one than the schedule's latest timed head, when seen late after a pause).
+      const head = sightings[sightings.length - 1] ?? latest;
+      const next = latestAt + (Number(head.number - latest.number) + 1) * interval;
       // Seen lately: the next block is due (or late). Long unseen: carry the schedule forward.
-      if (now - latest.at < 2 * interval) return next;
+      if (now - head.at < 2 * interval) return next;
       return latestAt + Math.ceil((now - latestAt) / interval) * interval;
     },
     intervalMs: () => active()?.interval,

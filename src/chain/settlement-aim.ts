@@ -26,6 +26,12 @@ export interface SettlementAim {
   turnIn(network: NetworkName, expectedAt: number): number;
   /** The batch is broadcast now: answers the block it lands in (its expected local time), taken from the next batch. */
   broadcast(network: NetworkName): number | undefined;
+  /**
+   * The batch held for the latest block aimed at left full, before its window passed: it takes the
+   * next block it can reach, not the later one it was held for, and the next batch aims from there
+   * (on blocks not short: see `short`).
+   */
+  leftFull(network: NetworkName): void;
 }
 
 export function createSettlementAim(chains: ChainClients, settings: { windowMs: number; blockMarginMs: number }): SettlementAim {
@@ -61,6 +67,17 @@ export function createSettlementAim(chains: ChainClients, settings: { windowMs: 
   const short = (network: NetworkName, interval: number): boolean => interval < 2 * blockMarginMs + preparationOf(network, interval);
   /** The block the latest broadcast lands in, on a network of short blocks. */
   const takenOf = (network: NetworkName, interval: number): number => (short(network, interval) ? landsAt.get(network) ?? -Infinity : -Infinity);
+
+  /** The first predicted block a transaction sent at `now` lands in. */
+  const reachableAt = (network: NetworkName, now: number): number | undefined => {
+    const interval = intervalOf(network);
+    let block = interval === undefined ? undefined : chains[network].blocks.nextBlockAt(now);
+    if (block === undefined || interval === undefined) return undefined;
+    // Sent within a quarter block (100 ms at most) of a predicted block, it may land in that block
+    // or the next: it takes the next.
+    while (block <= now + Math.min(interval / 4, 100)) block += interval;
+    return block;
+  };
 
   return {
     /**
@@ -122,16 +139,24 @@ export function createSettlementAim(chains: ChainClients, settings: { windowMs: 
     },
 
     broadcast(network) {
-      const interval = intervalOf(network);
       const now = Date.now();
-      let block = interval === undefined ? undefined : chains[network].blocks.nextBlockAt(now);
-      if (block === undefined || interval === undefined) return undefined;
-      // Sent within a quarter block (100 ms at most) of a predicted block, it may land in that block
-      // or the next: it takes the next.
-      while (block <= now + Math.min(interval / 4, 100)) block += interval;
+      const block = reachableAt(network, now);
+      if (block === undefined) return undefined;
       landsAt.set(network, block);
       sentAt.set(network, now);
       return block;
+    },
+
+    leftFull(network) {
+      // Otherwise each full batch (more transfers a block than one batch holds: 100/s on 2 s blocks)
+      // would push the next one's block a block further than it lands, and the first batch not full
+      // after a busy spell would wait as many blocks (12 s measured at 100/s for 10 s). Short blocks
+      // take turns by the blocks broadcasts land in instead, and are left as they are.
+      const interval = intervalOf(network);
+      if (interval === undefined || short(network, interval)) return;
+      const block = reachableAt(network, Date.now());
+      const aimed = aimedAt.get(network);
+      if (block !== undefined && aimed !== undefined && block < aimed) aimedAt.set(network, block);
     },
   };
 }

@@ -154,7 +154,7 @@ test('a batch is held for the next block it can reach: it closes 250 ms before i
   assert.equal(chain.sent.length, 0, 'still open 251 ms before the block');
   await at(1_750);
   assert.deepEqual(chain.sent.map((s) => [s.at, s.nonces.length]), [[1_750, 2]]);
-  assert.deepEqual(chain.aimed, [{ at: 1_750, expectedAt: 2_000 }], 'the schedule is told the block it was held for');
+  assert.deepEqual(chain.aimed, [{ at: 1_750, expectedAt: 2_000 }], 'the schedule is told the block it lands in (the one it was held for, when on time)');
   assert.deepEqual((await Promise.all([first, second])).map((r) => r.status), ['signed', 'signed']);
 
   // 100 ms before that block is too late for it: the next batch is held for the one after.
@@ -283,7 +283,7 @@ test('a batch that can no longer reach its block, its lane still busy, is held f
   assert.equal(chain.sent.length, 1);
   await at(5_000);
   assert.deepEqual(chain.sent.map((s) => [s.at, s.nonces.length]), [[2_500, 1], [5_000, 2]]);
-  assert.deepEqual(chain.aimed.map((a) => a.expectedAt), [2_000, 6_000]);
+  assert.deepEqual(chain.aimed.map((a) => a.expectedAt), [4_000, 6_000]);
 
   mock.timers.reset();
   mock.timers.enable({ apis: ['setTimeout', 'Date'], now: T0 });
@@ -302,7 +302,7 @@ test('a batch that can no longer reach its block, its lane still busy, is held f
   await at(4_749);
   assert.equal(busy.sent.length, 1);
   await at(4_750);
-  assert.deepEqual(busy.aimed.map((a) => a.expectedAt), [2_000, 6_000]);
+  assert.deepEqual(busy.aimed.map((a) => a.expectedAt), [6_000, 6_000]);
 });
 
 test('a transaction carries as many transfers as 90% of the block gas limit holds, at least one; the block is asked once', async () => {
@@ -390,7 +390,7 @@ test('a batch whose lane took 250 ms to prepare the last one cannot reach a bloc
   await at(5_499);
   assert.equal(chain.sent.length, 1);
   await at(5_500);
-  assert.deepEqual(chain.aimed.map((a) => a.expectedAt), [2_000, 6_000]);
+  assert.deepEqual(chain.aimed.map((a) => a.expectedAt), [4_000, 6_000]);
 
   mock.timers.reset();
   mock.timers.enable({ apis: ['setTimeout', 'Date'], now: T0 });
@@ -409,7 +409,7 @@ test('a batch whose lane took 250 ms to prepare the last one cannot reach a bloc
   await flush();
   await at(4_750);
   assert.deepEqual(late.sent.map((s) => s.at), [4_600, 4_750]);
-  assert.deepEqual(late.aimed.map((a) => a.expectedAt), [2_000, 6_000]);
+  assert.deepEqual(late.aimed.map((a) => a.expectedAt), [6_000, 6_000]);
 });
 
 test('while a batch waits for its receipt its lane takes the next batch; a batch the journal refuses answers its transfers with that error and frees the lane', async () => {
@@ -463,7 +463,7 @@ test('0.45 s blocks, shorter than margin and preparation: a batch prepared befor
   await at(420);
   chain.release();
   await flush();
-  assert.deepEqual(chain.aimed, [{ at: 420, expectedAt: 450 }]);
+  assert.deepEqual(chain.aimed, [{ at: 420, expectedAt: 900 }]);
   // The second, held for 900 ms, can no longer reach it with 220 ms of preparation at its closing
   // (650 ms): held for 1,350 ms, it closes at 880 ms, prepared at once on the other lane, and waits
   // until a tenth of a block past 900 ms before its broadcast.
@@ -481,4 +481,22 @@ test('0.45 s blocks, shorter than margin and preparation: a batch prepared befor
   assert.equal(chain.aimed.length, 2);
   await at(1_395);
   assert.deepEqual(chain.aimed.at(-1), { at: 1_395, expectedAt: 1_800 });
+});
+
+test('a batch that leaves full gives back the later block it was held for: the next one aims at the block after the one the full batches land in', async () => {
+  // Blocks every 2 s from T0, batches of two. The second full batch opened aiming at 4 s (2 s was the
+  // first one's) and left at once, into the block of 2 s: the batch after it aims at 4 s, not 6 s.
+  const chain = setUp({ lanes: 2, maxItems: 2 });
+  await at(100);
+  chain.settle();
+  chain.settle();
+  await at(200);
+  chain.settle();
+  chain.settle();
+  await at(300);
+  assert.deepEqual(chain.sent.map((s) => [s.at, s.nonces.length]), [[100, 2], [200, 2]]);
+  chain.settle();
+  await at(3_750);
+  assert.deepEqual(chain.sent.map((s) => s.at), [100, 200, 3_750]);
+  assert.equal(chain.aimed.at(-1)?.expectedAt, 4_000);
 });

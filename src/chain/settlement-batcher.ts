@@ -126,6 +126,7 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
     if (!lane) return;
     clearTimeout(open.timer);
     openBatches.delete(network);
+    if (full && !open.windowPassed && open.expectedAt !== undefined) aim.leftFull(network);
     dispatch(network, lanes, lane, open.settlement, open.items, open.expectedAt);
   }
 
@@ -177,10 +178,10 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
     const turnFrom = Date.now();
     if (turn > 0) await new Promise((resolve) => setTimeout(resolve, turn));
     const waited = Date.now() - turnFrom;
-    // The block that carries it checks the schedule: one made at once, well before the block it was
-    // held for, is a node that mines on demand (block-schedule.ts).
-    if (expectedAt !== undefined) aim.broadcast(network);
-    const carried = chains[network].blocks.sent(Date.now(), expectedAt);
+    // The block that carries it checks the schedule: one made at once, well before the block its
+    // broadcast is predicted to land in, is a node that mines on demand (block-schedule.ts).
+    const landsAt = expectedAt !== undefined ? aim.broadcast(network) : undefined;
+    const carried = chains[network].blocks.sent(Date.now(), landsAt ?? expectedAt);
     await sender.broadcast(network, journaled.rawTx);
     aim.notePreparation(network, Date.now() - closedAt - waited);
     deps.faults?.at('relay.after-broadcast');

@@ -13,7 +13,8 @@ import { prepareTransfer } from '../support/transfer-scheme.ts';
 // operator reads from the chain's own blocks and receipts: most of a block's transfers in one
 // settlement transaction, no lane sending two into one block, gas per transfer near the contract's
 // batch-100 floor (measured on the same chain: 100 transfers sent at once), every transfer settled.
-// Latencies are printed, not asserted (docs/performance.md has them).
+// The latencies an operator checks (p50 within 2 blocks + 300 ms, p99 within 4 blocks + 500 ms, from
+// the transfer's call to its answer) are printed, not asserted (docs/performance.md has them).
 
 interface Account { address: string; secretKey: string }
 const ratePerSecond = 40;
@@ -111,6 +112,9 @@ for (const blockTime of [0.45, 0.25]) {
         inOneTx: Number((inLargest / settledInBlocks).toFixed(3)), txPerBlock: Number((settlementTxs / blocks.length).toFixed(2)),
         gasPerTransfer: Math.round(Number(gas) / runs.length), floor: Math.round(floor), floorBatch: itemsOf(floorReceipt.logs), gasVsFloor: Number((Number(gas) / runs.length / floor).toFixed(3)),
         p50Ms: Math.round(pick(ms, 0.5)), p99Ms: Math.round(pick(ms, 0.99)), p50Blocks: pick(inBlocks, 0.5), p99Blocks: pick(inBlocks, 0.99),
+        // What an operator checks, printed: not asserted, they do not hold on a loaded machine (p50
+        // 1.8 s on 0.45 s blocks at a load average of 10 beside the two CPU-bound processes).
+        p50WithinBound: pick(ms, 0.5) <= 2 * blockTime * 1000 + 300, p99WithinBound: pick(ms, 0.99) <= 4 * blockTime * 1000 + 500,
       };
       process.stdout.write(`${JSON.stringify(figures)}\n`);
 
