@@ -20,6 +20,7 @@ import { vixpTokenAbi, vixpTokenBytecode } from '../src/gen/contracts/vixp-token
 import { transferAuthorizationTypes } from '../src/wallet/authorize-transfer.ts';
 import { nextAuthorizationNonce } from '../src/wallet/authorization-nonce.ts';
 import { falseReturningTokenAbi, falseReturningTokenBytecode, tetherLikeAbi, tetherLikeBytecode, usdcLikeAbi, usdcLikeBytecode } from './support/gen/test-tokens.ts';
+import { receiptOf } from './support/chain-parts.ts';
 
 // contracts/VixpayAccount.sol on a real anvil (Prague: EIP-7702): custodial accounts delegate to it
 // by a relayer's type-4 transaction carrying their signed authorization, then move any ERC-20 with
@@ -545,7 +546,7 @@ async function send(account: HDAccount, call: Sendable): Promise<TransactionRece
     to: call.to, data: call.data, value: call.value ?? 0n, gas: call.gas ?? 3_000_000n,
     ...(call.authorizationList && call.authorizationList.length > 0 && { authorizationList: [...call.authorizationList] }),
   });
-  return client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+  return receiptOf(client, hash);
 }
 
 async function sendOk(account: HDAccount, call: Sendable): Promise<TransactionReceipt> {
@@ -557,7 +558,7 @@ async function sendOk(account: HDAccount, call: Sendable): Promise<TransactionRe
 async function deploy(data: Hex): Promise<Address> {
   const wallet = createWalletClient({ account: owner, chain: foundry, transport: http(anvil!.url) });
   const hash = await wallet.sendTransaction({ data, gas: 10_000_000n });
-  const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+  const receipt = await receiptOf(client, hash);
   assert.equal(receipt.status, 'success');
   assert.ok(receipt.contractAddress);
   return getAddress(receipt.contractAddress);

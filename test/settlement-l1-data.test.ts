@@ -13,6 +13,7 @@ import { transferAuthorizationTypes } from '../src/wallet/authorize-transfer.ts'
 import { nextAuthorizationNonce } from '../src/wallet/authorization-nonce.ts';
 import { earlierLayoutCalldata } from './support/earlier-settlement-layout.ts';
 import { skipWithoutHardhat, startHardhatNode } from './support/hardhat-node.ts';
+import { receiptOf } from './support/chain-parts.ts';
 
 // What a settlement batch costs on an OP-stack chain (Optimism, opBNB), where a transaction pays an L1
 // data fee priced on the FastLZ-compressed size of its signed bytes (Fjord): Hardhat's node (EDR) with
@@ -55,7 +56,7 @@ before(async () => {
   const hashes = await Promise.all(transfers.map(async (data) => client.sendRawTransaction({
     serializedTransaction: await deployer.signTransaction({ chainId, type: 'eip1559', to: token, data, gas: 100_000n, nonce: nonce++, maxFeePerGas: parseUnits('100', 9), maxPriorityFeePerGas: 1n }),
   })));
-  for (const hash of hashes) assert.equal((await client.waitForTransactionReceipt({ hash, pollingInterval: 20 })).status, 'success');
+  for (const hash of hashes) assert.equal((await receiptOf(client, hash)).status, 'success');
 });
 
 after(async () => {
@@ -136,7 +137,7 @@ async function deployFrom(account: PrivateKeyAccount, data: Hex): Promise<Addres
   const hash = await client.sendRawTransaction({
     serializedTransaction: await account.signTransaction({ chainId, type: 'eip1559', data, gas: 10_000_000n, nonce, maxFeePerGas: parseUnits('100', 9), maxPriorityFeePerGas: 1n }),
   });
-  const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+  const receipt = await receiptOf(client, hash);
   assert.ok(receipt.contractAddress);
   return getAddress(receipt.contractAddress);
 }
@@ -148,7 +149,7 @@ async function sendFromFreshKey(call: SettlementCall): Promise<TransactionReceip
   const hash = await client.sendRawTransaction({
     serializedTransaction: await sender.signTransaction({ chainId, type: 'eip1559', to: call.to, data: call.data, gas: call.gas, nonce: 0, maxFeePerGas: parseUnits('100', 9), maxPriorityFeePerGas: 1n }),
   });
-  return client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+  return receiptOf(client, hash);
 }
 
 /** `holder`'s authorization of `value` to `to`: a custodial payer's with the nonce the platform gives it, or an x402 payer's. */

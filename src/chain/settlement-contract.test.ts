@@ -13,6 +13,7 @@ import type { SettlementItem } from './relayer.ts';
 import { vixpTokenAbi, vixpTokenBytecode } from '../gen/contracts/vixp-token.ts';
 import { vixpSettlementAbi, vixpSettlementBytecode } from '../gen/contracts/vixp-settlement.ts';
 import { transferAuthorizationTypes } from '../wallet/authorize-transfer.ts';
+import { receiptOf } from '../../test/support/chain-parts.ts';
 
 // contracts/VixpSettlement.sol on a real chain (a fresh anvil): its compact calldata, what a transfer
 // costs in a batch of 1, 10 and 100 beside the token's own transferWithAuthorization sent alone, and
@@ -277,7 +278,7 @@ async function sendAll(from: Address, calls: readonly (Omit<SettlementCall, 'to'
       params: [{ from, ...(call.to && { to: call.to }), data: call.data, gas: toHex(call.gas) }] as never,
     }) as unknown as Hex);
   }
-  return Promise.all(hashes.map((hash) => client.waitForTransactionReceipt({ hash, pollingInterval: 20 })));
+  return Promise.all(hashes.map((hash) => receiptOf(client, hash)));
 }
 
 /** `holder`'s EIP-3009 authorization of 1 token unit to `to`, as src/wallet/authorize-transfer.ts signs it. */

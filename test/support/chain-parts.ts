@@ -4,7 +4,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { foundry } from 'viem/chains';
 import { mnemonicToAccount } from 'viem/accounts';
-import type { LocalAccount } from 'viem';
+import type { Hex, LocalAccount, PublicClient, TransactionReceipt } from 'viem';
 import { startAnvil, type AnvilProcess } from '../../src/chain/anvil-process.ts';
 import { createChainClients, type ChainClients } from '../../src/chain/chain-clients.ts';
 import type { ChainEndpoint } from '../../src/chain/chain-supervisor.ts';
@@ -12,6 +12,7 @@ import type { ChainJournal } from '../../src/chain/chain-journal.ts';
 import { openStore } from '../../src/store/db.ts';
 import { createChainJournal } from '../../src/store/chain-journal-repository.ts';
 import { networkNames, type NetworkName } from '../../src/shared/networks.ts';
+import { waitFor } from './wait-for.ts';
 
 /** One of anvil's funded dev accounts (the test mnemonic), by index. */
 export const devAccount = (addressIndex: number): LocalAccount =>
@@ -45,4 +46,14 @@ export async function startChainParts(options: { managed: boolean; pollMs?: numb
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The receipt of `hash`, asked for every 20 ms until the node has it. Not viem's
+ * waitForTransactionReceipt: that asks again only when it sees a new block number, and after an
+ * `evm_revert` the block that mines the transaction can carry a number it has already seen (the one
+ * mined before the revert), so a receipt not ready at its first look was waited for until its timeout.
+ */
+export async function receiptOf(client: Pick<PublicClient, 'getTransactionReceipt'>, hash: Hex): Promise<TransactionReceipt> {
+  return waitFor(() => client.getTransactionReceipt({ hash }).catch(() => undefined), { timeoutMs: 60_000, intervalMs: 20, message: `the receipt of ${hash}` });
 }
