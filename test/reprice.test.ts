@@ -57,7 +57,8 @@ test('a settlement transaction whose fee cap fell below the base fee is re-price
     // The next block's base fee above the transaction's fee cap: it is left out of that block.
     await anvil('anvil_setNextBlockBaseFeePerGas', [toHex(original.maxFeePerGas * 4n)]);
     await anvil('evm_mine');
-    const head = await chain().client.getBlock({ blockTag: 'latest' });
+    // The block just mined, by its number (the client answers 'latest' with the head last pushed, which may be the one before).
+    const head = await chain().client.getBlock({ blockNumber: await chain().client.getBlockNumber({ cacheTime: 0 }) });
     assert.ok((head.baseFeePerGas as bigint) > original.maxFeePerGas, 'the base fee is above the transaction\'s fee cap');
     assert.ok(!head.transactions.includes(original.hash), 'the underpriced transaction was not mined');
   } finally {

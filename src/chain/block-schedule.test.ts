@@ -378,3 +378,19 @@ test('a 0.45 s chain looked at only while a receipt is awaited: heads seen late 
   assert.ok(Math.abs(due - 25 * 450) <= 50, `the next block due at ${due}, mined at ${25 * 450}`);
   assert.ok(run(true).kept.includes(undefined), 'late by the looks: dropped');
 });
+
+test('the rhythm forgotten (the platform\'s own start): a burst of blocks 65 ms apart learnt as an interval is dropped, the latest head kept, the rhythm learnt again from the heads after it', () => {
+  const schedule = createBlockSchedule();
+  for (let n = 1; n <= 5; n++) schedule.observe(BigInt(n), 1_000 + n * 65);
+  assert.equal(schedule.decision().mining, 'interval', 'five heads 65 ms apart look like an interval');
+  schedule.forgetRhythm();
+  assert.deepEqual(schedule.decision(), { mining: 'unknown' });
+  assert.equal(schedule.nextBlockAt(1_400), undefined);
+  assert.equal(schedule.recentHead(1_400), 5n, 'the latest head is still known');
+  // Heads 2 s apart after it: with the one kept, four of them, and the 2 s rhythm is learnt.
+  schedule.observe(6n, 1_325 + 2_000);
+  schedule.observe(7n, 1_325 + 4_000);
+  assert.equal(schedule.decision().mining, 'unknown', 'three heads are too few to learn from');
+  schedule.observe(8n, 1_325 + 6_000);
+  assert.equal(schedule.intervalMs(), 2_000);
+});

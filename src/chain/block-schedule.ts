@@ -31,6 +31,13 @@ export interface BlockSchedule {
   decision(): { mining: 'interval' | 'on-demand' | 'unknown'; intervalMs?: number };
   /** The latest head seen, if seen within the last `maxAgeMs` (default 10 s): a block at or below the head. */
   recentHead(now: number, maxAgeMs?: number): bigint | undefined;
+  /**
+   * The heads seen so far tell nothing of the chain's rhythm: the platform's own start (its contracts
+   * deployed one after another, each mined at its send on a node that mines on demand, a block every
+   * few tens of milliseconds that only looks like an interval). The rhythm is learnt again from the
+   * heads after the latest.
+   */
+  forgetRhythm(): void;
 }
 
 export interface BlockScheduleOptions {
@@ -186,6 +193,10 @@ export function createBlockSchedule(options: BlockScheduleOptions = {}): BlockSc
   const active = () => (onDemand ? undefined : learnt);
 
   return {
+    forgetRhythm() {
+      sightings.splice(0, sightings.length - 1);
+      learnt = undefined;
+    },
     observe(number, at) {
       const last = sightings[sightings.length - 1];
       if (last && number <= last.number) {

@@ -95,6 +95,8 @@ export async function composeChain(
         .then(() => undefined, (err: unknown) => logger.warn({ err }, 'stale transaction sweep failed')), staleSweepMs).stop);
     }
     const contracts = await ensurePlatformContracts({ journal, chains, relayer, clock, configured: config.contractAddresses });
+    // The blocks of the start (deployments one after another) are no rhythm of the chain's.
+    for (const network of networkNames) chains[network].blocks.forgetRhythm();
     return { ...part, chains, relayer, contracts, custody };
   } catch (error) {
     await part.stopChains().catch(() => undefined);
