@@ -78,7 +78,7 @@ const balanceOf = (client: PublicClient, token: Address, account: Address) =>
 
 /** The newest recipient in the token's Transfer logs holding at least `least` (up to `holderLookbackBlocks` back). */
 async function findHolder(client: PublicClient, token: Address, least: bigint): Promise<Address | undefined> {
-  const head = await client.getBlockNumber().catch(() => { throw new DomainError('chain.unavailable', 'the network does not answer'); });
+  const head = await client.getBlockNumber({ cacheTime: 0 }).catch(() => { throw new DomainError('chain.unavailable', 'the network does not answer'); });
   const seen = new Set<Address>();
   for (let to = head; to >= 0n && head - to < holderLookbackBlocks; to -= logWindow) {
     const from = to >= logWindow - 1n ? to - logWindow + 1n : 0n;
