@@ -25,6 +25,9 @@ import { loadTokenLanes } from '../chain/token-account.ts';
 import { ensurePlatformContracts, type PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
 import { recordMinedCost } from './observability.ts';
 
+/** Below the shortest block time of the networks we name (opBNB, 0.25 s), with room for a lagging poll. */
+const fastestBlockMs = 200;
+
 /** A journaled transaction without a receipt this long after it was signed is rebroadcast by whichever instance sweeps first. */
 const staleTransactionMs = 5_000;
 const staleSweepMs = 2_000;
@@ -95,8 +98,13 @@ export async function composeChain(
         .then(() => undefined, (err: unknown) => logger.warn({ err }, 'stale transaction sweep failed')), staleSweepMs).stop);
     }
     const contracts = await ensurePlatformContracts({ journal, chains, relayer, clock, configured: config.contractAddresses });
-    // The blocks of the start (deployments one after another) are no rhythm of the chain's.
-    for (const network of networkNames) chains[network].blocks.forgetRhythm();
+    // The start's deployments, one after another, each mined at its send on a node that mines on
+    // demand, look like blocks a few tens of ms apart: a rhythm faster than any network we name
+    // (0.25 s at the fastest) learnt from them is forgotten (docs/decisions/settlement.md).
+    for (const network of networkNames) {
+      const { blocks } = chains[network];
+      if ((blocks.intervalMs() ?? Number.POSITIVE_INFINITY) < fastestBlockMs) blocks.forgetRhythm();
+    }
     return { ...part, chains, relayer, contracts, custody };
   } catch (error) {
     await part.stopChains().catch(() => undefined);
