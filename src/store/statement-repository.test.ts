@@ -190,6 +190,7 @@ describe('the statement: minedTxs and rowsOf', () => {
     await refund('c3', 'p1', { txHash: other, status: 'failed' });
     await refund('c4', 'p6', { txHash: other });
     await refund('c5', 'p3', { txHash: notInDay });
+    await refund('c6', 'p2', { txHash: other });
     await reward('r1', { status: 'claimed', claim: inDay });
     await reward('r2', { status: 'canceling', claim: inDay });
     await reward('r3', { status: 'canceled', claim: notInDay, cancel: inDay, userAddress: null });
@@ -197,6 +198,7 @@ describe('the statement: minedTxs and rowsOf', () => {
     await reward('r5', { status: 'issued', claim: inDay });
     await reward('r6', { status: 'claimed', claim: inDay, tid: 'T-other' });
     await reward('r7', { status: 'canceling', claim: notInDay, cancel: other });
+    await reward('r8', { status: 'claimed', claim: other, userAddress: null });
     const x1 = await x402(1, { txHash: inDay });
     await x402(2, { txHash: inDay, status: 'accepted' });
     await x402(3, { txHash: inDay, status: 'failed' });
@@ -219,12 +221,20 @@ describe('the statement: minedTxs and rowsOf', () => {
         tokenAmount: '400', exchangeAmount: '4', exchangeCurrency: 'KRW', exchangeRate: '1.5', counterparty: user,
       },
       {
+        kind: 'refund', sourceId: 'c6', reference: 'tran-p2', approvalNo: 'cn-c6', txHash: other, contractAddress: '', tokenSymbol: '',
+        tokenAmount: '400', exchangeAmount: '4', exchangeCurrency: 'KRW', exchangeRate: null, counterparty: '',
+      },
+      {
         kind: 'reward', sourceId: 'r1', reference: 'r1', approvalNo: null, txHash: inDay, contractAddress: '0xtoken', tokenSymbol: 'VIXP',
         tokenAmount: '77', exchangeAmount: '7', exchangeCurrency: 'KRW', exchangeRate: '0.1', counterparty: user,
       },
       {
         kind: 'reward', sourceId: 'r2', reference: 'r2', approvalNo: null, txHash: inDay, contractAddress: '0xtoken', tokenSymbol: 'VIXP',
         tokenAmount: '77', exchangeAmount: '7', exchangeCurrency: 'KRW', exchangeRate: '0.1', counterparty: user,
+      },
+      {
+        kind: 'reward', sourceId: 'r8', reference: 'r8', approvalNo: null, txHash: other, contractAddress: '0xtoken', tokenSymbol: 'VIXP',
+        tokenAmount: '77', exchangeAmount: '7', exchangeCurrency: 'KRW', exchangeRate: '0.1', counterparty: '',
       },
       {
         kind: 'reward_cancellation', sourceId: 'r3', reference: 'r3', approvalNo: 'rc-r3', txHash: inDay, contractAddress: '0xtoken', tokenSymbol: 'VIXP',
