@@ -173,3 +173,51 @@ test('USDC-like: allowed, priced by its own KRW notice (17 before it), paid over
   assert.deepEqual([inUsdt.body.resultData.tokenName, inUsdt.body.resultData.amount], ['USDT', '1.5']);
   assert.deepEqual([await usdtOf(user.address), await usdtOf(receiver) - usdtReceiverBefore], [3_500_000n, 1_500_000n]);
 });
+
+test('USDT-like (the account path): a reward priced by its own KRW notice, issued, claimed from the receipt and canceled; each move exact on chain, the first of each account carrying its delegation', async () => {
+  const { usdt, holder, fundUsdt, usdtOf } = await deployUsdt();
+  assert.equal((await tokenAllowCommand.run(context({ contract: usdt, holder })) as any).transferPath, 'account');
+  const rewardStore = await p.t.platform.payments.addStore({ tid: 'T-USDT1', name: 'Busan Tea House' });
+  const payer = await newUser(p);
+  const { client } = p.t.platform.chains[network()];
+  const delegated = `0xef0100${p.t.platform.contracts[network()].account.slice(2).toLowerCase()}`;
+  await fundUsdt(rewardStore.settlementAddress, 5_000_000n);
+  const issue = (exchangeAmount: string) => unary(p.client, 'IssueReward', rewardStore.apiKey, {
+    tid: rewardStore.tid, reward_reason: `r-${randomUUID()}`, exchange_amount: exchangeAmount, contract_address: usdt,
+  });
+
+  // Allowed, not priced yet: VIXP's and USDC's KRW notices do not price USDT.
+  assert.equal((await issue('1380.25')).common.res_code, '17');
+  await ratePublishCommand.run(context({ currency: 'KRW', rate: '1380.25', contract: usdt }));
+  // 3000 KRW at 1380.25 KRW per USDT = 2.173519…: 2.173519 USDT, rounded down to its 6th decimal.
+  const issued = await issue('3000');
+  assert.equal(issued.common.res_code, '00', JSON.stringify(issued.common));
+  assert.deepEqual([issued.content.contract_address, issued.content.token_symbol, issued.content.token_amount, issued.content.exchange_rate], [usdt, 'USDT', '2.173519', '1380.25']);
+  assert.equal((await issue('13802.5')).common.res_code, '19', 'the store\'s 5 USDT cannot fund 10');
+  assert.deepEqual([await usdtOf(rewardStore.settlementAddress), await usdtOf(payer.address)], [5_000_000n, 0n], 'issuing moves nothing');
+
+  const claim = openSession(p.client, 'DoPayment', payer.token);
+  claim.send({ state: 'START_REWARD', reward_id: issued.content.reward_id, token_amount: '2.173519', token_symbol: 'USDT', user_address: payer.address });
+  const claimed = await claim.next();
+  assert.equal(claimed.common.res_code, '00', JSON.stringify(claimed.common));
+  assert.deepEqual([claimed.content.state, claimed.content.contract_address, claimed.content.token_amount], ['END_REWARD', usdt, '2.173519']);
+  assert.deepEqual([await usdtOf(rewardStore.settlementAddress), await usdtOf(payer.address)], [2_826_481n, 2_173_519n], 'moved exactly 2.173519 to the payer');
+  const claimTx = await client.getTransaction({ hash: claimed.content.transfer_transaction_id });
+  assert.equal(claimTx.type, 'eip7702', 'the store account\'s first transfer carries its delegation');
+  assert.equal(await client.getCode({ address: rewardStore.settlementAddress as Address }), delegated);
+  const again = openSession(p.client, 'DoPayment', payer.token);
+  again.send({ state: 'START_REWARD', reward_id: issued.content.reward_id, token_amount: '2.173519', token_symbol: 'USDT', user_address: payer.address });
+  assert.notEqual((await again.next()).common.res_code, '00', 'claimed once');
+  assert.deepEqual([await usdtOf(rewardStore.settlementAddress), await usdtOf(payer.address)], [2_826_481n, 2_173_519n]);
+
+  const taken = await unary(p.client, 'CancelReward', rewardStore.apiKey, { reward_id: issued.content.reward_id, token_amount: '2.173519' });
+  assert.equal(taken.common.res_code, '00', JSON.stringify(taken.common));
+  assert.deepEqual([await usdtOf(rewardStore.settlementAddress), await usdtOf(payer.address)], [5_000_000n, 0n], 'moved back exactly');
+  assert.equal(await client.getCode({ address: payer.address as Address }), delegated, 'the payer\'s account delegated in its first transfer, the give-back');
+  assert.notEqual((await unary(p.client, 'CancelReward', rewardStore.apiKey, { reward_id: issued.content.reward_id, token_amount: '2.173519' })).common.res_code, '00', 'canceled once');
+  assert.deepEqual([await usdtOf(rewardStore.settlementAddress), await usdtOf(payer.address)], [5_000_000n, 0n]);
+  const rows = await p.t.platform.store.db.selectFrom('authorizations').select(['from_address', 'nonce', 'status', 'value'])
+    .where('contract_address', '=', usdt).orderBy('created_at').execute();
+  assert.deepEqual(rows.map((r) => [r.from_address.toLowerCase(), r.nonce.slice(-3), r.status, r.value]),
+    [[rewardStore.settlementAddress.toLowerCase(), '000', 'used', '2173519'], [payer.address.toLowerCase(), '000', 'used', '2173519']]);
+});
