@@ -202,7 +202,8 @@ test('USDT-like (the account path): a reward priced by its own KRW notice, issue
   assert.equal(claimed.common.res_code, '00', JSON.stringify(claimed.common));
   assert.deepEqual([claimed.content.state, claimed.content.contract_address, claimed.content.token_amount], ['END_REWARD', usdt, '2.173519']);
   assert.deepEqual([await usdtOf(rewardStore.settlementAddress), await usdtOf(payer.address)], [2_826_481n, 2_173_519n], 'moved exactly 2.173519 to the payer');
-  const claimTx = await client.getTransaction({ hash: claimed.content.transfer_transaction_id });
+  const claimRow = await p.t.platform.store.db.selectFrom('authorizations').select('tx_hash').where('contract_address', '=', usdt).executeTakeFirstOrThrow();
+  const claimTx = await client.getTransaction({ hash: claimRow.tx_hash as Address });
   assert.equal(claimTx.type, 'eip7702', 'the store account\'s first transfer carries its delegation');
   assert.equal(await client.getCode({ address: rewardStore.settlementAddress as Address }), delegated);
   const again = openSession(p.client, 'DoPayment', payer.token);
