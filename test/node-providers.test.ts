@@ -1,47 +1,21 @@
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPublicClient, http, type Hex } from 'viem';
-import { foundry } from 'viem/chains';
-import type { AnvilProcess } from '../src/chain/anvil-process.ts';
-import { startExternalNode } from './support/external-node.ts';
-import { startRpcProxy, type RpcProxy } from './support/rpc-proxy.ts';
-import { call, startTestPlatform, type TestPlatform } from './support/platform.ts';
+import { call } from './support/platform.ts';
 import { prepareTransfer } from './support/transfer-scheme.ts';
+import { assertEachSettledOnce, fundedSenders, useTwoEndpoints } from './support/two-endpoints.ts';
 
 // The payment network on the operator's node, reached through two endpoints (RPC_URLS_ETHEREUM), the
 // first a provider that throttles every third request and fails for a while in the middle of a burst.
-let node: AnvilProcess;
-let first: RpcProxy;
-let second: RpcProxy;
-let t: TestPlatform;
-
-before(async () => {
-  let relayerKey: string;
-  ({ node, relayerKey } = await startExternalNode({ blockSeconds: 1 }));
-  first = await startRpcProxy(node.url);
-  second = await startRpcProxy(node.url);
-  t = await startTestPlatform({ env: { RPC_URLS_ETHEREUM: `${first.url},${second.url}`, CHAIN_ID_ETHEREUM: '31337', RELAYER_PRIVATE_KEY: relayerKey } });
-});
-after(async () => {
-  await t?.stop();
-  await first?.close();
-  await second?.close();
-  await node?.stop();
-});
-
-interface Account { address: string; secretKey: string }
+const rig = useTwoEndpoints();
 
 test('RPC_URLS_ETHEREUM: the transfers land on the operator\'s node; throttled and failing at the first endpoint, each is answered settled, once, never 500', async () => {
-  const { platform } = t;
-  const ethereum = platform.chains.ethereum;
+  const { t, first, second } = rig;
+  const ethereum = t.platform.chains.ethereum;
   assert.equal(ethereum.managed, false, 'no anvil of the platform\'s own for a network given endpoints');
   assert.deepEqual(ethereum.urls, [first.url, second.url]);
 
   const count = 24;
-  const senders: Account[] = [];
-  for (let i = 0; i < count; i++) senders.push((await call(t.app, '/token', 'createAddress', {})).resultData as Account);
-  const receiver = (await call(t.app, '/token', 'createAddress', {})).resultData as Account;
-  await Promise.all(senders.map((sender) => platform.wallet.mint('ethereum', { to: sender.address, amount: '5' })));
+  const { senders, receiver } = await fundedSenders(rig, count);
   const prepared = await Promise.all(senders.map(async (sender) => {
     const { data: _data, ...params } = await prepareTransfer(t.app, sender, receiver.address, '1');
     return params;
@@ -59,17 +33,9 @@ test('RPC_URLS_ETHEREUM: the transfers land on the operator\'s node; throttled a
   }));
   first.throttle = undefined;
 
-  for (const answer of answers) assert.notEqual(answer.resultCode, '500', JSON.stringify(answer));
-  const settled = answers.filter((a) => a.resultCode === '200');
-  assert.equal(settled.length, count, `every transfer settled: ${JSON.stringify(answers.filter((a) => a.resultCode !== '200'))}`);
-  assert.ok(first.refused > 0, 'the first endpoint did throttle and fail');
-
-  // On the operator's node itself: each transfer once (the receiver holds exactly what was answered).
-  const direct = createPublicClient({ chain: foundry, transport: http(node.url) });
-  for (const hash of new Set(settled.map((a) => a.TransactionID as Hex))) {
-    assert.equal((await direct.getTransactionReceipt({ hash })).status, 'success');
-  }
-  assert.equal((await call(t.app, '/token', 'getBalance', { address: receiver.address })).resultData.balance, String(count));
+  // Every transfer settled, none 500; on the operator's node itself each transfer once (the receiver
+  // holds exactly what was answered).
+  await assertEachSettledOnce(rig, answers, receiver, count);
 
   // /readyz names each endpoint's state and calls; /metrics counts each endpoint's calls by outcome.
   const ready = (await t.app.inject({ method: 'GET', url: '/readyz' })).json();

@@ -15,14 +15,15 @@ import { cliDeps } from '../src/main.ts';
 // EIP-3009 in the domain ("USD Coin", "2")) deployed on the platform's anvil by an outside account,
 // `vixpay token allow`ed and priced by its own KRW notice; a store priced in KRW is paid in it over
 // gRPC by a custodial user, refunded with CancelPayment, rewards it, and REST pay moves it (and a
-// USDT-like token, the account path, by REST pay). Every balance is read from the chain, in base units.
+// USDT-like token, the account path, by REST pay); rewards in the account path's USDT-like and
+// BEP-20 tokens. Every balance is read from the chain, in base units.
 
 let p: PaymentTest;
 let usdc: Address;
 let store: { tid: string; name: string; settlementAddress: string; apiKey: string };
 let user: TestUser;
 let fund: (to: string, units: bigint) => Promise<void>;
-let deployUsdt: () => Promise<{ usdt: Address; holder: Address; fundUsdt: (to: string, units: bigint) => Promise<void>; usdtOf: (address: string) => Promise<bigint> }>;
+let deployUsdt: (kind?: 'usdt' | 'bep20') => Promise<{ usdt: Address; holder: Address; fundUsdt: (to: string, units: bigint) => Promise<void>; usdtOf: (address: string) => Promise<bigint> }>;
 let onChain: (address: string) => Promise<bigint>;
 
 const network = () => p.t.platform.config.paymentNetwork;
@@ -42,9 +43,9 @@ before(async () => {
     assert.equal((await client.waitForTransactionReceipt({ hash })).status, 'success');
   };
   onChain = async (address) => await client.readContract({ address: usdc, abi, functionName: 'balanceOf', args: [address as Address] }) as bigint;
-  deployUsdt = async () => {
-    const usdt = await deployShapedToken(client as never, wallet, 'usdt');
-    const usdtAbi = shapedTokens.usdt.abi;
+  deployUsdt = async (kind = 'usdt') => {
+    const usdt = await deployShapedToken(client as never, wallet, kind);
+    const usdtAbi = shapedTokens[kind].abi;
     return {
       usdt, holder: deployer.address,
       fundUsdt: async (to, units) => {
@@ -173,3 +174,59 @@ test('USDC-like: allowed, priced by its own KRW notice (17 before it), paid over
   assert.deepEqual([inUsdt.body.resultData.tokenName, inUsdt.body.resultData.amount], ['USDT', '1.5']);
   assert.deepEqual([await usdtOf(user.address), await usdtOf(receiver) - usdtReceiverBefore], [3_500_000n, 1_500_000n]);
 });
+
+// A reward in each token shape of the account path: 3000 KRW at 1380.25 KRW per token = 2.173519289983698605…,
+// rounded down to the token's decimals.
+for (const [kind, symbol, decimals, amount, tid] of [['usdt', 'USDT', 6, '2.173519', 'T-USDT1'], ['bep20', 'BSC-USD', 18, '2.173519289983698605', 'T-BEP1']] as const) {
+  test(`${symbol} (the account path, ${decimals} decimals): a reward priced by its own KRW notice, issued, claimed from the receipt and canceled; each move exact on chain, the first of each account carrying its delegation`, async () => {
+    const { usdt: token, holder, fundUsdt: fundToken, usdtOf: tokenOf } = await deployUsdt(kind);
+    assert.equal((await tokenAllowCommand.run(context({ contract: token, holder })) as any).transferPath, 'account');
+    const rewardStore = await p.t.platform.payments.addStore({ tid, name: 'Busan Tea House' });
+    const payer = await newUser(p);
+    const { client } = p.t.platform.chains[network()];
+    const delegated = `0xef0100${p.t.platform.contracts[network()].account.slice(2).toLowerCase()}`;
+    const units = (value: string) => parseUnits(value, decimals);
+    const funded = units('5');
+    const reward = units(amount);
+    await fundToken(rewardStore.settlementAddress, funded);
+    const issue = (exchangeAmount: string) => unary(p.client, 'IssueReward', rewardStore.apiKey, {
+      tid: rewardStore.tid, reward_reason: `r-${randomUUID()}`, exchange_amount: exchangeAmount, contract_address: token,
+    });
+    const balances = async () => [await tokenOf(rewardStore.settlementAddress), await tokenOf(payer.address)];
+
+    // Allowed, not priced yet: the KRW notices of VIXP and USDC do not price it.
+    assert.equal((await issue('1380.25')).common.res_code, '17');
+    await ratePublishCommand.run(context({ currency: 'KRW', rate: '1380.25', contract: token }));
+    const issued = await issue('3000');
+    assert.equal(issued.common.res_code, '00', JSON.stringify(issued.common));
+    assert.deepEqual([issued.content.contract_address, issued.content.token_symbol, issued.content.token_amount, issued.content.exchange_rate], [token, symbol, amount, '1380.25']);
+    assert.equal((await issue('13802.5')).common.res_code, '19', 'the store\'s 5 cannot fund 10');
+    assert.deepEqual(await balances(), [funded, 0n], 'issuing moves nothing');
+
+    const claim = openSession(p.client, 'DoPayment', payer.token);
+    claim.send({ state: 'START_REWARD', reward_id: issued.content.reward_id, token_amount: amount, token_symbol: symbol, user_address: payer.address });
+    const claimed = await claim.next();
+    assert.equal(claimed.common.res_code, '00', JSON.stringify(claimed.common));
+    assert.deepEqual([claimed.content.state, claimed.content.contract_address, claimed.content.token_amount], ['END_REWARD', token, amount]);
+    assert.deepEqual(await balances(), [funded - reward, reward], `moved exactly ${amount} to the payer`);
+    // END_REWARD names no transaction: its row does.
+    const claimRow = await p.t.platform.store.db.selectFrom('authorizations').select('tx_hash').where('contract_address', '=', token).executeTakeFirstOrThrow();
+    assert.equal((await client.getTransaction({ hash: claimRow.tx_hash as Address })).type, 'eip7702', 'the store account\'s first transfer carries its delegation');
+    assert.equal(await client.getCode({ address: rewardStore.settlementAddress as Address }), delegated);
+    const again = openSession(p.client, 'DoPayment', payer.token);
+    again.send({ state: 'START_REWARD', reward_id: issued.content.reward_id, token_amount: amount, token_symbol: symbol, user_address: payer.address });
+    assert.notEqual((await again.next()).common.res_code, '00', 'claimed once');
+    assert.deepEqual(await balances(), [funded - reward, reward]);
+
+    const taken = await unary(p.client, 'CancelReward', rewardStore.apiKey, { reward_id: issued.content.reward_id, token_amount: amount });
+    assert.equal(taken.common.res_code, '00', JSON.stringify(taken.common));
+    assert.deepEqual(await balances(), [funded, 0n], 'moved back exactly');
+    assert.equal(await client.getCode({ address: payer.address as Address }), delegated, 'the payer\'s account delegated in its first transfer, the give-back');
+    assert.notEqual((await unary(p.client, 'CancelReward', rewardStore.apiKey, { reward_id: issued.content.reward_id, token_amount: amount })).common.res_code, '00', 'canceled once');
+    assert.deepEqual(await balances(), [funded, 0n]);
+    const rows = await p.t.platform.store.db.selectFrom('authorizations').select(['from_address', 'nonce', 'status', 'value'])
+      .where('contract_address', '=', token).orderBy('created_at').execute();
+    assert.deepEqual(rows.map((r) => [r.from_address.toLowerCase(), r.nonce.slice(-3), r.status, r.value]),
+      [[rewardStore.settlementAddress.toLowerCase(), '000', 'used', String(reward)], [payer.address.toLowerCase(), '000', 'used', String(reward)]]);
+  });
+}

@@ -1,8 +1,12 @@
-import { getAddress, hexToBigInt, parseEventLogs, type Address, type Hex, type SignedAuthorization, type TransactionReceipt } from 'viem';
+import {
+  decodeFunctionData, getAddress, hexToBigInt, numberToHex, parseEventLogs, parseTransaction,
+  type Address, type Hex, type SignedAuthorization, type TransactionReceipt,
+} from 'viem';
 import { vixpAccountSettlementAbi } from '../gen/contracts/vixp-account-settlement.ts';
+import { vixpayAccountAbi } from '../gen/contracts/vixpay-account.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
 import type { SignedAccountTransfer } from './account-transfer.ts';
-import { delegationGas, encodeAccountSettlement } from './account-batch-layout.ts';
+import { decodeAccountBatch, delegationGas, encodeAccountSettlement } from './account-batch-layout.ts';
 import { groupByToken } from './settlement-batch-layout.ts';
 import { batchItemGas } from './settlement-calldata.ts';
 import { itemKey } from './mined-receipt.ts';
@@ -39,8 +43,14 @@ export function delegationsOf(items: readonly SettlementItem[]): SignedAuthoriza
   return [...byAccount.values()];
 }
 
+/** The calls an account settlement is (`encodeAccountSettlement`): the account's own transfer, or the batch contract's. */
+const accountSettlementCalls = [...vixpayAccountAbi, ...vixpAccountSettlementAbi];
+
+/** What reading a receipt needs of an item: whose transfer of what, to whom, under which account nonce. */
+export type AccountItem = Pick<SettlementItem, 'token' | 'from' | 'to' | 'value' | 'nonce'>;
+
 /** The items in the order the packed batch carries them (grouped by token): `ItemSkipped`'s index counts them so. */
-const inBatchOrder = (items: readonly SettlementItem[]): SettlementItem[] => groupByToken(items).flatMap((group) => group.items);
+const inBatchOrder = <T extends AccountItem>(items: readonly T[]): T[] => groupByToken(items).flatMap((group) => group.items);
 
 /**
  * The items of `items` (as encoded) a receipt executed: the transaction succeeded, the token's
@@ -49,11 +59,11 @@ const inBatchOrder = (items: readonly SettlementItem[]): SettlementItem[] => gro
  * `signedTransfer`, which reverts when it cannot execute; the `Transfer` is still required, since a
  * call to an account that is not delegated succeeds doing nothing.
  */
-export function executedAccountItems(receipt: TransactionReceipt, items: readonly SettlementItem[]): Set<string> {
+export function executedAccountItems(receipt: TransactionReceipt, items: readonly AccountItem[]): Set<string> {
   const executed = new Set<string>();
   if (receipt.status !== 'success' || items.length === 0) return executed;
   const transfers = parseEventLogs({ abi: vixpTokenAbi, eventName: 'Transfer', logs: receipt.logs });
-  const moved = (item: SettlementItem) => transfers.some((log) => getAddress(log.address) === getAddress(item.token)
+  const moved = (item: AccountItem) => transfers.some((log) => getAddress(log.address) === getAddress(item.token)
     && getAddress(log.args.from) === getAddress(item.from) && getAddress(log.args.to) === getAddress(item.to) && log.args.value === item.value);
   const ordered = items.length === 1 ? [...items] : inBatchOrder(items);
   const skipped = new Set(items.length === 1 ? [] : parseEventLogs({ abi: vixpAccountSettlementAbi, eventName: 'ItemSkipped', logs: receipt.logs })
@@ -63,6 +73,25 @@ export function executedAccountItems(receipt: TransactionReceipt, items: readonl
     if (!skipped.has(BigInt(index)) && moved(item)) executed.add(itemKey(item.token, item.from, item.nonce));
   });
   return executed;
+}
+
+/**
+ * The account transfers a journaled settlement transaction carries, read from its signed bytes in
+ * the order `encodeAccountSettlement` wrote them: the account's own `signedTransfer` (a batch of
+ * one, sent to the account), else the packed batch of `settle(batch)`. What recovery reads a receipt
+ * by when no caller is left holding the items (relayer-recovery.ts). Throws on any other transaction.
+ */
+export function accountItemsOf(rawTx: Hex): AccountItem[] {
+  const { to, data } = parseTransaction(rawTx);
+  if (!to || !data) throw new Error('not an account settlement: no recipient or no calldata');
+  const nonceOf = (nonce: bigint) => numberToHex(nonce, { size: 32 });
+  const call = decodeFunctionData({ abi: accountSettlementCalls, data });
+  if (call.functionName === 'signedTransfer') {
+    const [token, payee, value, nonce] = call.args;
+    return [{ token: getAddress(token), from: getAddress(to), to: getAddress(payee), value, nonce: nonceOf(nonce) }];
+  }
+  if (call.functionName !== 'settle') throw new Error(`not an account settlement: ${call.functionName}`);
+  return decodeAccountBatch(call.args[0]).map((item) => ({ token: item.token, from: item.account, to: item.to, value: item.value, nonce: nonceOf(item.nonce) }));
 }
 
 /** The batcher's layout of account transfers: each item's gas allowance and, at most, its account's delegation. */

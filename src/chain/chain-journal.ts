@@ -43,6 +43,14 @@ export interface UnminedTransaction {
   supersededHashes: string[];
 }
 
+/** An account transfer's `authorizations` row as recovery reads it (`ChainJournal.submittedAccountTransfers`). */
+export interface SubmittedAccountTransfer {
+  key: string;
+  token: string;
+  from: string;
+  nonce: string;
+}
+
 /** Where a transaction was mined. */
 export interface MinedPosition {
   blockNumber: number;
@@ -95,6 +103,12 @@ export interface ChainJournal {
    * waiting to record them.
    */
   markAuthorizationsUsed(txHash: string, nonces: readonly string[], now: number): Promise<void>;
+  /**
+   * The account transfers (docs/decisions/tokens.md, a token without EIP-3009) still `submitted`
+   * with the transaction `txHash`: each row's key, token, account and account nonce (bytes32 hex,
+   * lowercase). Recovery marks used those the transaction's receipt executed.
+   */
+  submittedAccountTransfers(txHash: string): Promise<SubmittedAccountTransfer[]>;
   /**
    * Journals a re-priced version of an unmined transaction (same nonce, higher fees) before it is
    * broadcast: the row holds the new bytes (what recovery sends), the superseded version is kept,

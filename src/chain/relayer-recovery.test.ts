@@ -4,12 +4,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { encodeDeployData, keccak256, stringToHex, toHex, type Address, type Hex, type LocalAccount } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { encodeDeployData, encodeFunctionData, getAddress, hexToBigInt, keccak256, stringToHex, toHex, type Address, type Hex, type LocalAccount } from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createRelayerRecovery, type RelayerRecoveryDeps } from './relayer-recovery.ts';
 import { createTransactionSender } from './transaction-sender.ts';
 import { createReceiptWaiter } from './receipt-waiter.ts';
 import { encodeSettlement } from './settlement-calldata.ts';
+import { accountBatchLayout } from './account-settlement.ts';
+import { signAccountTransfer, signDelegation } from './account-transfer.ts';
+import { vixpayAccountAbi, vixpayAccountBytecode } from '../gen/contracts/vixpay-account.ts';
+import { vixpAccountSettlementAbi, vixpAccountSettlementBytecode } from '../gen/contracts/vixp-account-settlement.ts';
+import { tetherLikeAbi, tetherLikeBytecode } from '../../test/support/gen/test-tokens.ts';
+import { accountNonce } from '../wallet/authorization-nonce.ts';
 import type { SettlementItem } from './relay-types.ts';
 import { vixpTokenAbi, vixpTokenBytecode } from '../gen/contracts/vixp-token.ts';
 import { openStore } from '../store/db.ts';
@@ -336,6 +342,75 @@ test('a settlement journaled with a holder\'s EIP-3009 authorization and never b
     assert.equal(await balanceOf(payee), 250n, 'the transfer executed');
     assert.deepEqual(await stateOf(), { status: 'used', txHash: journaled.txHash }, 'nobody else waits for it: recovery records it used');
     assert.equal(await authorizations.held({ network: 'ethereum', contractAddress: token, fromAddress: holder.address }), 0n, 'no funds held for it any more');
+  } finally {
+    await store.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('account transfers journaled in a batch and in a batch of one, never broadcast: `recover` sends both; the items the receipts executed are recorded used, the skipped one stays submitted for the wallet\'s sweep', async () => {
+  const lane = await freshLane();
+  const [a, b, c] = [0, 1, 2].map(() => privateKeyToAccount(generatePrivateKey())) as [PrivateKeyAccount, PrivateKeyAccount, PrivateKeyAccount];
+  const payee = privateKeyToAccount(generatePrivateKey()).address;
+  const { client, chainId } = parts.chains.ethereum;
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'vixpay-recovery-'));
+  const store = await openStore({ dataDir });
+  try {
+    const journal = createChainJournal(store.db, randomUUID);
+    const authorizations = createAuthorizationRepository(store.db, 'process');
+    const { sender, waiter, recovery } = partsFor(lane, Date.now, { journal });
+    const deploy = async (data: Hex) => {
+      const sent = await sender.send('ethereum', { data, intent: { kind: 'deploy' } });
+      const address = (await waiter.finish('ethereum', sent.id, [sent.txHash])).receipt?.contractAddress;
+      assert.ok(address);
+      return getAddress(address);
+    };
+    const accountCode = await deploy(encodeDeployData({ abi: vixpayAccountAbi, bytecode: vixpayAccountBytecode }));
+    const accountSettlement = await deploy(encodeDeployData({ abi: vixpAccountSettlementAbi, bytecode: vixpAccountSettlementBytecode }));
+    // A USDT-shaped token (no EIP-3009, `transfer` answers nothing), its supply the lane's.
+    const usdt = await deploy(encodeDeployData({ abi: tetherLikeAbi, bytecode: tetherLikeBytecode, args: ['Tether USD', 'USDT', 1_000_000_000n] }));
+    const balanceOf = (address: Address) => client.readContract({ address: usdt, abi: tetherLikeAbi, functionName: 'balanceOf', args: [address] });
+    for (const holder of [a, b, c]) {
+      const sent = await sender.send('ethereum', { to: usdt, data: encodeFunctionData({ abi: tetherLikeAbi, functionName: 'transfer', args: [holder.address, 10_000_000n] }), intent: { kind: 'test' } });
+      assert.equal((await waiter.finish('ethereum', sent.id, [sent.txHash])).status, 'confirmed');
+    }
+
+    // Each account's transfer reserved with its dense nonce (0), then signed with its delegation, as the wallet does (authorize-account-transfer.ts).
+    const validBefore = Math.floor(Date.now() / 1000) + 3_600;
+    const itemOf = async (holder: PrivateKeyAccount, value: bigint, deadline = BigInt(validBefore - 1)): Promise<SettlementItem> => {
+      const reserved = await authorizations.reserveAccountNonce({
+        network: 'ethereum', reference: `transfer:${randomUUID()}`, contractAddress: usdt, fromAddress: holder.address, toAddress: payee, value: String(value),
+        validBefore, fromBlock: Number(await client.getBlockNumber()), createdAt: Date.now(), updatedAt: Date.now(),
+      }, { balance: () => balanceOf(holder.address) }, (previous) => accountNonce('ethereum', holder.address, previous));
+      assert.ok(typeof reserved === 'object', String(reserved));
+      const signed = await signAccountTransfer(holder, chainId, { token: usdt, to: payee, value, nonce: hexToBigInt(reserved.chainNonce as Hex), deadline });
+      const delegation = await signDelegation(holder, chainId, accountCode, 0);
+      return { token: usdt, from: holder.address, to: payee, value, validBefore: deadline, nonce: reserved.chainNonce as Hex, key: reserved.nonce, signature: signed.signature, account: { delegation } };
+    };
+    // b's signed deadline is past: the batch skips it (ItemSkipped), a's executes beside it.
+    const batch = [await itemOf(a, 1_500_000n), await itemOf(b, 2_000_000n, 1n)];
+    const alone = [await itemOf(c, 2_500_000n)];
+    const journalOnly = async (items: SettlementItem[]) => {
+      const byKey = new Map(items.map((item) => [item.key!, item]));
+      const journaled = await sender.journal('ethereum', lane, { intent: { kind: 'settlement', contractAddress: accountSettlement }, authorizationNonces: [...byKey.keys()] },
+        await sender.fees('ethereum', lane.address), (included) => accountBatchLayout.encode(accountSettlement, included.map((key) => byKey.get(key)!)));
+      if (journaled === 'released') throw new Error('not released: the transfers are reserved');
+      return journaled;
+    };
+    const [batchTx, aloneTx] = [await journalOnly(batch), await journalOnly(alone)];
+    const statusOf = async (item: SettlementItem) => (await authorizations.find(item.key!))?.status;
+    assert.deepEqual(await Promise.all([...batch, ...alone].map(statusOf)), ['submitted', 'submitted', 'submitted']);
+    assert.deepEqual(await authorizations.listAccountTransfersMined('ethereum'), [], 'journaled, not mined: nothing for the sweep');
+
+    // The process stopped before broadcasting; the restart's recovery sends both from the journal.
+    assert.equal(await recovery.recover('ethereum'), 2);
+    const [batchReceipt, aloneReceipt] = await Promise.all([batchTx, aloneTx].map((tx) => client.getTransactionReceipt({ hash: tx.txHash as Hex })));
+    assert.deepEqual([batchReceipt!.type, batchReceipt!.to, aloneReceipt!.type, aloneReceipt!.to], ['eip7702', accountSettlement.toLowerCase(), 'eip7702', c.address.toLowerCase()]);
+    assert.deepEqual(await Promise.all([payee, a.address, b.address, c.address].map(balanceOf)), [4_000_000n, 8_500_000n, 10_000_000n, 7_500_000n], 'a and c moved once, b nothing');
+    assert.deepEqual(await Promise.all([...batch, ...alone].map(statusOf)), ['used', 'submitted', 'used'], 'recorded from the receipts: a and c used, b not executed');
+    assert.deepEqual((await authorizations.find(batch[0]!.key!))?.txHash, batchTx.txHash);
+    assert.deepEqual((await authorizations.listAccountTransfersMined('ethereum')).map((record) => record.nonce), [batch[1]!.key], 'b is left for the wallet\'s sweep, at once');
+    assert.equal(await recovery.recover('ethereum'), 0, 'nothing sent twice');
   } finally {
     await store.close();
     rmSync(dataDir, { recursive: true, force: true });

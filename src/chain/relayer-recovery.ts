@@ -1,10 +1,11 @@
-import type { Address, Hex, LocalAccount } from 'viem';
-import type { ChainJournal } from './chain-journal.ts';
+import type { Address, Hex, LocalAccount, TransactionReceipt } from 'viem';
+import type { ChainJournal, UnminedTransaction } from './chain-journal.ts';
 import type { ChainClients } from './chain-clients.ts';
 import type { ReceiptWaiter } from './receipt-waiter.ts';
 import type { TransactionSender } from './transaction-sender.ts';
 import { repriceStale } from './reprice-stale.ts';
-import { usedAuthorizationKeys } from './mined-receipt.ts';
+import { itemKey, usedAuthorizationKeys } from './mined-receipt.ts';
+import { accountItemsOf, executedAccountItems } from './account-settlement.ts';
 import type { Clock } from '#shared/clock.ts';
 import type { Logger } from '#shared/logger.ts';
 import type { NetworkName } from '#shared/networks.ts';
@@ -72,10 +73,30 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
     for (const tx of pending) await sender.broadcast(network, tx.rawTx as Hex);
     const results = await Promise.all(pending.map((tx) => waiter.finish(network, tx.id, [tx.txHash, ...tx.supersededHashes] as Hex[], stale?.waitMs)));
     // Nobody waits for these any more: their authorizations are recorded used from the receipts.
-    for (const { receipt } of results) {
-      if (receipt) await journal.markAuthorizationsUsed(receipt.transactionHash, usedAuthorizationKeys(network, receipt), clock());
+    for (const [i, { receipt }] of results.entries()) {
+      if (receipt) await journal.markAuthorizationsUsed(receipt.transactionHash, await executedRows(network, (pending[i] as UnminedTransaction).rawTx as Hex, receipt), clock());
     }
     return { pending: pending.length, finished: results.filter((r) => r.status !== 'signed').length };
+  }
+
+  /**
+   * The `authorizations` rows a receipt of a journaled transaction shows executed: EIP-3009
+   * authorizations by their `AuthorizationUsed`; account transfers (a token without EIP-3009) as the
+   * account batch reads its receipts (account-settlement.ts), the items taken from the transaction's
+   * own bytes (every version of it carries the same calldata). An account item not executed stays
+   * `submitted`: the wallet's sweep ends it as the chain says, at once (cancelled at the account).
+   */
+  async function executedRows(network: NetworkName, rawTx: Hex, receipt: TransactionReceipt): Promise<string[]> {
+    const rows = await journal.submittedAccountTransfers(receipt.transactionHash);
+    if (rows.length === 0) return usedAuthorizationKeys(network, receipt);
+    let executed: ReadonlySet<string>;
+    try {
+      executed = executedAccountItems(receipt, accountItemsOf(rawTx));
+    } catch (error) {
+      logger.error({ network, txHash: receipt.transactionHash, err: error }, 'account transfers journaled with a transaction that is no account settlement');
+      executed = new Set();
+    }
+    return [...usedAuthorizationKeys(network, receipt), ...rows.filter((row) => executed.has(itemKey(row.token, row.from, row.nonce))).map((row) => row.key)];
   }
 
   /**

@@ -67,13 +67,13 @@ test('a pending payment: pending within the stale window; after it, settled from
   assert.ok(!('failureCode' in pending));
   const s4 = (await parts.deps.payments.findByTranNo(parts.shop.tid, 'S4'))!;
   const s5 = (await parts.deps.payments.findByTranNo(parts.shop.tid, 'S5'))!;
-  parts.chain.settle(paymentTransferReference(s4.id), 'used');
-  parts.chain.settle(paymentTransferReference(s5.id), 'expired');
+  await parts.chain.settle(paymentTransferReference(s4.id), 'used');
+  await parts.chain.settle(paymentTransferReference(s5.id), 'expired');
   parts.now = s4.updatedAt + 2000 + 2000 + 5 * 60_000;
   assert.equal((await paymentStatus(parts.deps, parts.shop, parts.shop.tid, 'S4')).status, 'pending', 'not stale at the window\'s last millisecond');
   parts.now += 1;
   const approved = await paymentStatus(parts.deps, parts.shop, parts.shop.tid, 'S4');
-  assert.deepEqual([approved.status, approved.transferTransactionId, approved.tokenAmount], ['approved', parts.chain.authorizations.get(paymentTransferReference(s4.id))!.txHash, '10']);
+  assert.deepEqual([approved.status, approved.transferTransactionId, approved.tokenAmount], ['approved', await parts.chain.txHashOf(paymentTransferReference(s4.id)), '10']);
   assert.match(approved.approvalNo, /^20261128\d{8}$/);
   const failed = await paymentStatus(parts.deps, parts.shop, parts.shop.tid, 'S5');
   assert.deepEqual([failed.status, failed.failureCode], ['failed', 'internal']);
@@ -100,7 +100,7 @@ test('an approved or failed payment long after: answered as recorded, nothing se
 
 test('a payment in an allowed token: its refunded total in that token\'s units', () => withParts(async (parts) => {
   const user = parts.newUser();
-  parts.chain.mint(usdx.contractAddress, user.address, 5_000_000n);
+  parts.chain.mint(user.address, 5_000_000n, usdx.contractAddress);
   connectApp(parts, user);
   const pos = posSide();
   await runPayment(parts.deps, parts.shop, { tid: parts.shop.tid, tranNo: 'U1', exchangeAmount: '2500', tokenSymbol: 'USDX', userUuid: user.userUuid, expirationTime: 0 }, pos);

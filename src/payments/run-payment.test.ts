@@ -65,7 +65,7 @@ test('a payment: REQUEST_TRANSFER with the exact quote, one transfer, END_PAY to
   assert.equal(payment.status, 'approved');
   assert.deepEqual(approval, {
     tranNo: req.tranNo, contractAddress: vixp.contractAddress, tokenSymbol: 'VIXP', userAddress: user.address, tokenAmount: '10',
-    transferTransactionId: parts.chain.authorizations.get(paymentTransferReference(payment.id))!.txHash, approvalNo: '2026112800000001',
+    transferTransactionId: await parts.chain.txHashOf(paymentTransferReference(payment.id)), approvalNo: '2026112800000001',
     approvalDate: '20261128030000', exchangeDateIndex: '2026112800001', exchangeRate: '1000', exchangeAmount: '10000', exchangeCurrency: 'KRW',
   });
   assert.deepEqual(app.events.at(-1), { type: 'end_pay', approval });
@@ -73,8 +73,8 @@ test('a payment: REQUEST_TRANSFER with the exact quote, one transfer, END_PAY to
     kind: 'payment', reference: `payment:${payment.id}`, amount: '10', from: user.address, to: parts.shop.settlementAddress,
     contractAddress: vixp.contractAddress, tempKey: 'temp-key',
   }]);
-  assert.equal(parts.chain.balanceOf(vixp.contractAddress, user.address), VIXP('15'));
-  assert.equal(parts.chain.balanceOf(vixp.contractAddress, parts.shop.settlementAddress), VIXP('10'));
+  assert.equal(parts.chain.balanceOf(user.address), VIXP('15'));
+  assert.equal(parts.chain.balanceOf(parts.shop.settlementAddress), VIXP('10'));
   assert.deepEqual({ tx: payment.transferTransactionId, no: payment.approvalNo, date: payment.approvalDate, amount: payment.tokenAmount, userAddress: payment.userAddress },
     { tx: approval.transferTransactionId, no: '2026112800000001', date: '20261128030000', amount: VIXP('10').toString(), userAddress: user.address });
   assert.deepEqual(await approvalOf(parts.deps, payment), approval, 'a retry answers the same END_PAY');
@@ -99,7 +99,7 @@ test('a retry of an approved tran_no answers the original approval to the POS an
   assert.deepEqual(retry.events, [{ type: 'end_pay', approval }]);
   assert.deepEqual(waiting.events, [{ type: 'end_pay', approval }], 'the app of that user_uuid, still waiting, hears the approval');
   assert.equal(parts.chain.transfers.length, 1, 'one transfer for the tran_no');
-  assert.equal(parts.chain.balanceOf(vixp.contractAddress, user.address), VIXP('90'));
+  assert.equal(parts.chain.balanceOf(user.address), VIXP('90'));
 }));
 
 test('refused before the attempt: a bad tran_no or user_uuid, another store\'s tid; a waiting app is told', () => withParts(async (parts) => {
@@ -178,7 +178,7 @@ test('failures before the transfer leave balances untouched, record the code and
     }
   }
   assert.deepEqual(parts.chain.transfers.map((t) => t.amount), ['1', '1', '1', '1', '1', '1'], 'only the retries transferred');
-  assert.equal(parts.chain.balanceOf(vixp.contractAddress, user.address), VIXP('4'));
+  assert.equal(parts.chain.balanceOf(user.address), VIXP('4'));
 }));
 
 test('the exact balance pays; the QR code\'s account in another case is the same account; a QR code expiring later pays', () => withParts(async (parts) => {
@@ -187,12 +187,12 @@ test('the exact balance pays; the QR code\'s account in another case is the same
   const pos = posSide();
   await runPayment(parts.deps, parts.shop, request(parts, user, { userAddress: user.address.toLowerCase(), expirationTime: Math.floor(parts.now / 1000) + 1 }), pos);
   assert.equal(approvalIn(pos.events).userAddress, user.address);
-  assert.equal(parts.chain.balanceOf(vixp.contractAddress, user.address), 0n);
+  assert.equal(parts.chain.balanceOf(user.address), 0n);
 }));
 
 test('an allowed token named by contract or symbol settles in its own units; the symbol alone of VIXP is VIXP', () => withParts(async (parts) => {
   const user = parts.newUser();
-  parts.chain.mint(usdx.contractAddress, user.address, 5_000_000n);
+  parts.chain.mint(user.address, 5_000_000n, usdx.contractAddress);
   for (const named of [{ contractAddress: usdx.contractAddress }, { tokenSymbol: 'USDX' }]) {
     connectApp(parts, user);
     const pos = posSide();
@@ -200,7 +200,7 @@ test('an allowed token named by contract or symbol settles in its own units; the
     const approval = approvalIn(pos.events);
     assert.deepEqual([approval.contractAddress, approval.tokenSymbol, approval.tokenAmount], [usdx.contractAddress, 'USDX', '2.5']);
   }
-  assert.equal(parts.chain.balanceOf(usdx.contractAddress, user.address), 0n);
+  assert.equal(parts.chain.balanceOf(user.address, usdx.contractAddress), 0n);
   await assert.rejects(runPayment(parts.deps, parts.shop, request(parts, user, { tokenSymbol: 'MINE' }), posSide()).then(() => { throw new Error('answered'); }), /answered/);
   const other = parts.newUser(VIXP('1'));
   connectApp(parts, other);
@@ -237,9 +237,9 @@ test('a refused transfer fails the attempt and frees the tran_no; the retry pays
     const again = posSide();
     await runPayment(parts.deps, parts.shop, req, again);
     assert.equal(approvalIn(again.events).tokenAmount, '10');
-    parts.chain.mint(vixp.contractAddress, user.address, VIXP('10'));
+    parts.chain.mint(user.address, VIXP('10'));
   }
-  assert.equal(parts.chain.balanceOf(vixp.contractAddress, parts.shop.settlementAddress), VIXP('20'));
+  assert.equal(parts.chain.balanceOf(parts.shop.settlementAddress), VIXP('20'));
 }));
 
 test('a transfer sent and not settled: the tran_no stays pending (never approved unconfirmed, never reusable); its retry settles it from the chain', () => withParts(async (parts) => {
@@ -256,11 +256,11 @@ test('a transfer sent and not settled: the tran_no stays pending (never approved
   await assert.rejects(runPayment(parts.deps, parts.shop, req, posSide()), { code: 'payment.in_progress' });
   assert.equal(parts.chain.transfers.length, 1);
   // The chain executes it: the next retry answers the approval.
-  parts.chain.settle(paymentTransferReference(payment.id), 'used');
+  await parts.chain.settle(paymentTransferReference(payment.id), 'used');
   const retry = posSide();
   await runPayment(parts.deps, parts.shop, req, retry);
   const approval = approvalIn(retry.events);
-  assert.equal(approval.transferTransactionId, parts.chain.authorizations.get(paymentTransferReference(payment.id))!.txHash);
+  assert.equal(approval.transferTransactionId, await parts.chain.txHashOf(paymentTransferReference(payment.id)));
   assert.equal(approval.tokenAmount, '10');
   assert.equal(parts.chain.transfers.length, 1, 'paid once');
   assert.deepEqual(parts.logs.filter((l) => l.level === 'warn').map((l) => [l.message, l.fields.paymentId, l.fields.tid, l.fields.tranNo]),
@@ -280,13 +280,13 @@ test('a pending transfer the chain cancels: the retry fails the old attempt and 
   const req = request(parts, user);
   await runPayment(parts.deps, parts.shop, req, posSide());
   const first = (await parts.deps.payments.findByTranNo(parts.shop.tid, req.tranNo))!;
-  parts.chain.settle(paymentTransferReference(first.id), 'canceled');
+  await parts.chain.settle(paymentTransferReference(first.id), 'canceled');
   connectApp(parts, user);
   const retry = posSide();
   await runPayment(parts.deps, parts.shop, req, retry);
   assert.equal(approvalIn(retry.events).tokenAmount, '10');
   assert.deepEqual(parts.chain.transfers.map((t) => t.reference), [`payment:${first.id}`, `payment:${(await parts.deps.payments.findByTranNo(parts.shop.tid, req.tranNo))!.id}`]);
-  assert.equal(parts.chain.balanceOf(vixp.contractAddress, user.address), VIXP('20'));
+  assert.equal(parts.chain.balanceOf(user.address), VIXP('20'));
 }));
 
 test('a wallet call that throws: internal (10), logged, the tran_no pending until the chain says nothing moved', () => withParts(async (parts) => {
@@ -326,7 +326,7 @@ test('a pending attempt of another live instance stays in progress until the sta
   await runPayment({ ...parts.deps, desk: deskA }, parts.shop, req, posSide());
   const first = (await parts.deps.payments.findByTranNo(parts.shop.tid, req.tranNo))!;
   assert.equal(first.runBy, 'instance-a');
-  parts.chain.settle(paymentTransferReference(first.id), 'used');
+  await parts.chain.settle(paymentTransferReference(first.id), 'used');
   // Another instance, A alive, within the window: in progress.
   await assert.rejects(runPayment(b, parts.shop, req, posSide()), { code: 'payment.in_progress' });
   // Without a liveness check (in-process): in progress too.
@@ -335,7 +335,7 @@ test('a pending attempt of another live instance stays in progress until the sta
   alive.delete('instance-a');
   const retry = posSide();
   await runPayment(b, parts.shop, req, retry);
-  assert.equal(approvalIn(retry.events).transferTransactionId, parts.chain.authorizations.get(paymentTransferReference(first.id))!.txHash);
+  assert.equal(approvalIn(retry.events).transferTransactionId, await parts.chain.txHashOf(paymentTransferReference(first.id)));
 }));
 
 test('the stale window: pairing window + idle timeout + 5 minutes after the last update, not a millisecond sooner', () => withParts(async (parts) => {
@@ -346,7 +346,7 @@ test('the stale window: pairing window + idle timeout + 5 minutes after the last
   const req = request(parts, user);
   await runPayment({ ...parts.deps, desk: other }, parts.shop, req, posSide());
   const first = (await parts.deps.payments.findByTranNo(parts.shop.tid, req.tranNo))!;
-  parts.chain.settle(paymentTransferReference(first.id), 'used');
+  await parts.chain.settle(paymentTransferReference(first.id), 'used');
   const me = { ...parts.desk, instanceId: 'instance-y', isInstanceAlive: async () => true };
   const y = { ...parts.deps, payments: createPaymentRepository(parts.store.db), desk: me };
   parts.now = first.updatedAt + 2000 + 2000 + 5 * 60_000;
@@ -449,7 +449,7 @@ test('a retry of an approved tran_no long after: answered from the record, no ap
 
 test('a payment in an allowed token retried: END_PAY again in that token', () => withParts(async (parts) => {
   const user = parts.newUser();
-  parts.chain.mint(usdx.contractAddress, user.address, 5_000_000n);
+  parts.chain.mint(user.address, 5_000_000n, usdx.contractAddress);
   connectApp(parts, user);
   const req = request(parts, user, { exchangeAmount: '2500', tokenSymbol: 'USDX' });
   const first = posSide();
@@ -484,7 +484,7 @@ test('approved meanwhile by a retry that took this run for dead: the recorded ap
   const req2 = request(parts, user);
   await runPayment(parts.deps, parts.shop, req2, posSide());
   const pending = (await real.findByTranNo(parts.shop.tid, req2.tranNo))!;
-  parts.chain.settle(paymentTransferReference(pending.id), 'used');
+  await parts.chain.settle(paymentTransferReference(pending.id), 'used');
   const retry = posSide();
   real.markApproved = raced;
   await runPayment(parts.deps, parts.shop, req2, retry);

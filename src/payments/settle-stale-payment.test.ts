@@ -27,7 +27,7 @@ test('a stale settlement another instance approved first: the retry answers that
     await runPayment(parts.deps, parts.shop, req, posSide());
     const pending = (await parts.deps.payments.findByTranNo(parts.shop.tid, req.tranNo))!;
     assert.equal(pending.status, 'pending');
-    parts.chain.settle(paymentTransferReference(pending.id), 'used');
+    await parts.chain.settle(paymentTransferReference(pending.id), 'used');
 
     // Another instance's retry settles it from the chain first, with its own approval number.
     const real = parts.deps.payments;
@@ -44,7 +44,7 @@ test('a stale settlement another instance approved first: the retry answers that
 
     const approval = approvalIn(retry.events);
     assert.equal(approval.approvalNo, theirs);
-    assert.equal(approval.transferTransactionId, parts.chain.authorizations.get(paymentTransferReference(pending.id))!.txHash);
+    assert.equal(approval.transferTransactionId, await parts.chain.txHashOf(paymentTransferReference(pending.id)));
     assert.equal((await real.findByTranNo(parts.shop.tid, req.tranNo))?.approvalNo, theirs);
     // The approval is the other instance's to log: this one adds no line ("stale payment approved …" would name a second approval).
     assert.deepEqual(parts.logs.slice(logged), []);

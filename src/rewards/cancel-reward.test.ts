@@ -75,8 +75,8 @@ describe('canceling a reward', () => {
       contractAddress: vixp, tokenSymbol: 'VIXP', userAddress: user, tokenAmount: '2.5', transferTransactionId: canceled.transferTransactionId,
       approvalNo: canceled.approvalNo, approvalDate: today(),
     });
-    assert.equal(parts.chain.balance(user), 0n);
-    assert.equal(parts.chain.balance(store.settlementAddress), 10n * 10n ** 18n);
+    assert.equal(parts.chain.balanceOf(user), 0n);
+    assert.equal(parts.chain.balanceOf(store.settlementAddress), 10n * 10n ** 18n);
     const call = parts.chain.calls.at(-1)!;
     assert.deepEqual({ ...call, reference: '' }, { fromAddress: user, toAddress: store.settlementAddress, amount: '2.5', contractAddress: vixp, reference: '' });
     assert.match(call.reference!, new RegExp(`^reward-cancel:${reward.rewardId}:[0-9a-f-]{36}$`));
@@ -131,9 +131,9 @@ describe('canceling a reward', () => {
     const paid = await parts.usdxReward(shop);
     const user = randomAddress();
     await claimReward(parts.deps, { rewardId: paid, tokenAmount: '1.5', account: user });
-    assert.equal(parts.chain.balance(user, usdx), 1_500_000n);
+    assert.equal(parts.chain.balanceOf(user, usdx), 1_500_000n);
     assert.equal((await cancelReward(parts.deps, shop, { rewardId: paid })).tokenAmount, '1.5');
-    assert.equal(parts.chain.balance(user, usdx), 0n);
+    assert.equal(parts.chain.balanceOf(user, usdx), 0n);
   });
 
   test('a refused give-back leaves the reward claimed (the user keeps the tokens); it can be canceled again', async () => {
@@ -144,9 +144,9 @@ describe('canceling a reward', () => {
       { code: 'wallet.insufficient_balance', message: 'refused: wallet.insufficient_balance', details: undefined });
     const stored = await parts.deps.rewards.findReward(reward.rewardId);
     assert.deepEqual([stored?.status, stored?.updatedAt, stored?.cancelNo], ['claimed', parts.now, null]);
-    assert.equal(parts.chain.balance(user), 25n * 10n ** 17n);
+    assert.equal(parts.chain.balanceOf(user), 25n * 10n ** 17n);
     assert.equal((await cancelReward(parts.deps, shop, { rewardId: reward.rewardId })).userAddress, user);
-    assert.equal(parts.chain.balance(user), 0n);
+    assert.equal(parts.chain.balanceOf(user), 0n);
   });
 
   test('a cancellation that loses its compare-and-set runs again on the reward as it stands', async () => {
@@ -162,7 +162,7 @@ describe('canceling a reward', () => {
       const { reward: paid, user } = await claimed();
       parts.deps.rewards = raced(() => real.transition(paid.rewardId, 'claimed', 'canceling', {}, parts.now));
       assert.equal((await refusal(cancelReward(parts.deps, shop, { rewardId: paid.rewardId }))).code, 'payment.in_progress');
-      assert.equal(parts.chain.balance(user), 25n * 10n ** 17n, 'nothing moved back');
+      assert.equal(parts.chain.balanceOf(user), 25n * 10n ** 17n, 'nothing moved back');
     } finally { parts.deps.rewards = real; }
   });
 
@@ -189,7 +189,7 @@ describe('canceling a reward', () => {
     parts.now += staleMs + 1;
     const canceled = await cancelReward(parts.deps, shop, { rewardId: reward.rewardId, tranNo: 'C-2' });
     assert.equal(canceled.userAddress, user);
-    assert.equal(parts.chain.balance(user), 0n);
+    assert.equal(parts.chain.balanceOf(user), 0n);
     assert.equal(parts.chain.calls.filter((c) => c.reference?.startsWith(`reward-cancel:${reward.rewardId}:`)).length, 1);
   });
 
@@ -197,7 +197,7 @@ describe('canceling a reward', () => {
     const { reward, user } = await claimed();
     parts.arm('reward-cancel.after-transfer');
     await assert.rejects(cancelReward(parts.deps, shop, { rewardId: reward.rewardId, tranNo: 'C-3' }), /failpoint reward-cancel.after-transfer/);
-    assert.equal(parts.chain.balance(user), 0n);
+    assert.equal(parts.chain.balanceOf(user), 0n);
     parts.now += staleMs + 1;
     const canceled = await cancelReward(parts.deps, shop, { rewardId: reward.rewardId, tranNo: 'C-3' });
     const [giveBack] = (await parts.chain.records()).filter((r) => r.reference.startsWith(`reward-cancel:${reward.rewardId}:`));
@@ -206,7 +206,7 @@ describe('canceling a reward', () => {
     });
     assert.match(canceled.approvalNo, /^20261128\d{8}$/);
     assert.equal(parts.chain.calls.filter((c) => c.reference?.startsWith(`reward-cancel:${reward.rewardId}:`)).length, 1);
-    assert.equal(parts.chain.balance(user), 0n);
+    assert.equal(parts.chain.balanceOf(user), 0n);
   });
 
   test('a tran_no retried for a reward whose cancellation is still in flight on chain stays 13', async () => {

@@ -48,8 +48,8 @@ describe('claiming a reward', () => {
       rewardId: reward.rewardId, contractAddress: vixp, tokenSymbol: 'VIXP', userAddress: user, tokenAmount: '2.5', transferTransactionId: claim.transferTransactionId,
       exchangeDateIndex: '2026112800001', exchangeRate: '1000', exchangeAmount: '2500', exchangeCurrency: 'KRW',
     });
-    assert.equal(parts.chain.balance(user), 25n * 10n ** 17n);
-    assert.equal(parts.chain.balance(store.settlementAddress), 75n * 10n ** 17n);
+    assert.equal(parts.chain.balanceOf(user), 25n * 10n ** 17n);
+    assert.equal(parts.chain.balanceOf(store.settlementAddress), 75n * 10n ** 17n);
     const [call] = parts.chain.calls.slice(-1);
     assert.deepEqual({ ...call, reference: '' }, { fromAddress: store.settlementAddress, toAddress: user, amount: '2.5', contractAddress: vixp, reference: '' });
     assert.match(call!.reference!, new RegExp(`^reward:${reward.rewardId}:[0-9a-f-]{36}$`));
@@ -108,7 +108,7 @@ describe('claiming a reward', () => {
 
   test('a reward in an allowed token is paid in that token, its amount in its decimals', async () => {
     const store = await parts.newStore('0');
-    parts.chain.fund(store.settlementAddress, 10n ** 9n, usdx);
+    parts.chain.mint(store.settlementAddress, 10n ** 9n, usdx);
     const now = parts.now;
     const reward = await parts.deps.rewards.insertReward({
       id: 'USDXREWARD', tid: store.tid, rewardReason: 'usdx', network: 'ethereum', settlementAddress: store.settlementAddress, contractAddress: usdx,
@@ -120,7 +120,7 @@ describe('claiming a reward', () => {
     assert.equal((await refusal(claimReward(parts.deps, { rewardId: 'USDXREWARD', tokenAmount: '1.5', account: user, contractAddress: vixp }))).details, 'contractAddress');
     const claim = await claimReward(parts.deps, { rewardId: 'USDXREWARD', tokenAmount: '1.5', tokenSymbol: 'USDX', account: user, contractAddress: usdx });
     assert.deepEqual([claim.tokenAmount, claim.contractAddress, claim.tokenSymbol], ['1.5', usdx, 'USDX']);
-    assert.equal(parts.chain.balance(user, usdx), 1_500_000n);
+    assert.equal(parts.chain.balanceOf(user, usdx), 1_500_000n);
     assert.equal(parts.chain.calls.at(-1)?.amount, '1.5');
   });
 
@@ -133,7 +133,7 @@ describe('claiming a reward', () => {
       { code: 'chain.transaction_failed', message: 'refused: chain.transaction_failed', details: undefined });
     const back = await parts.deps.rewards.findReward(reward.rewardId);
     assert.deepEqual([back?.status, back?.userAddress, back?.updatedAt], ['issued', null, parts.now]);
-    assert.equal(parts.chain.balance(user), 0n);
+    assert.equal(parts.chain.balanceOf(user), 0n);
 
     parts.chain.script.push({ kind: 'pending' });
     assert.equal((await refusal(claimReward(parts.deps, { rewardId: reward.rewardId, tokenAmount: '2.5', account: user }))).code, 'chain.outcome_pending');
@@ -150,7 +150,7 @@ describe('claiming a reward', () => {
     const [a, b] = [randomAddress(), randomAddress()];
     const answers = await Promise.all([a, b].map((account) => refusal(claimReward(parts.deps, { rewardId: reward.rewardId, tokenAmount: '2.5', account }))));
     assert.deepEqual(answers.map((answer) => answer.code).sort(), ['answered', 'reward.already_rewarded']);
-    assert.equal(parts.chain.balance(a) + parts.chain.balance(b), 25n * 10n ** 17n);
+    assert.equal(parts.chain.balanceOf(a) + parts.chain.balanceOf(b), 25n * 10n ** 17n);
   });
 
   test('a claim that loses its compare-and-set to a cancellation is 03, and one that loses it to a claim 05; nothing moves', async () => {
@@ -200,7 +200,7 @@ describe('claiming a reward', () => {
     parts.arm('reward-claim.after-transfer');
     await assert.rejects(claimReward(parts.deps, { rewardId: paid.rewardId, tokenAmount: '2.5', account: user }), /failpoint reward-claim.after-transfer/);
     assert.equal(await statusOf(paid.rewardId), 'claiming');
-    assert.equal(parts.chain.balance(user), 25n * 10n ** 17n);
+    assert.equal(parts.chain.balanceOf(user), 25n * 10n ** 17n);
   });
 
   describe('at the POS (START_REWARD)', () => {
@@ -216,7 +216,7 @@ describe('claiming a reward', () => {
       assert.equal(pos.events.length, 1);
       assert.equal(pos.events[0]!.type, 'end_reward');
       assert.deepEqual(app.events, pos.events);
-      assert.equal(parts.chain.balance(user), 25n * 10n ** 17n);
+      assert.equal(parts.chain.balanceOf(user), 25n * 10n ** 17n);
     });
 
     test('the POS\'s own tid and a user_uuid are required (thrown: nothing paired)', async () => {

@@ -62,7 +62,7 @@ describe('IssueReward', () => {
 
   test('in an allowed token: its own notice for the currency, its own decimals; no notice for it is 17 whatever VIXP\'s say', async () => {
     const store = await parts.newStore('10');
-    parts.chain.fund(store.settlementAddress, 10_867_596n, usdx);
+    parts.chain.mint(store.settlementAddress, 10_867_596n, usdx);
     // 15000 KRW at 1380.25 KRW per USDX = 10.867596449…: rounded down to the 6th decimal.
     const issued = await issueReward(parts.deps, store, { tid: store.tid, rewardReason: reason(), exchangeAmount: '15000', contractAddress: usdx });
     assert.deepEqual([issued.contractAddress, issued.tokenSymbol, issued.tokenAmount, issued.exchangeRate, issued.exchangeDateIndex], [usdx, 'USDX', '10.867596', '1380.25', '2026112800002']);
@@ -111,14 +111,14 @@ describe('IssueReward', () => {
 
   test('the store\'s account must hold the reward: exactly enough is issued, one unit less is refused', async () => {
     const store = await parts.newStore('0');
-    parts.chain.fund(store.settlementAddress, 10n ** 18n - 1n);
+    parts.chain.mint(store.settlementAddress, 10n ** 18n - 1n);
     assert.deepEqual(await refusal(issueReward(parts.deps, store, { tid: store.tid, rewardReason: 'r1', exchangeAmount: '1000' })),
       { code: 'wallet.insufficient_balance', message: 'the store\'s account cannot fund this reward', details: undefined });
-    parts.chain.fund(store.settlementAddress, 1n);
+    parts.chain.mint(store.settlementAddress, 1n);
     assert.equal((await issueReward(parts.deps, store, { tid: store.tid, rewardReason: 'r1', exchangeAmount: '1000' })).tokenAmount, '1');
     // Another token's balance does not fund a VIXP reward.
     const other = await parts.newStore('0');
-    parts.chain.fund(other.settlementAddress, 10n ** 30n, usdx);
+    parts.chain.mint(other.settlementAddress, 10n ** 30n, usdx);
     assert.equal((await refusal(issueReward(parts.deps, other, { tid: other.tid, rewardReason: 'r1', exchangeAmount: '1' }))).code, 'wallet.insufficient_balance');
   });
 

@@ -74,7 +74,7 @@ describe('settling an interrupted reward operation', () => {
     });
     const warned = parts.logs.filter((line) => line.msg === 'interrupted reward operation settled from its transfer');
     assert.deepEqual(warned.map((line) => [line.level, line.rewardId, line.tid, line.was, line.transfer]), [[40, claim.id, store.tid, 'claiming', 'used']]);
-    assert.equal(parts.chain.balance(claim.user), 25n * 10n ** 17n, 'paid once');
+    assert.equal(parts.chain.balanceOf(claim.user), 25n * 10n ** 17n, 'paid once');
   });
 
   test('a reward in an allowed token is settled and announced in that token\'s decimals', async () => {
@@ -99,7 +99,7 @@ describe('settling an interrupted reward operation', () => {
       assert.deepEqual([settled.status, settled.userAddress, settled.claimTransactionId, settled.updatedAt], ['issued', null, null, parts.now], JSON.stringify(step));
       const other = randomAddress();
       assert.equal((await claimReward(parts.deps, { rewardId: claim.id, tokenAmount: '2.5', account: other })).userAddress, other);
-      assert.equal(parts.chain.balance(claim.user), 0n);
+      assert.equal(parts.chain.balanceOf(claim.user), 0n);
     }
   });
 
@@ -117,7 +117,7 @@ describe('settling an interrupted reward operation', () => {
       const [payout] = (await parts.chain.records()).filter((r) => r.reference.startsWith(`reward:${claim.id}:`));
       await parts.chain.update(payout!.reference, 'used');
       assert.equal((await settleStaleReward(parts.deps, await rewardOf(claim.id))).status, 'claimed');
-      assert.equal(parts.chain.balance(claim.user), 25n * 10n ** 17n);
+      assert.equal(parts.chain.balanceOf(claim.user), 25n * 10n ** 17n);
     }
   });
 
@@ -146,7 +146,7 @@ describe('settling an interrupted reward operation', () => {
       parts.now += staleMs + 1;
       const back = await settleStaleReward(parts.deps, await rewardOf(stopped.id));
       assert.deepEqual([back.status, back.userAddress, back.cancelNo, back.updatedAt], ['claimed', stopped.user, null, parts.now]);
-      assert.equal(parts.chain.balance(stopped.user), 25n * 10n ** 17n);
+      assert.equal(parts.chain.balanceOf(stopped.user), 25n * 10n ** 17n);
     }
     const open = await interruptedCancel({ kind: 'interrupted', status: 'submitted' });
     parts.now += staleMs + 1;

@@ -100,6 +100,12 @@ export interface AuthorizationRepository {
   /** Open authorizations of a network whose validity ended before `validBefore` (Unix seconds). */
   listOpenExpired(network: string, before: number): Promise<AuthorizationRecord[]>;
   /**
+   * Account transfers (`accountNonceKeyPrefix` keys) of a network still `submitted` whose transaction
+   * the relayer's journal records mined (confirmed, failed or replaced): what a process that stopped
+   * before reading the receipt left open; recovery marked used those the receipt executed.
+   */
+  listAccountTransfersMined(network: string): Promise<AuthorizationRecord[]>;
+  /**
    * The newest authorization of a network whose reference starts with `prefix`: the latest attempt
    * of an operation that signs a new one per attempt (a reward claim, `reward:<id>:<attempt>`).
    */
@@ -271,6 +277,16 @@ export function createAuthorizationRepository(db: Db, locking: AccountLocking = 
       const rows = await db.selectFrom('authorizations').selectAll()
         .where('network', '=', network).where('status', 'in', openAuthorizationStatuses).where('valid_before', '<', before)
         .orderBy('created_at').execute();
+      return rows.map(toRecord);
+    },
+    async listAccountTransfersMined(network) {
+      const prefix = `${network}:account:`;
+      const rows = await db.selectFrom('authorizations').selectAll('authorizations')
+        .innerJoin('chain_txs', (join) => join.onRef('chain_txs.tx_hash', '=', 'authorizations.tx_hash').onRef('chain_txs.network', '=', 'authorizations.network'))
+        .where('authorizations.network', '=', network).where('authorizations.status', '=', 'submitted').where('chain_txs.status', '!=', 'signed')
+        // A range on the primary key, not LIKE: its index answers it on both databases.
+        .where('authorizations.nonce', '>=', prefix).where('authorizations.nonce', '<', `${prefix}\u{10FFFF}`)
+        .orderBy('authorizations.created_at').execute();
       return rows.map(toRecord);
     },
     held: (record) => heldBy(db, record),

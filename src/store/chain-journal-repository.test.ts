@@ -4,6 +4,7 @@ import { storeFactories } from '../../test/support/store-factories.ts';
 import type { Store } from './db.ts';
 import type { AuthorizationStatus } from './schema.ts';
 import { createChainJournal } from './chain-journal-repository.ts';
+import { createAuthorizationRepository } from './authorization-repository.ts';
 import type { ChainJournal, SignTransaction } from '../chain/chain-journal.ts';
 
 // The relayer's journal as an operator reads it back: the rows of chain_txs, chain_tx_versions,
@@ -448,6 +449,43 @@ for (const factory of storeFactories) {
         assert.deepEqual(rows.map((r) => [r.network, r.name, r.address, r.tx_hash, Number(r.created_at)]), [
           ['ethereum', 'settlement', '0xa3', hash(3), 10], ['ethereum', 'vixp', '0xa4', hash(4), 20], ['optimism', 'vixp', '0xa2', hash(2), 10],
         ]);
+      });
+    });
+
+    test('account transfers of a transaction: those still submitted are listed for recovery by key, token, account and nonce; once it is mined, those left submitted are the sweep\'s', async () => {
+      await withJournal(async ({ store, journal, sign }) => {
+        const accountKey = (account: string, nonce: number) => `ethereum:account:${account}:0x${nonce.toString(16).padStart(64, '0')}`;
+        const accountRow = (account: string, nonce: number, status: AuthorizationStatus) => ({
+          ...authorization(accountKey(account, nonce), status), from_address: account, chain_nonce: `0x${nonce.toString(16).padStart(64, '0')}`, created_at: nonce,
+        });
+        await store.db.insertInto('authorizations').values([
+          accountRow('0xa1', 0, 'reserved'), accountRow('0xa1', 1, 'reserved'), accountRow('0xa2', 0, 'reserved'),
+          // An EIP-3009 authorization in the same batch kind of row: never an account transfer.
+          authorization('0x' + '33'.repeat(32), 'reserved'),
+        ]).execute();
+        await journal.syncNonce('ethereum', laneA, 0);
+        const entry = (keys: string[]) => ({ ...plain(), intent: { kind: 'settlement' }, authorizationNonces: keys });
+        const first = await journal.journal(entry([accountKey('0xa1', 0), accountKey('0xa2', 0), '0x' + '33'.repeat(32)]), 10, sign);
+        const second = await journal.journal(entry([accountKey('0xa1', 1)]), 11, sign);
+        assert.ok(first !== 'released' && second !== 'released');
+        const listed = (await journal.submittedAccountTransfers(first.txHash)).sort((a, b) => a.key.localeCompare(b.key));
+        assert.deepEqual(listed, [
+          { key: accountKey('0xa1', 0), token: '0xc0', from: '0xa1', nonce: `0x${'0'.repeat(64)}` },
+          { key: accountKey('0xa2', 0), token: '0xc0', from: '0xa2', nonce: `0x${'0'.repeat(64)}` },
+        ]);
+        assert.deepEqual(await journal.submittedAccountTransfers(hash(99)), []);
+
+        const authorizationRepo = createAuthorizationRepository(store.db, factory.name === 'sqlite' ? 'process' : 'row');
+        assert.deepEqual(await authorizationRepo.listAccountTransfersMined('ethereum'), [], 'nothing mined yet');
+        // The first mined: recovery marks one of its account transfers used, the other stays submitted for the sweep.
+        await journal.markMined(first.id, 'confirmed', { blockNumber: 5 }, 20);
+        await journal.markAuthorizationsUsed(first.txHash, [accountKey('0xa1', 0)], 21);
+        assert.deepEqual((await journal.submittedAccountTransfers(first.txHash)).map((row) => row.key), [accountKey('0xa2', 0)]);
+        assert.deepEqual((await authorizationRepo.listAccountTransfersMined('ethereum')).map((row) => row.nonce), [accountKey('0xa2', 0)]);
+        assert.deepEqual(await authorizationRepo.listAccountTransfersMined('optimism'), []);
+        // The second mined and reverted: its transfer is the sweep's too, in the order reserved.
+        await journal.markMined(second.id, 'failed', { blockNumber: 6 }, 30);
+        assert.deepEqual((await authorizationRepo.listAccountTransfersMined('ethereum')).map((row) => row.nonce), [accountKey('0xa2', 0), accountKey('0xa1', 1)]);
       });
     });
   });

@@ -178,6 +178,14 @@ export function createChainJournal(db: Db, newId: () => string): ChainJournal {
         .where('tx_hash', '=', txHash).where('status', '=', 'submitted').where('nonce', 'in', [...nonces]).execute();
     },
 
+    async submittedAccountTransfers(txHash) {
+      const rows = await db.selectFrom('authorizations').select(['nonce', 'network', 'contract_address', 'from_address', 'chain_nonce'])
+        .where('tx_hash', '=', txHash).where('status', '=', 'submitted').execute();
+      // An account transfer's key is `<network>:account:<account>:<nonce>` (authorization-repository.ts, `accountNonceKeyPrefix`).
+      return rows.filter((row) => row.nonce.startsWith(`${row.network}:account:`) && row.chain_nonce !== null)
+        .map((row) => ({ key: row.nonce, token: row.contract_address, from: row.from_address, nonce: String(row.chain_nonce).toLowerCase() }));
+    },
+
     async findLatest(network, kind, reference) {
       const row = await db.selectFrom('chain_txs').select(['tx_hash', 'status'])
         .where('network', '=', network).where('kind', '=', kind).where('reference', '=', reference)

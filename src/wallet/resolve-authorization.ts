@@ -113,11 +113,17 @@ async function settledOnChain(deps: ResolveDeps, network: NetworkName, record: A
 /**
  * Settles every open authorization of a network whose validity window has ended (a crash between
  * reserving and answering, or a chain that was down): each ends used, cancelled or expired, and the
- * funds it held are free again. Run at start and then periodically.
+ * funds it held are free again. Account transfers whose transaction was mined without them being
+ * recorded used (the process stopped before it read the receipt, recovery read it and found them
+ * not executed) do not wait for their deadline: each is resolved as its caller would have
+ * (`resolveAccountTransfer`: used, or cancelled at the account now). Run at start and then periodically.
  */
 export async function sweepExpiredAuthorizations(deps: ResolveDeps, network: NetworkName): Promise<number> {
-  const expired = await deps.authorizations.listOpenExpired(network, Math.floor(deps.clock() / 1000));
   let settled = 0;
+  for (const record of await deps.authorizations.listAccountTransfersMined(network)) {
+    if ((await resolveAccountTransfer(deps, network, record)).status !== 'open') settled++;
+  }
+  const expired = await deps.authorizations.listOpenExpired(network, Math.floor(deps.clock() / 1000));
   for (const record of expired) {
     const outcome = isAccountTransferRow(record) ? await accountTransferOnChain(deps, network, record) : await settledOnChain(deps, network, record);
     if (outcome !== undefined) settled++;

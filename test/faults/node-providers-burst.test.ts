@@ -1,46 +1,19 @@
-import { after, before, test } from 'node:test';
-import assert from 'node:assert/strict';
-import { createPublicClient, http, type Hex } from 'viem';
-import { foundry } from 'viem/chains';
-import type { AnvilProcess } from '../../src/chain/anvil-process.ts';
-import { startExternalNode } from '../support/external-node.ts';
-import { startRpcProxy, type RpcProxy } from '../support/rpc-proxy.ts';
-import { call, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { test } from 'node:test';
+import { call } from '../support/platform.ts';
 import { prepareTransfer } from '../support/transfer-scheme.ts';
+import { assertEachSettledOnce, fundedSenders, useTwoEndpoints } from '../support/two-endpoints.ts';
 
 // The operator's check of issue 39, as worded (test/node-providers.test.ts is its short form): the
 // payment network on the operator's node through two endpoints (RPC_URLS_ETHEREUM), the first a
 // provider answering 429 to every third request and failing for 20 s in the middle of a 60 s burst of
 // transfers (2 a second): every transfer answered settled, each on chain once, none 500.
-let node: AnvilProcess;
-let first: RpcProxy;
-let second: RpcProxy;
-let t: TestPlatform;
-
-before(async () => {
-  let relayerKey: string;
-  ({ node, relayerKey } = await startExternalNode({ blockSeconds: 1 }));
-  first = await startRpcProxy(node.url);
-  second = await startRpcProxy(node.url);
-  t = await startTestPlatform({ env: { RPC_URLS_ETHEREUM: `${first.url},${second.url}`, CHAIN_ID_ETHEREUM: '31337', RELAYER_PRIVATE_KEY: relayerKey } });
-});
-after(async () => {
-  await t?.stop();
-  await first?.close();
-  await second?.close();
-  await node?.stop();
-});
-
-interface Account { address: string; secretKey: string }
+const rig = useTwoEndpoints();
 
 test('two endpoints, the first throttling every third request and down 20 s in the middle of a 60 s burst: 120 transfers each answered settled, once, never 500', async () => {
-  const { platform } = t;
+  const { t, first } = rig;
   const count = 120;
   const perSender = 2;
-  const senders: Account[] = [];
-  for (let i = 0; i < count / perSender; i++) senders.push((await call(t.app, '/token', 'createAddress', {})).resultData as Account);
-  const receiver = (await call(t.app, '/token', 'createAddress', {})).resultData as Account;
-  await Promise.all(senders.map((sender) => platform.wallet.mint('ethereum', { to: sender.address, amount: '5' })));
+  const { senders, receiver } = await fundedSenders(rig, count / perSender);
   const prepared = [];
   for (let round = 0; round < perSender; round++) {
     for (const sender of senders) {
@@ -63,14 +36,6 @@ test('two endpoints, the first throttling every third request and down 20 s in t
   }));
   first.throttle = undefined;
 
-  for (const answer of answers) assert.notEqual(answer.resultCode, '500', JSON.stringify(answer));
-  const settled = answers.filter((a) => a.resultCode === '200');
-  assert.equal(settled.length, count, `every transfer settled: ${JSON.stringify(answers.filter((a) => a.resultCode !== '200').slice(0, 3))}`);
-  assert.ok(first.refused > 0, 'the first endpoint did throttle and fail');
-  const direct = createPublicClient({ chain: foundry, transport: http(node.url) });
-  for (const hash of new Set(settled.map((a) => a.TransactionID as Hex))) {
-    assert.equal((await direct.getTransactionReceipt({ hash })).status, 'success');
-  }
-  // None lost, none doubled: the receiver holds exactly one per transfer answered.
-  assert.equal((await call(t.app, '/token', 'getBalance', { address: receiver.address })).resultData.balance, String(count));
+  // Every transfer settled, none 500, each on chain once: the receiver holds exactly one per transfer answered.
+  await assertEachSettledOnce(rig, answers, receiver, count);
 });

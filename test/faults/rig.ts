@@ -3,11 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Address, Hex } from 'viem';
+import { parseEventLogs, type Address, type Hex } from 'viem';
 import { loadConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { composePlatform, type Platform } from '../../src/compose/platform.ts';
 import { vixpTokenAbi } from '../../src/gen/contracts/vixp-token.ts';
+import { vixpayAccountAbi } from '../../src/gen/contracts/vixpay-account.ts';
 import type { FailpointName } from '../../src/shared/failpoints.ts';
 import { rpcOver, startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { sha256Hex } from '../support/transfer-scheme.ts';
@@ -227,12 +228,16 @@ export async function assertInvariants(rig: Pick<FaultRig, 'operator'>, options:
   const usedTxs = new Set(used.map((e) => e.transactionHash.toLowerCase()));
   for (const record of authorizations) {
     const chainNonce = record.chain_nonce ?? record.nonce;
+    // An account transfer (a token without EIP-3009): its nonce is the account's, checked below.
+    if (isAccountRow(record)) continue;
     if (record.status === 'used') assert.ok(usedOnChain.has(onChainKey(record.from_address, chainNonce)), `authorization ${record.reference} recorded used is used on chain`);
     const state = await chain.client.readContract({
       address: record.contract_address as Address, abi: vixpTokenAbi, functionName: 'authorizationState', args: [record.from_address as Address, chainNonce as Hex],
     });
     if (record.status === 'expired') assert.equal(state, false, `authorization ${record.reference} recorded expired was never used`);
   }
+
+  await assertAccountTransfers(chain.client, authorizations.filter(isAccountRow));
 
   const payments = await db.selectFrom('payments').select(['tid', 'tran_no', 'status', 'transfer_transaction_id', 'token_amount', 'refunded_amount']).execute();
   for (const payment of payments) {
@@ -273,6 +278,41 @@ export async function assertInvariants(rig: Pick<FaultRig, 'operator'>, options:
   const ledger = await tokenLedger(chain.client, vixp);
   assert.equal(ledger.sumOfBalances, ledger.totalSupply, 'the sum of all balances is the total supply');
   assert.equal(ledger.totalSupply, ledger.minted, 'the total supply is what was minted');
+}
+
+const isAccountRow = (record: { network: string; nonce: string }) => record.nonce.startsWith(`${record.network}:account:`);
+
+/**
+ * The account transfers' rows (docs/decisions/tokens.md) agree with the chain: one recorded used has
+ * its nonce used at the account and the token's Transfer of exactly its value from the account to its
+ * payee in the transaction it names; one cancelled, its nonce used and the account's NonceCancelled in
+ * its cancellation's transaction; one expired, its nonce unused.
+ */
+async function assertAccountTransfers(client: FaultRig['operator']['chains']['ethereum']['client'], records: ReadonlyArray<{
+  reference: string; status: string; from_address: string; to_address: string; contract_address: string; value: string; chain_nonce: string | null; tx_hash: string | null; cancel_tx_hash: string | null;
+}>): Promise<void> {
+  for (const record of records) {
+    const account = record.from_address as Address;
+    const nonce = BigInt(record.chain_nonce ?? '0x');
+    const code = await client.getCode({ address: account });
+    const used = code !== undefined && code.startsWith('0xef0100')
+      && await client.readContract({ address: account, abi: vixpayAccountAbi, functionName: 'nonceUsed', args: [nonce] });
+    if (record.status === 'expired') assert.equal(used, false, `account transfer ${record.reference} recorded expired was never executed`);
+    if (record.status === 'used') {
+      assert.equal(used, true, `account transfer ${record.reference} recorded used has its nonce used`);
+      const receipt = await client.getTransactionReceipt({ hash: record.tx_hash as Hex });
+      const moved = parseEventLogs({ abi: vixpTokenAbi, eventName: 'Transfer', logs: receipt.logs }).filter((log) => log.address.toLowerCase() === record.contract_address.toLowerCase()
+        && log.args.from.toLowerCase() === account.toLowerCase() && log.args.to.toLowerCase() === record.to_address.toLowerCase() && log.args.value === BigInt(record.value));
+      assert.equal(moved.length, 1, `account transfer ${record.reference} recorded used moved its value once in ${record.tx_hash}`);
+    }
+    if (record.status === 'canceled') {
+      assert.equal(used, true, `account transfer ${record.reference} recorded cancelled has its nonce used`);
+      const receipt = await client.getTransactionReceipt({ hash: record.cancel_tx_hash as Hex });
+      const cancelled = parseEventLogs({ abi: vixpayAccountAbi, eventName: 'NonceCancelled', logs: receipt.logs })
+        .filter((log) => log.address.toLowerCase() === account.toLowerCase() && log.args.nonce === nonce);
+      assert.equal(cancelled.length, 1, `account transfer ${record.reference} recorded cancelled has its NonceCancelled in ${record.cancel_tx_hash}`);
+    }
+  }
 }
 
 /** The authorization of an operation (by its transfer reference prefix), if one was made. */

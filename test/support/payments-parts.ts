@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { formatUnits, getAddress, parseUnits, type Hex } from 'viem';
+import { getAddress } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
-import { DomainError } from '../../src/shared/errors.ts';
 import type { Logger } from '../../src/shared/logger.ts';
 import type { Store } from '../../src/store/db.ts';
 import { createMerchantRepository } from '../../src/store/merchant-repository.ts';
@@ -13,18 +12,18 @@ import type { PairingDesk } from '../../src/pairing/pairing-desk.ts';
 import type { SessionEvent, PosSide } from '../../src/pairing/session-events.ts';
 import type { StoreRecord } from '../../src/store/merchant-repository.ts';
 import type { PaymentDeps } from '../../src/payments/payment-deps.ts';
-import type { TransferOutcome } from '../../src/wallet/transfer-outcome.ts';
+import { createStandInChain, randomHash, type ScriptedTransfer as StandInScript, type StandInChain as StandIn } from './stand-in-chain.ts';
 import { storeFactories } from './store-factories.ts';
 
 /**
  * What the gRPC payment domain needs, for the `payments` area's unit tests (src/payments/*.test.ts,
  * StrykerJS): a real SQLite store with the real merchant, payment, settlement-token and tran_no
- * repositories, the real in-process pairing desk (the app and the POS are its two sides), and a
- * stand-in of the wallet's chain side. The stand-in keeps each transfer's authorization by its
- * reference (used with its transaction, open, cancelled, or none), moves balances only for a used
- * one, and answers `transferOutcome` from that record, as the wallet's resolution answers the
- * chain's; the real chain's paths are in test/payments.test.ts and test/money-safety.test.ts (anvil,
- * too slow per mutant).
+ * repositories, the real in-process pairing desk (the app and the POS are its two sides), and the
+ * stand-in chain of test/support/stand-in-chain.ts for the wallet's chain side: it records each
+ * transfer's authorization by its reference (used with its transaction, open, cancelled, expired,
+ * or none), moves balances only for a used one, and answers `transferOutcome` from that record, as
+ * the wallet's resolution answers the chain's; the real chain's paths are in test/payments.test.ts
+ * and test/money-safety.test.ts (anvil, too slow per mutant).
  */
 export const paymentsNetwork = 'ethereum';
 export const vixp = { contractAddress: getAddress('0x00000000000000000000000000000000000000a1'), tokenSymbol: 'VIXP', decimals: 18 };
@@ -33,38 +32,9 @@ export const usdx = { contractAddress: getAddress('0x000000000000000000000000000
 export const userToken = { contractAddress: getAddress('0x00000000000000000000000000000000000000a3'), tokenSymbol: 'MINE', decimals: 18 };
 const tokens = [vixp, usdx, userToken];
 
-/** What the stand-in chain does with the next transfer (payment or refund); unscripted ones settle. */
-export type ScriptedTransfer =
-  | { kind: 'settled' }
-  /** Sent, not settled: its authorization open with its transaction. */
-  | { kind: 'pending' }
-  /** Refused with `code`: nothing moved; `chain.transaction_failed` leaves its authorization cancelled. */
-  | { kind: 'refused'; code: 'wallet.signature_invalid' | 'wallet.insufficient_balance' | 'chain.transaction_failed' }
-  /** Throws (not a domain outcome): the wallet call itself failed. */
-  | { kind: 'throws' };
-
-export interface Authorization {
-  reference: string;
-  from: string;
-  to: string;
-  contractAddress: string;
-  units: bigint;
-  status: 'used' | 'open' | 'canceled' | 'expired';
-  txHash: Hex;
-}
-
-export interface StandInChain {
-  script: ScriptedTransfer[];
-  /** Every authorization by its reference. */
-  authorizations: Map<string, Authorization>;
-  /** Payment transfers (the user's) and custodial transfers (refunds) asked for, in order. */
-  transfers: { kind: 'payment' | 'custody'; reference: string; amount: string; from: string; to: string; contractAddress: string; tempKey?: string }[];
-  /** Balances in token units, by lower-case `contract:address`. */
-  balanceOf(contractAddress: string, address: string): bigint;
-  mint(contractAddress: string, address: string, units: bigint): void;
-  /** What a relayer later does: the open authorization `reference` executes (balances move) or ends. */
-  settle(reference: string, status: 'used' | 'canceled' | 'expired'): void;
-}
+/** The outcomes the payment tests script for a payment's or a refund's transfer (none is left interrupted). */
+export type ScriptedTransfer = Exclude<StandInScript<'wallet.signature_invalid' | 'wallet.insufficient_balance' | 'chain.transaction_failed'>, { kind: 'interrupted' }>;
+export type StandInChain = StandIn<ScriptedTransfer>;
 
 export interface LogLine { level: 'warn' | 'error' | 'info'; fields: Record<string, unknown>; message: string }
 
@@ -81,7 +51,7 @@ export interface PaymentsParts {
   dispose(): Promise<void>;
 }
 
-export const randomHash = (): Hex => `0x${randomBytes(32).toString('hex')}`;
+export { randomHash };
 
 function recordingLogger(logs: LogLine[]): Logger {
   const at = (level: LogLine['level']) => (fields: Record<string, unknown>, message: string) => { logs.push({ level, fields, message }); };
@@ -95,77 +65,8 @@ export async function openPaymentsParts(options: { idleTimeoutMs?: number; pairi
   const { store, dispose } = await sqlite.open();
   const db = store.db;
   const logs: LogLine[] = [];
-  const balances = new Map<string, bigint>();
-  const key = (contract: string, address: string) => `${contract}:${address}`.toLowerCase();
-  const authorizations = new Map<string, Authorization>();
-  const script: ScriptedTransfer[] = [];
-  const transfers: StandInChain['transfers'] = [];
-  const tokenOf = (contractAddress?: string) => {
-    const token = contractAddress ? tokens.find((t) => t.contractAddress.toLowerCase() === contractAddress.toLowerCase()) : vixp;
-    if (!token) throw new DomainError('wallet.unknown_token', `no token ${contractAddress}`);
-    return token;
-  };
-  const move = (a: Authorization) => {
-    const from = balances.get(key(a.contractAddress, a.from)) ?? 0n;
-    if (from < a.units) throw new Error('stand-in chain: the transfer would overdraw');
-    balances.set(key(a.contractAddress, a.from), from - a.units);
-    balances.set(key(a.contractAddress, a.to), (balances.get(key(a.contractAddress, a.to)) ?? 0n) + a.units);
-  };
-  const chain: StandInChain = {
-    script, authorizations, transfers,
-    balanceOf: (contract, address) => balances.get(key(contract, address)) ?? 0n,
-    mint: (contract, address, units) => { balances.set(key(contract, address), chain.balanceOf(contract, address) + units); },
-    settle(reference, status) {
-      const a = authorizations.get(reference);
-      if (!a || a.status !== 'open') throw new Error(`stand-in chain: no open authorization ${reference}`);
-      if (status === 'used') move(a);
-      a.status = status;
-    },
-  };
-  const send = async (kind: 'payment' | 'custody', params: { fromAddress: string; toAddress: string; amount: string; contractAddress?: string; reference?: string; tempKey?: string }): Promise<TransferOutcome> => {
-    const token = tokenOf(params.contractAddress);
-    const reference = params.reference ?? '';
-    transfers.push({ kind, reference, amount: params.amount, from: params.fromAddress, to: params.toAddress, contractAddress: token.contractAddress, ...(params.tempKey && { tempKey: params.tempKey }) });
-    if (authorizations.get(reference)?.status === 'used') throw new Error(`stand-in chain: reference ${reference} executed twice`);
-    const next = script.shift() ?? { kind: 'settled' };
-    if (next.kind === 'throws') throw new Error('the wallet call failed');
-    const a: Authorization = {
-      reference, from: params.fromAddress, to: params.toAddress, contractAddress: token.contractAddress,
-      units: parseUnits(params.amount, token.decimals), status: 'open', txHash: randomHash(),
-    };
-    if (next.kind === 'refused') {
-      if (next.code === 'chain.transaction_failed') authorizations.set(reference, { ...a, status: 'canceled' });
-      return { status: 'refused', error: new DomainError(next.code, `refused: ${next.code}`) };
-    }
-    authorizations.set(reference, a);
-    if (next.kind === 'pending') return { status: 'pending', transactionId: a.txHash, error: new DomainError('chain.outcome_pending', 'sent, not settled') };
-    chain.settle(reference, 'used');
-    return { status: 'settled', transactionId: a.txHash, amountRaw: a.units.toString(), contractAddress: token.contractAddress };
-  };
-  const wallet: PaymentDeps['wallet'] = {
-    createAddress: async () => { throw new Error('not in the stand-in'); },
-    transfer: async (_network, params) => send('payment', params),
-    transferFromCustody: async (_network, params) => send('custody', params),
-    transferOutcome: async (_network, reference) => {
-      const a = authorizations.get(reference);
-      if (!a) return { status: 'void' };
-      return a.status === 'used' ? { status: 'used', txHash: a.txHash } : { status: a.status };
-    },
-    getBalance: async (_network, params) => {
-      const token = tokenOf(params.contractAddress);
-      const raw = chain.balanceOf(token.contractAddress, params.address);
-      return { balance: formatUnits(raw, token.decimals), balanceRaw: raw.toString(), tokenSymbol: token.tokenSymbol, contractAddress: token.contractAddress };
-    },
-    getTokenInfo: async (network, params) => {
-      let token = tokenOf(params.contractAddress);
-      if (params.tokenSymbol !== undefined && params.tokenSymbol !== token.tokenSymbol) {
-        const named = tokens.find((t) => t.tokenSymbol === params.tokenSymbol);
-        if (!named) throw new DomainError('wallet.unknown_token', `no token ${params.tokenSymbol}`);
-        token = named;
-      }
-      return { ...token, network, chainId: 1 };
-    },
-  };
+  const chain = createStandInChain<ScriptedTransfer>({ store, network: paymentsNetwork, tokens, clock: () => parts.now });
+  const wallet: PaymentDeps['wallet'] = { ...chain.wallet, createAddress: async () => { throw new Error('not in the stand-in'); } };
   const desk = createPairingDesk({ appWaitMs: options.idleTimeoutMs ?? 2000 });
   const merchants = createMerchantRepository(db);
   const settlementTokens = createSettlementTokenRepository(db);
@@ -179,7 +80,7 @@ export async function openPaymentsParts(options: { idleTimeoutMs?: number; pairi
     },
     newUser(units = 0n) {
       const address = privateKeyToAddress(randomHash());
-      if (units > 0n) chain.mint(vixp.contractAddress, address, units);
+      if (units > 0n) chain.mint(address, units);
       return { userUuid: `uuid-${randomBytes(6).toString('hex')}`, address };
     },
     dispose,
