@@ -126,7 +126,9 @@ export interface CountedNonce {
  * The row keys of an account's account-transfer nonces on a network all start with this; the nonce
  * follows as 64 hex digits, so the keys sort as their nonces do (src/wallet/authorization-nonce.ts).
  */
-export const accountNonceKeyPrefix = (network: string, account: string) => `${network}:account:${account.toLowerCase()}:`;
+/** Where every account transfer's key of a network starts (`accountNonceKeyPrefix` adds the account). */
+export const accountTransferKeyPrefix = (network: string) => `${network}:account:`;
+export const accountNonceKeyPrefix = (network: string, account: string) => `${accountTransferKeyPrefix(network)}${account.toLowerCase()}:`;
 
 /** Counter nonces are below 2^64: as bytes32 hex, 48 zero digits and then 16 (src/wallet/authorization-nonce.ts). */
 export const counterNonceLimit = 1n << 64n;
@@ -280,7 +282,7 @@ export function createAuthorizationRepository(db: Db, locking: AccountLocking = 
       return rows.map(toRecord);
     },
     async listAccountTransfersMined(network) {
-      const prefix = `${network}:account:`;
+      const prefix = accountTransferKeyPrefix(network);
       const rows = await db.selectFrom('authorizations').selectAll('authorizations')
         .innerJoin('chain_txs', (join) => join.onRef('chain_txs.tx_hash', '=', 'authorizations.tx_hash').onRef('chain_txs.network', '=', 'authorizations.network'))
         .where('authorizations.network', '=', network).where('authorizations.status', '=', 'submitted').where('chain_txs.status', '!=', 'signed')

@@ -1,5 +1,6 @@
 import type { ChainJournal } from '../chain/chain-journal.ts';
 import type { Db } from './db.ts';
+import { accountTransferKeyPrefix } from './authorization-repository.ts';
 
 /** The relayer's journal, nonces and deployments in the platform's database. */
 // Stryker disable next-line ArithmeticOperator: killed by the journal suite's PostgreSQL half, which the area skips (PostgreSQL returns rows in the order they were last updated; SQLite in the order journaled, already nonce order)
@@ -181,8 +182,7 @@ export function createChainJournal(db: Db, newId: () => string): ChainJournal {
     async submittedAccountTransfers(txHash) {
       const rows = await db.selectFrom('authorizations').select(['nonce', 'network', 'contract_address', 'from_address', 'chain_nonce'])
         .where('tx_hash', '=', txHash).where('status', '=', 'submitted').execute();
-      // An account transfer's key is `<network>:account:<account>:<nonce>` (authorization-repository.ts, `accountNonceKeyPrefix`).
-      return rows.filter((row) => row.nonce.startsWith(`${row.network}:account:`) && row.chain_nonce !== null)
+      return rows.filter((row) => row.nonce.startsWith(accountTransferKeyPrefix(row.network)) && row.chain_nonce !== null)
         .map((row) => ({ key: row.nonce, token: row.contract_address, from: row.from_address, nonce: String(row.chain_nonce).toLowerCase() }));
     },
 

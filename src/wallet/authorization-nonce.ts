@@ -1,7 +1,7 @@
 import { numberToHex, type Address } from 'viem';
 import type { NetworkName } from '#shared/networks.ts';
 import { authorizationKey } from '../chain/mined-receipt.ts';
-import { accountNonceKeyPrefix, counterNonceLimit, type CountedNonce } from '../store/authorization-repository.ts';
+import { accountNonceKeyPrefix, accountTransferKeyPrefix, counterNonceLimit, type CountedNonce } from '../store/authorization-repository.ts';
 
 /**
  * The EIP-3009 nonce of a custodial account's authorization (docs/decisions/settlement.md, "Counter
@@ -53,4 +53,4 @@ export function accountNonce(network: NetworkName, from: Address, previous: bigi
 }
 
 /** Whether an `authorizations` row is an account transfer's (its key is an `accountNonce` one), not an EIP-3009 authorization's. */
-export const isAccountTransferRow = (record: { network: string; nonce: string }): boolean => record.nonce.startsWith(`${record.network}:account:`);
+export const isAccountTransferRow = (record: { network: string; nonce: string }): boolean => record.nonce.startsWith(accountTransferKeyPrefix(record.network));
