@@ -1,4 +1,5 @@
 import { hexToBigInt, type Address, type Hex, type LocalAccount } from 'viem';
+import { LRUCache } from 'lru-cache';
 import type { NetworkName } from '#shared/networks.ts';
 import { DomainError } from '#shared/errors.ts';
 import { errorSummary } from '#shared/redact.ts';
@@ -8,7 +9,7 @@ import type { SettlementItem } from '../chain/relay-types.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 
 /**
- * A custodial account's transfer of a token without EIP-3009 (docs/decisions/tokens.md): the
+ * A custodial account's transfer on a network with EIP-7702 (transfer-path.ts, docs/decisions/tokens.md): the
  * account's own EIP-712 `Transfer` in its VixpayAccount domain, with its dense account nonce
  * (src/wallet/authorization-nonce.ts, `accountNonce`), and, while the account's code is not the
  * delegation to the network's VixpayAccount, its EIP-7702 delegation, which the settlement
@@ -24,19 +25,47 @@ export function digestSignerOf(holder: LocalAccount): DigestSigner {
 }
 
 /**
- * The delegation `holder`'s account needs on `network` before its transfers execute: none when its
- * code already is `0xef0100 ‖ VixpayAccount`; else signed at its transaction count (a custodial
- * account sends nothing: 0). Two transfers signing one before either is mined carry the same
- * authorization (one nonce); the second in the chain is skipped by EIP-7702, not the transaction.
+ * The accounts this process saw delegated to their network's VixpayAccount, so that an account's
+ * transfers after its first ask the node nothing more (an `eth_getCode` each otherwise). A custodial
+ * account never leaves that delegation by itself: only the platform holds its key. A chain that lost
+ * the block carrying it (a node's recent blocks lost) is noticed where an item's outcome is read
+ * (resolve-account-transfer.ts), which forgets the account; its next transfer carries the delegation again.
+ * Bounded: past `max` accounts the least recently used is asked again.
  */
-export async function delegationFor(deps: Pick<WalletDeps, 'chains' | 'contracts'>, network: NetworkName, holder: LocalAccount) {
+export interface DelegatedAccounts {
+  has(network: NetworkName, contract: Address, account: Address): boolean;
+  add(network: NetworkName, contract: Address, account: Address): void;
+  forget(network: NetworkName, contract: Address, account: Address): void;
+}
+
+export function createDelegatedAccounts(max = 100_000): DelegatedAccounts {
+  const seen = new LRUCache<string, true>({ max });
+  const key = (network: NetworkName, contract: Address, account: Address) => `${network}:${contract}:${account}`.toLowerCase();
+  return {
+    has: (...at) => seen.has(key(...at)),
+    add(...at) { seen.set(key(...at), true); },
+    forget(...at) { seen.delete(key(...at)); },
+  };
+}
+
+/**
+ * The delegation `holder`'s account needs on `network` before its transfers execute: none when it was
+ * seen delegated, or its code already is `0xef0100 ‖ VixpayAccount`; else signed at its transaction
+ * count (a custodial account sends nothing: 0). Two transfers signing one before either is mined carry
+ * the same authorization (one nonce); the second in the chain is skipped by EIP-7702, not the transaction.
+ */
+export async function delegationFor(deps: Pick<WalletDeps, 'chains' | 'contracts' | 'delegated'>, network: NetworkName, holder: LocalAccount) {
   const { client, chainId } = deps.chains[network];
   const contract = deps.contracts[network].account;
+  if (deps.delegated.has(network, contract, holder.address)) return undefined;
   let code: Hex | undefined;
   let count: number;
   try {
     code = await client.getCode({ address: holder.address });
-    if (isDelegatedTo(code, contract)) return undefined;
+    if (isDelegatedTo(code, contract)) {
+      deps.delegated.add(network, contract, holder.address);
+      return undefined;
+    }
     count = await client.getTransactionCount({ address: holder.address });
   } catch (cause) {
     throw new DomainError('chain.unavailable', `network ${network} does not answer (${errorSummary(cause)})`);
@@ -45,7 +74,7 @@ export async function delegationFor(deps: Pick<WalletDeps, 'chains' | 'contracts
 }
 
 /** The signature and the account part of a settlement item moving `value` of `token` from `holder`'s account. */
-export async function signAccountItem(deps: Pick<WalletDeps, 'chains' | 'contracts'>, network: NetworkName, holder: LocalAccount,
+export async function signAccountItem(deps: Pick<WalletDeps, 'chains' | 'contracts' | 'delegated'>, network: NetworkName, holder: LocalAccount,
   transfer: { token: Address; to: Address; value: bigint; nonce: Hex; validBefore: number }): Promise<{ signature: Hex; account: NonNullable<SettlementItem['account']> }> {
   const delegation = await delegationFor(deps, network, holder);
   // The deadline is the last second it executes in: one before the row's validBefore, as EIP-3009's bound is exclusive.
