@@ -17,7 +17,7 @@ import { createWalletRepository, type WalletRepository } from '../store/wallet-r
 import { createAuthorizationRepository } from '../store/authorization-repository.ts';
 import { vixpDecimals, vixpName, vixpSymbol } from '../chain/platform-contracts.ts';
 import { createWalletService, type WalletService } from '../wallet/wallet-service.ts';
-import { createDelegatedAccounts } from '../wallet/authorize-account-transfer.ts';
+import { createDelegatedAccounts } from '../wallet/delegated-accounts.ts';
 import type { ChainPart } from './chain.ts';
 import { withTransferMetrics } from './observability.ts';
 

@@ -26,7 +26,7 @@ import { createKeyVault } from '../../src/shared/key-vault.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { networkNames, type NetworkName } from '../../src/shared/networks.ts';
 import { sha256Hex } from '../../src/shared/hash.ts';
-import { createDelegatedAccounts } from '../../src/wallet/authorize-account-transfer.ts';
+import { createDelegatedAccounts } from '../../src/wallet/delegated-accounts.ts';
 import type { WalletDeps } from '../../src/wallet/wallet-deps.ts';
 import { devAccount } from './chain-parts.ts';
 
