@@ -12,8 +12,9 @@ import { prepareTransfer } from '../support/transfer-scheme.ts';
 // The payment network on a node that mines every 0.45 s (BNB Smart Chain) or 0.25 s (opBNB), by RPC
 // URL, with payments arriving as customers pay (Poisson, 40/s) through the token API. What an
 // operator reads from the chain's own blocks and receipts: most of a block's transfers in one
-// settlement transaction, no lane sending two into one block, gas per transfer near the contract's
-// batch-100 floor (measured on the same chain: 100 transfers sent at once), every transfer settled.
+// settlement transaction, no lane sending two into one block, gas per transfer near what one
+// settlement transaction per block costs (each batch's fixed and per-item gas fitted on the same chain,
+// with 100 transfers sent at once among them), every transfer settled.
 // The latencies an operator checks (p50 within 2 blocks + 300 ms, p99 within 4 blocks + 500 ms, from
 // the transfer's call to its answer) are printed, not asserted (docs/performance.md has them).
 
@@ -36,7 +37,7 @@ for (const blockTime of [0.45, 0.25]) {
       await node?.stop();
     });
 
-    test(`Poisson ${ratePerSecond}/s on ${blockTime} s blocks: ≥ 80% of a block's transfers in one settlement transaction, one per lane and block, gas within 1.08x the batch-100 floor, every transfer settled`, async () => {
+    test(`Poisson ${ratePerSecond}/s on ${blockTime} s blocks: ≥ 80% of a block's transfers in one settlement transaction, one per lane and block, gas within 1.08x one settlement transaction per block, every transfer settled`, async () => {
       const { platform } = t;
       const { client } = platform.chains.ethereum;
       const { settlement, accountSettlement, vixpToken } = platform.contracts.ethereum;
@@ -107,7 +108,10 @@ for (const blockTime of [0.45, 0.25]) {
       const gas = [...receipts.values()].reduce((sum, r) => sum + r.gasUsed, 0n);
       const fullest = [...new Set(floorHashes)].map((hash) => [hash, floorHashes.filter((h) => h === hash).length] as const).sort((a, b) => b[1] - a[1])[0]![0];
       const floorReceipt = await client.getTransactionReceipt({ hash: fullest });
-      const floor = batchFloor(floorReceipt.gasUsed, itemsOf(floorReceipt), sizes);
+      const line = batchLine(floorReceipt.gasUsed, itemsOf(floorReceipt), sizes);
+      const floor = line.fixed / 100 + line.perItem;
+      // What the run would cost in one settlement transaction per block it spans: the bound.
+      const oneTxPerBlock = (line.fixed * blocks.length + line.perItem * runs.length) / runs.length;
       const ms = runs.map((r) => r.ms).sort((a, b) => a - b);
       const inBlocks = runs.map((r) => Number(receipts.get(r.hash)!.blockNumber - r.head)).sort((a, b) => a - b);
       const pick = <T>(sorted: T[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -115,6 +119,7 @@ for (const blockTime of [0.45, 0.25]) {
         blockTime, arrivals: runs.length, settlementTxs, blocks: blocks.length,
         inOneTx: Number((inLargest / settledInBlocks).toFixed(3)), txPerBlock: Number((settlementTxs / blocks.length).toFixed(2)),
         gasPerTransfer: Math.round(Number(gas) / runs.length), floor: Math.round(floor), floorBatch: itemsOf(floorReceipt), gasVsFloor: Number((Number(gas) / runs.length / floor).toFixed(3)),
+        oneTxPerBlock: Math.round(oneTxPerBlock), gasVsOneTxPerBlock: Number((Number(gas) / runs.length / oneTxPerBlock).toFixed(3)),
         p50Ms: Math.round(pick(ms, 0.5)), p99Ms: Math.round(pick(ms, 0.99)), p50Blocks: pick(inBlocks, 0.5), p99Blocks: pick(inBlocks, 0.99),
         // What an operator checks, printed: not asserted, they do not hold on a loaded machine (p50
         // 1.8 s on 0.45 s blocks at a load average of 10 beside the two CPU-bound processes).
@@ -124,7 +129,7 @@ for (const blockTime of [0.45, 0.25]) {
 
       assert.equal(settledInBlocks, runs.length, 'the blocks carry exactly the transfers sent');
       assert.ok(inLargest >= 0.8 * settledInBlocks, `${inLargest} of ${settledInBlocks} transfers in their block's largest settlement transaction`);
-      assert.ok(Number(gas) / runs.length <= 1.08 * floor, `${figures.gasPerTransfer} gas per transfer, floor ${figures.floor}`);
+      assert.ok(Number(gas) / runs.length <= 1.08 * oneTxPerBlock, `${figures.gasPerTransfer} gas per transfer, ${figures.oneTxPerBlock} in one transaction per block (floor ${figures.floor})`);
       for (const receipt of receipts.values()) assert.equal(receipt.status, 'success');
       // Every transfer settled once, in the transaction it was answered with, and the payee holds them all.
       const expected = new Map<string, number>();
@@ -145,18 +150,17 @@ for (const blockTime of [0.45, 0.25]) {
 }
 
 /**
- * The contract's gas per transfer at 100 items: the fullest batch's own when it carried 100,
- * otherwise from a line through every batch of the run (gas = fixed + per item × items; a batch of one
- * is the token's own call, off that line).
+ * A settlement transaction's gas as a line, fixed + per item × items, through every batch of the run
+ * and the fullest one (100 items sent at once); a batch of one is the token's or account's own call,
+ * off that line.
  */
-function batchFloor(fullestGas: bigint, fullestItems: number, sizes: Array<{ items: number; gas: bigint }>): number {
-  if (fullestItems === 100) return Number(fullestGas) / 100;
+function batchLine(fullestGas: bigint, fullestItems: number, sizes: Array<{ items: number; gas: bigint }>): { fixed: number; perItem: number } {
   const points = [...sizes, { items: fullestItems, gas: fullestGas }].filter((s) => s.items > 1);
   const n = points.length;
   const mx = points.reduce((s, p) => s + p.items, 0) / n;
   const my = points.reduce((s, p) => s + Number(p.gas), 0) / n;
-  const slope = points.reduce((s, p) => s + (p.items - mx) * (Number(p.gas) - my), 0) / points.reduce((s, p) => s + (p.items - mx) ** 2, 0);
-  return (my - slope * mx) / 100 + slope;
+  const perItem = points.reduce((s, p) => s + (p.items - mx) * (Number(p.gas) - my), 0) / points.reduce((s, p) => s + (p.items - mx) ** 2, 0);
+  return { fixed: my - perItem * mx, perItem };
 }
 
 /** The chain's head as the test sees it, polled every 25 ms. */
