@@ -1,9 +1,7 @@
 import type { NetworkName } from '#shared/networks.ts';
 import { DomainError } from '#shared/errors.ts';
+import type { TransferPath } from '../store/settlement-token-repository.ts';
 import type { ResolvedToken } from './token.ts';
-
-/** How a custodial account moves a token: an EIP-3009 authorization, or its own transfer through the account contract. */
-export type TransferPath = 'eip3009' | 'account';
 
 /**
  * The one place that decides how a custodial account moves `token` on `network` (docs/decisions/tokens.md,
