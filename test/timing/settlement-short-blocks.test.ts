@@ -87,13 +87,15 @@ for (const blockTime of [0.45, 0.25]) {
       const blocks = [...new Set([...receipts.values()].map((r) => r.blockNumber))].sort((a, b) => (a < b ? -1 : 1));
       // Transfers a settlement executed (account items, or EIP-3009 ones on a network without EIP-7702).
       const itemsOf = executedTransferCount;
+      // A settlement goes to a settlement contract; a batch of one to the token (EIP-3009) or to the account itself.
+      const settlementTargets = new Set([settlement, accountSettlement, vixpToken, ...senders.map((s) => s.address)].map((a) => a.toLowerCase()));
       let inLargest = 0;
       let settledInBlocks = 0;
       let settlementTxs = 0;
       const sizes: Array<{ items: number; gas: bigint }> = [];
       for (let number = blocks[0]!; number <= blocks.at(-1)!; number++) {
         const block = await client.getBlock({ blockNumber: number, includeTransactions: true });
-        const ours = block.transactions.filter((tx) => tx.to && [settlement, accountSettlement, vixpToken].map((a) => a.toLowerCase()).includes(tx.to.toLowerCase()));
+        const ours = block.transactions.filter((tx) => tx.to && settlementTargets.has(tx.to.toLowerCase()));
         const mined = await Promise.all(ours.map(async (tx) => ({ tx, receipt: await client.getTransactionReceipt({ hash: tx.hash }) })));
         const settlements = mined.filter(({ receipt }) => itemsOf(receipt) > 0);
         const lanes = new Map<Address, number>();
