@@ -1,11 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createWalletClient, http, parseGwei, toHex, type Address, type Hex } from 'viem';
+import { createWalletClient, decodeFunctionData, getAddress, http, parseGwei, toHex, type Address, type Hex } from 'viem';
 import { foundry } from 'viem/chains';
 import { DomainError, type DomainErrorCode } from '#shared/errors.ts';
 import { sha256Hex } from '#shared/hash.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
+import { vixpayAccountAbi } from '../gen/contracts/vixpay-account.ts';
 import type { AuthorizationRepository } from '../store/authorization-repository.ts';
 import type { Relayer } from '../chain/relayer.ts';
 import {
@@ -61,6 +62,56 @@ async function until(check: () => Promise<boolean>): Promise<void> {
   while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
+describe('transfer on the account path (a network with EIP-7702, the platform\'s default)', () => {
+  test('the account\'s first transfer carries its delegation and nonce 0, the next neither asks the node nor delegates: nonce 1; each moves exactly, to the account\'s own call', async () => {
+    const deps = parts.accountDeps;
+    const { client } = parts.chains[network];
+    const alice = await parts.newWallet('10');
+    const bob = await parts.newWallet('0');
+    const first = await requestOf(alice, bob.address, '2.5');
+    const answer = await transfer(deps, network, first);
+    assert.equal(answer.status, 'settled');
+    const tx = await client.getTransaction({ hash: answer.transactionId });
+    assert.equal(tx.to?.toLowerCase(), alice.address.toLowerCase(), 'a batch of one is the account\'s own signedTransfer');
+    assert.equal(tx.type, 'eip7702');
+    assert.deepEqual(tx.authorizationList?.map((a) => [a.address.toLowerCase(), a.nonce]), [[parts.account.toLowerCase(), 0]], 'its delegation, at its transaction count');
+    assert.equal((await client.getCode({ address: alice.address }))?.toLowerCase(), `0xef0100${parts.account.slice(2).toLowerCase()}`);
+    const row = await parts.deps.authorizations.find(await nonceOf(first));
+    assert.deepEqual([row?.nonce, row?.status, row?.txHash, row?.validBefore === undefined ? undefined : BigInt(row.validBefore) - 1n],
+      [`${network}:account:${alice.address.toLowerCase()}:0x${'0'.repeat(64)}`, 'used', answer.transactionId, await deadlineOf(answer.transactionId)], 'its account nonce 0, signed until a second before the row\'s validity');
+    assert.ok(deps.delegated.has(network, parts.account, alice.address), 'seen delegated once its item executed');
+
+    const second = await requestOf(alice, bob.address, '1');
+    const next = await transfer(deps, network, second);
+    assert.equal(next.status, 'settled');
+    const nextTx = await client.getTransaction({ hash: next.transactionId });
+    assert.equal(nextTx.type, 'eip1559', 'no delegation carried again');
+    assert.equal((await parts.deps.authorizations.find(await nonceOf(second)))?.nonce, `${network}:account:${alice.address.toLowerCase()}:0x${'0'.repeat(63)}1`);
+    assert.equal(await parts.balanceOf(alice.address), vixp('6.5'));
+    assert.equal(await parts.balanceOf(bob.address), vixp('3.5'));
+  });
+
+  test('with EIP-7702 off, a token without EIP-3009 is refused before anything is reserved: its temp key kept', async () => {
+    const alice = await parts.newWallet('1');
+    const usdt = getAddress('0x00000000000000000000000000000000000000c4');
+    await parts.store.db.insertInto('settlement_tokens').values({
+      network, contract_address: usdt, symbol: 'USDT', name: 'Tether USD', decimals: 6, eip712_version: null, transfer_path: 'account', allowed_at: 0,
+    }).execute();
+    const params = await requestOf(alice, alice.address, '1', { contractAddress: usdt });
+    assert.deepEqual(await refusal(transfer(parts.deps, network, params)),
+      { code: 'token.needs_eip7702', message: 'USDT has no EIP-3009 and EIP7702_ETHEREUM is off: the platform cannot move it from custodial accounts', details: undefined });
+    assert.equal(await usedAt(params.tempKey), null);
+    assert.equal(await nonceOf(params), 'none');
+  });
+});
+
+/** The deadline a mined account transfer was signed with: the `deadline` of its `signedTransfer` call. */
+async function deadlineOf(hash: Hex): Promise<bigint> {
+  const tx = await parts.chains[network].client.getTransaction({ hash });
+  const { args } = decodeFunctionData({ abi: vixpayAccountAbi, data: tx.input });
+  return (args as readonly unknown[])[4] as bigint;
+}
+
 describe('transfer', () => {
   test('moves the amount once, in the transaction answered; the temp key is used up and a replay of the request is refused', async () => {
     const alice = await parts.newWallet('100');
@@ -78,6 +129,8 @@ describe('transfer', () => {
     assert.equal(await parts.balanceOf(alice.address), vixp('97.5'));
     assert.equal(await parts.balanceOf(bob.address), vixp('2.5'));
     assert.deepEqual(await parts.authorization((await nonceOf(params))), { status: 'used', txHash: answer.transactionId, cancelTxHash: null });
+    assert.ok(!(await nonceOf(params)).startsWith(`${network}:account:`), 'an EIP-3009 authorization, not an account nonce (no EIP-7702 here)');
+    assert.equal(receipt.to?.toLowerCase(), parts.token.toLowerCase(), 'a batch of one is the token\'s own transferWithAuthorization');
     assert.notEqual(await usedAt(params.tempKey), null, 'the temp key is spent');
 
     assert.deepEqual(await refusal(transfer(parts.deps, network, params)), { code: 'wallet.temp_key_invalid', message: 'tempKey was already used', details: undefined });

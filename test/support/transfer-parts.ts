@@ -18,6 +18,8 @@ import { createRelayer, type Relayer } from '../../src/chain/relayer.ts';
 import { vixpDecimals, vixpName, vixpSymbol, type PlatformContractsByNetwork } from '../../src/chain/platform-contracts.ts';
 import { vixpTokenAbi, vixpTokenBytecode } from '../../src/gen/contracts/vixp-token.ts';
 import { vixpSettlementAbi, vixpSettlementBytecode } from '../../src/gen/contracts/vixp-settlement.ts';
+import { vixpayAccountAbi, vixpayAccountBytecode } from '../../src/gen/contracts/vixpay-account.ts';
+import { vixpAccountSettlementAbi, vixpAccountSettlementBytecode } from '../../src/gen/contracts/vixp-account-settlement.ts';
 import { openStore, type Store } from '../../src/store/db.ts';
 import { createChainJournal } from '../../src/store/chain-journal-repository.ts';
 import { createAuthorizationRepository } from '../../src/store/authorization-repository.ts';
@@ -33,7 +35,8 @@ import { devAccount } from './chain-parts.ts';
 /**
  * What the custodial wallet's transfer path stands on, for its unit tests (src/wallet/transfer*.test.ts,
  * resolve-authorization.test.ts: the StrykerJS `transfer` area): a real anvil (every network on it, a
- * chain we run) with the VIXP token and the settlement contract deployed, the real relayer over one
+ * chain we run) with the VIXP token and both settlement contracts (EIP-3009's, the account path's with
+ * VixpayAccount) deployed, the real relayer over one
  * lane with its journal, and the wallet and authorization repositories in one fresh SQLite store (the
  * relayer's journal marks an authorization submitted in the same database), as the platform composes
  * them (src/compose/wallet.ts, chain.ts).
@@ -43,7 +46,13 @@ export interface TransferParts {
   chains: ChainClients;
   store: Store;
   relayer: Relayer;
+  /** The wallet's dependencies on a network without EIP-7702: transfers by EIP-3009. */
   deps: WalletDeps;
+  /** The same on a network with EIP-7702 (the platform's default): transfers on the account path, through `account`. */
+  accountDeps: WalletDeps;
+  /** VixpayAccount, the code custodial accounts delegate to, and VixpAccountSettlement. */
+  account: Address;
+  accountSettlement: Address;
   /** The VIXP token (named as the platform's, so a holder's authorization is signed for it). */
   token: Address;
   settlement: Address;
@@ -102,7 +111,9 @@ export async function openTransferParts(): Promise<TransferParts> {
       abi: vixpTokenAbi, bytecode: vixpTokenBytecode, args: [vixpName, vixpSymbol, treasury.address, parseUnits('1000000', vixpDecimals)],
     }))).contractAddress!);
     const settlement = getAddress((await mined(await wallet.deployContract({ abi: vixpSettlementAbi, bytecode: vixpSettlementBytecode }))).contractAddress!);
-    const contracts = Object.fromEntries(networkNames.map((n) => [n, { vixpToken: token, settlement, didRegistry: zeroAddress }])) as unknown as PlatformContractsByNetwork;
+    const account = getAddress((await mined(await wallet.deployContract({ abi: vixpayAccountAbi, bytecode: vixpayAccountBytecode }))).contractAddress!);
+    const accountSettlement = getAddress((await mined(await wallet.deployContract({ abi: vixpAccountSettlementAbi, bytecode: vixpAccountSettlementBytecode }))).contractAddress!);
+    const contracts = Object.fromEntries(networkNames.map((n) => [n, { vixpToken: token, settlement, didRegistry: zeroAddress, account, accountSettlement }])) as unknown as PlatformContractsByNetwork;
     const relayerOf = (lane: LocalAccount, receiptTimeoutMs: number) => {
       const relayer = createRelayer({ journal, chains: chains!, lanes: [lane], clock: Date.now, logger, receiptTimeoutMs, batch: { windowMs: 20, maxItems: 100 } });
       relayers.push(relayer);
@@ -114,11 +125,11 @@ export async function openTransferParts(): Promise<TransferParts> {
     const deps: WalletDeps = {
       repo, vault, clock: Date.now, chains, relayer, contracts, tempKeyTtlMs: 300_000,
       authorizations: createAuthorizationRepository(opened.db, 'process'), authorizationTtlSeconds: 120,
-      // These tests are the EIP-3009 path's (no account contract is deployed): a network without EIP-7702.
       eip7702: Object.fromEntries(networkNames.map((n) => [n, false])) as Record<NetworkName, boolean>, delegated: createDelegatedAccounts(),
     };
+    const accountDeps: WalletDeps = { ...deps, eip7702: Object.fromEntries(networkNames.map((n) => [n, true])) as Record<NetworkName, boolean>, delegated: createDelegatedAccounts() };
     return {
-      anvil, chains, store: opened, relayer, deps, token, settlement, treasury,
+      anvil, chains, store: opened, relayer, deps, accountDeps, account, accountSettlement, token, settlement, treasury,
       async newWallet(funds = '100') {
         const privateKey = randomBytes(32);
         const account = privateKeyToAccount(bytesToHex(privateKey));
