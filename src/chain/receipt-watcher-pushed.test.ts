@@ -1,6 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPublicClient, createTestClient, createWalletClient, custom, http, keccak256, parseGwei, type Hex, type PublicClient } from 'viem';
+import { createPublicClient, createTestClient, createWalletClient, custom, http, keccak256, parseGwei, TimeoutError, type Hex, type PublicClient } from 'viem';
 import { foundry } from 'viem/chains';
 import { mnemonicToAccount } from 'viem/accounts';
 import { startAnvil, type AnvilProcess } from './anvil-process.ts';
@@ -47,12 +47,14 @@ function settledFlag<T>(promise: Promise<T>) {
 
 /**
  * The watcher's node: calls counted by method, the blocks whose receipts were read in order, and
- * calls of a method that can be held (a node slow to answer) until the test lets them go.
+ * calls of a method that can be held (a node slow to answer) until the test lets them go, or left
+ * unanswered once (viem's TimeoutError, as from a node that did not answer in time).
  */
 function countingClient() {
   const calls = new Map<string, number>();
   const blocksRead: bigint[] = [];
   const held = new Map<string, Promise<void>>();
+  const unanswered = new Set<string>();
   const state = { inFlight: 0 };
   const inner = http(anvil.url)({ chain: foundry });
   const client = createPublicClient({
@@ -61,6 +63,7 @@ function countingClient() {
       request: async (args: { method: string; params?: unknown }) => {
         calls.set(args.method, (calls.get(args.method) ?? 0) + 1);
         if (args.method === 'eth_getBlockReceipts') blocksRead.push(BigInt((args.params as [Hex])[0]));
+        if (unanswered.delete(args.method)) throw new TimeoutError({ body: { method: args.method }, url: anvil.url });
         state.inFlight++;
         try {
           await held.get(args.method);
@@ -69,14 +72,15 @@ function countingClient() {
           state.inFlight--;
         }
       },
-    }),
+    }, { retryCount: 0 }), // what the watcher sees is what the node answered, not viem's retries
   }) as PublicClient;
   const hold = (method: string) => {
     let release = () => undefined as void;
     held.set(method, new Promise<void>((resolve) => { release = resolve; }));
     return () => { held.delete(method); release(); };
   };
-  return { client, blocksRead, hold, count: (method: string) => calls.get(method) ?? 0, state };
+  const failOnce = (method: string) => { unanswered.add(method); };
+  return { client, blocksRead, hold, failOnce, count: (method: string) => calls.get(method) ?? 0, state };
 }
 
 interface Pushed extends ReturnType<typeof countingClient> {
@@ -280,6 +284,24 @@ test('pushed heads: a pending transaction whose nonce another transaction used i
     await waitFor(() => wait.settled, { timeoutMs: 10_000, message: 'the wait ends once the nonce is used' });
     assert.equal(reasonOf(wait.error), 'replaced');
     assert.equal((await reader().getTransactionReceipt({ hash: second })).status, 'success');
+  } finally {
+    w.close();
+  }
+});
+
+test('a block read the node did not answer is made again at the poll interval: the receipt comes with no other head pushed', async () => {
+  const w = await pushedWatcher({ pollMs: 100 });
+  try {
+    const tx = await sent(16n);
+    const wait = settledFlag(w.watcher.wait(tx, 10_000));
+    await w.idle();
+    w.failOnce('eth_getBlockReceipts');
+    const block = await w.mined(1);
+    await waitFor(() => wait.settled, { timeoutMs: 10_000, message: 'the wait ends' });
+    assert.equal(wait.error, undefined);
+    assert.equal(wait.value?.blockNumber, block);
+    assert.equal(w.blocksRead.filter((n) => n === block).length, 2, 'its block read again after the read that was not answered');
+    assert.equal(w.count('eth_blockNumber'), 0, 'no head asked');
   } finally {
     w.close();
   }
