@@ -52,10 +52,18 @@ const checks: Check[] = [
   },
   {
     name: 'skip-authorization-cancellation', set: 'ci',
-    breaks: 'a transfer answered failed leaves nothing signed usable (its authorization is cancelled on chain)',
+    breaks: 'a transfer answered failed leaves nothing signed usable (its EIP-3009 authorization is cancelled on chain: a network without EIP-7702)',
     file: 'src/wallet/resolve-authorization.ts',
     find: 'const account = await deps.repo.findAccount(record.fromAddress);',
     replace: 'return { status: \'open\' }; const account = await deps.repo.findAccount(record.fromAddress);',
+    tests: ['src/wallet/transfer.test.ts'], pattern: 'is cancelled on chain and refused',
+  },
+  {
+    name: 'skip-account-nonce-cancellation', set: 'ci',
+    breaks: 'a transfer answered failed leaves nothing signed usable (on the account path, its nonce is cancelled at the account)',
+    file: 'src/wallet/resolve-account-transfer.ts',
+    find: 'const holder = keysOf(deps).account(stored.privateKeyEnc, account);',
+    replace: 'return { status: \'open\' }; const holder = keysOf(deps).account(stored.privateKeyEnc, account);',
     tests: ['test/faults/skipped-transfer.test.ts'], pattern: 'skipped on chain',
   },
   {

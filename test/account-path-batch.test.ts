@@ -12,6 +12,7 @@ import { createLogger } from '../src/shared/logger.ts';
 import { cliDeps } from '../src/main.ts';
 import { vixpAccountSettlementAbi } from '../src/gen/contracts/vixp-account-settlement.ts';
 import { dateOf } from '../src/statements/statement-day.ts';
+import { sample } from './support/metrics-text.ts';
 
 // Account transfers batched (docs/decisions/tokens.md, "Custodial transfers on the account path"):
 // six custodial accounts, none delegated yet, pay a store in a USDT-like token at once through the
@@ -74,6 +75,48 @@ test('six first account transfers at once: one type-4 batch through VixpAccountS
   const costs = day.networks.find((n) => n.network === network)!;
   assert.ok(costs.transfers >= payers && costs.averageGasPerTransfer !== null && costs.transfersPerTransaction !== null, JSON.stringify(costs));
 });
+
+test('custodial VIXP takes the account path too: first transfers carry their delegations, later ones none and ask the node no code; the balances exact', async () => {
+  const network = p.t.platform.config.paymentNetwork;
+  const client = createPublicClient({ transport: http(p.t.platform.chains[network].url) });
+  const { vixpToken, account, accountSettlement } = p.t.platform.contracts[network];
+  const store = await p.t.platform.payments.addStore({ tid: 'T-AB03', name: 'VIXP Cafe' });
+  const users: Awaited<ReturnType<typeof newUser>>[] = [];
+  for (let i = 0; i < payers; i++) users.push(await newUser(p, '10'));
+  const vixpOf = (address: string) => client.readContract({ address: vixpToken, abi: erc20Abi, functionName: 'balanceOf', args: [address as Address] });
+  const storeBefore = await vixpOf(store.settlementAddress);
+  const pay = async (amountOf: (i: number) => string) => {
+    const requests = await Promise.all(users.map(async (user, i) => {
+      const { data: _signed, ...params } = await prepareTransfer(p.t.app, user, store.settlementAddress, amountOf(i));
+      return params;
+    }));
+    const answers = await Promise.all(requests.map((params) => call(p.t.app, '/token', 'transfer', params)));
+    for (const answer of answers) assert.equal(answer.resultCode, '200', JSON.stringify(answer));
+    const hashes = [...new Set(answers.map((answer) => answer.resultData.transactionId as Hex))];
+    assert.equal(hashes.length, 1, 'the six share one settlement transaction');
+    return client.getTransaction({ hash: hashes[0]! });
+  };
+
+  const first = await pay((i) => `1.${i + 1}`);
+  assert.equal(getAddress(first.to!), accountSettlement, 'through VixpAccountSettlement, not the EIP-3009 settlement');
+  assert.equal(first.type, 'eip7702');
+  assert.equal(first.authorizationList?.length, payers, 'each account delegates in its first transfer');
+  for (const user of users) assert.equal((await client.getCode({ address: user.address as Address }))?.toLowerCase(), `0xef0100${account.slice(2).toLowerCase()}`);
+
+  const codeAsked = async () => sample(await metricsOf(), 'vixpay_node_rpc_calls_total', { network, method: 'eth_getCode' }) ?? 0;
+  const asked = await codeAsked();
+  const second = await pay(() => '2');
+  assert.equal(getAddress(second.to!), accountSettlement);
+  assert.equal(second.type, 'eip1559', 'delegated already: no authorization list');
+  assert.equal(await codeAsked(), asked, 'the accounts seen delegated are not asked again');
+  for (const [i, user] of users.entries()) assert.equal(await vixpOf(user.address), 10n * 10n ** 18n - (10n ** 18n + BigInt(i + 1) * 10n ** 17n) - 2n * 10n ** 18n);
+  assert.equal(await vixpOf(store.settlementAddress) - storeBefore, 6n * 10n ** 18n + 21n * 10n ** 17n + 12n * 10n ** 18n);
+});
+
+/** /metrics' text. */
+async function metricsOf(): Promise<string> {
+  return (await p.t.app.inject({ method: 'GET', url: '/metrics' })).body;
+}
 
 /** vixpay_settlement_transfers_per_transaction's sum and count on `network`. */
 async function transferMetrics(network: string): Promise<{ sum: number; count: number }> {

@@ -14,21 +14,11 @@ import { createLogger } from '../src/shared/logger.ts';
 import { startPaymentServer } from '../src/main.ts';
 import type { GrpcServer } from '../src/transports/grpc/grpc-server.ts';
 
+import { sample } from './support/metrics-text.ts';
+
 const protoFile = new URL('../proto/g00/payments/v2/payments.proto', import.meta.url).pathname;
 const definition = protoLoader.loadSync(protoFile, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
 const PaymentsService = (grpc.loadPackageDefinition(definition) as any).g00.payments.v2.PaymentsService as grpc.ServiceClientConstructor;
-
-/** The value of one sample line of a Prometheus text exposition (`name{labels} value`), or undefined. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const present = (match[2] ?? '').split(',');
-    if (wanted.every((label) => present.includes(label))) return Number(match[3]);
-  }
-  return undefined;
-}
 
 describe('health and metrics on a real platform (SQLite, four anvils, gRPC server)', () => {
   let t: TestPlatform;

@@ -2,12 +2,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { encodeFunctionData, isAddressEqual, parseEventLogs, parseUnits, type Address, type Hex } from 'viem';
+import { encodeFunctionData, hexToBigInt, isAddressEqual, parseEventLogs, parseUnits, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createLogger } from '../src/shared/logger.ts';
 import { startPaymentServer } from '../src/main.ts';
 import type { GrpcServer } from '../src/transports/grpc/grpc-server.ts';
 import { vixpTokenAbi } from '../src/gen/contracts/vixp-token.ts';
+import { vixpayAccountAbi } from '../src/gen/contracts/vixpay-account.ts';
 import { transferAuthorizationTypes } from '../src/wallet/authorize-transfer.ts';
 import { vixpName } from '../src/chain/platform-contracts.ts';
 import { call, startTestPlatform, type TestPlatform } from './support/platform.ts';
@@ -221,16 +222,17 @@ describe('a transfer whose transaction is mined and reverts', () => {
     assert.equal(result.resultCode, '502', JSON.stringify(result));
     const [journaled] = await journaledTransfers(sender.address);
     const receipt = await chain().client.getTransactionReceipt({ hash: journaled!.tx_hash as Hex });
-    // A batch of one is the token's own transferWithAuthorization (src/chain/settlement-calldata.ts): it reverts
-    // where a batch would skip the item (ItemSkipped, src/chain/settlement-contract.test.ts).
-    assert.ok(receipt.to && isAddressEqual(receipt.to, vixp()), 'the transfer alone was sent to the token itself');
+    // A batch of one is the account's own `signedTransfer` (src/chain/account-settlement.ts; the account path,
+    // every custodial transfer on a network with EIP-7702): it reverts where a batch would skip the item
+    // (ItemSkipped), its delegation applied all the same.
+    assert.ok(receipt.to && isAddressEqual(receipt.to, sender.address as Address), 'the transfer alone was sent to the account itself');
     assert.equal(receipt.status, 'reverted', 'the platform\'s transaction was mined and did not execute the transfer');
     assert.equal(parseEventLogs({ abi: vixpTokenAbi, eventName: 'Transfer', logs: receipt.logs }).length, 0, 'nothing moved in it');
     const authorization = await t.platform.store.db.selectFrom('authorizations').selectAll().where('tx_hash', '=', journaled!.tx_hash).executeTakeFirstOrThrow();
     assert.equal(authorization.status, 'canceled');
-    assert.ok(authorization.cancel_tx_hash, 'a cancelAuthorization transaction was mined');
+    assert.ok(authorization.cancel_tx_hash, 'a cancelNonce transaction was mined');
     const canceled = await chain().client.readContract({
-      address: vixp(), abi: vixpTokenAbi, functionName: 'authorizationState', args: [sender.address as Address, (authorization.chain_nonce ?? authorization.nonce) as Hex],
+      address: sender.address as Address, abi: vixpayAccountAbi, functionName: 'nonceUsed', args: [hexToBigInt(authorization.chain_nonce as Hex)],
     });
     assert.equal(canceled, true, 'the nonce is spent on chain');
 

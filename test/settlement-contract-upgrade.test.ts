@@ -28,7 +28,8 @@ test('a platform started on an earlier release\'s state deploys the new settleme
     await db.updateTable('chain_txs').set({ reference: 'VixpSettlement' }).where('kind', '=', 'deploy').where('reference', '=', settlementDeploymentName).execute();
     await first.stop({ keepData: true });
 
-    second = await startTestPlatform({ dataDir, env: { SETTLEMENT_BATCH_WINDOW_MS: '400' } });
+    // VixpSettlement carries custodial transfers on a network without EIP-7702 (and x402's everywhere).
+    second = await startTestPlatform({ dataDir, env: { SETTLEMENT_BATCH_WINDOW_MS: '400', EIP7702_ETHEREUM: 'off' } });
     const settlement = second.platform.contracts.ethereum.settlement;
     assert.ok(!isAddressEqual(settlement, earlier), 'a new settlement contract was deployed, not the recorded earlier one reused');
     const chain = second.platform.chains.ethereum;

@@ -17,6 +17,7 @@ import { createWalletRepository, type WalletRepository } from '../store/wallet-r
 import { createAuthorizationRepository } from '../store/authorization-repository.ts';
 import { vixpDecimals, vixpName, vixpSymbol } from '../chain/platform-contracts.ts';
 import { createWalletService, type WalletService } from '../wallet/wallet-service.ts';
+import { createDelegatedAccounts } from '../wallet/delegated-accounts.ts';
 import type { ChainPart } from './chain.ts';
 import { withTransferMetrics } from './observability.ts';
 
@@ -40,7 +41,7 @@ export async function composeWallet(
     repo, vault: deps.vault, keys: walletKeys(deps.vault, chain.custody && tokenWrappedKeys(chain.custody, { unwrappedKeys: config.pkcs11UnwrappedKeys })), clock, chains: chain.chains, relayer: chain.relayer, contracts: chain.contracts,
     tempKeyTtlMs: config.tempKeyTtlMs, faults: deps.faults,
     authorizations: createAuthorizationRepository(store.db, store.dialect === 'sqlite' ? 'process' : 'row'),
-    authorizationTtlSeconds: config.authorizationTtlSeconds,
+    authorizationTtlSeconds: config.authorizationTtlSeconds, eip7702: config.eip7702, delegated: createDelegatedAccounts(),
   }), deps.metrics);
   // Authorizations left open by a crash or a chain outage end used, cancelled or expired once
   // their short validity has passed; their held funds are then free again.

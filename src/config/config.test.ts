@@ -72,7 +72,7 @@ test('each setting is read once, under its own name, with its durations in milli
   assert.deepEqual(config.hostLabels, { api: 'bnb' });
   assert.deepEqual(loadConfig({}).hostLabels, defaultHostLabels);
   // Every other setting is there by its camelCase name: FOO_BAR is config.fooBar.
-  const perNetwork = /^(RPC_URLS?|WS_URL|CHAIN_ID|CONTRACTS|CONFIRMATIONS)(_[A-Z]+)?$/;
+  const perNetwork = /^(RPC_URLS?|WS_URL|CHAIN_ID|CONTRACTS|CONFIRMATIONS|EIP7702)(_[A-Z]+)?$/;
   const defaults = loadConfig({});
   for (const name of Object.keys(envSchema.shape).filter((name) => !perNetwork.test(name))) {
     const key = name.toLowerCase().replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
@@ -152,6 +152,12 @@ test('CHAIN_ID_<NETWORK>: the chain id a network\'s endpoints must answer, its p
   assert.deepEqual(loadConfig({ RPC_URL_BNB: 'http://127.0.0.1:8545', CHAIN_ID_BNB: '97' }).chainIds, { ethereum: 1, optimism: 10, bnb: 97, opbnb: 204 });
   assert.throws(() => loadConfig({ CHAIN_ID_OPBNB: '5611' }), /CHAIN_ID_OPBNB: only with RPC_URL_OPBNB or RPC_URLS_OPBNB/);
   assert.throws(() => loadConfig({ RPC_URL_BNB: 'http://127.0.0.1:8545', CHAIN_ID_BNB: '0x61' }), /CHAIN_ID_BNB/);
+});
+
+test('EIP7702_<NETWORK>: on for every network unless set off, and nothing else', () => {
+  assert.deepEqual(loadConfig({}).eip7702, { ethereum: true, optimism: true, bnb: true, opbnb: true });
+  assert.deepEqual(loadConfig({ EIP7702_BNB: 'off' }).eip7702, { ethereum: true, optimism: true, bnb: false, opbnb: true });
+  assert.throws(() => loadConfig({ EIP7702_OPBNB: 'false' }), /EIP7702_OPBNB/);
 });
 
 test('WS_URL_<NETWORK>: a ws(s):// URL for pushed heads, only beside its RPC URL', () => {

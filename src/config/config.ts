@@ -8,8 +8,8 @@
  *   (`RECEIPT_TIMEOUT_SECONDS` → `config.receiptTimeoutMs`), a fee in `_GWEI` also
  *   `config.<name>Wei` (`MAX_FEE_PER_GAS_GWEI` → `config.maxFeePerGasWei`), so nothing converts units;
  * - the settings per network (`RPC_URL[S]_<NETWORK>`, `WS_URL_<NETWORK>`, `CONTRACTS_<NETWORK>`,
- *   `CONFIRMATIONS[_<NETWORK>]`) are one map each: `config.rpcUrls`, `config.wsUrls`,
- *   `config.contractAddresses`, `config.confirmations`.
+ *   `CONFIRMATIONS[_<NETWORK>]`, `EIP7702_<NETWORK>`) are one map each: `config.rpcUrls`, `config.wsUrls`,
+ *   `config.contractAddresses`, `config.confirmations`, `config.eip7702`.
  */
 import { parseGwei } from 'viem';
 import type { z } from 'zod';
@@ -23,7 +23,7 @@ export { contractNames, defaultHostLabels, parseTrustProxy, type ContractAddress
 type Env = z.output<typeof envSchema>;
 /** `GRPC_KEEPALIVE_TIME_SECONDS` → `grpcKeepaliveTimeSeconds`. */
 type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Lowercase<Head>}${Capitalize<CamelCase<Tail>>}` : Lowercase<S>;
-type PerNetworkSetting = `${'RPC_URL' | 'RPC_URLS' | 'WS_URL' | 'CHAIN_ID' | 'CONTRACTS' | 'CONFIRMATIONS'}_${Uppercase<NetworkName>}` | 'CONFIRMATIONS';
+type PerNetworkSetting = `${'RPC_URL' | 'RPC_URLS' | 'WS_URL' | 'CHAIN_ID' | 'CONTRACTS' | 'CONFIRMATIONS' | 'EIP7702'}_${Uppercase<NetworkName>}` | 'CONFIRMATIONS';
 type Settings = { readonly [K in keyof Env as K extends PerNetworkSetting ? never : CamelCase<K & string>]: Env[K] };
 type InMilliseconds = {
   readonly [K in keyof Env as K extends `${infer Name}_SECONDS` | `${infer Name}_DAYS` ? `${CamelCase<Name>}Ms` : never]: Env[K];
@@ -47,6 +47,8 @@ interface PerNetwork {
   readonly contractAddresses: Readonly<Partial<Record<NetworkName, ContractAddresses>>>;
   /** Per network: blocks a transaction's block counts as, itself included, before its receipt is final. */
   readonly confirmations: Readonly<Record<NetworkName, number>>;
+  /** Per network: its node runs EIP-7702 (`EIP7702_<NETWORK>`, on unless set `off`): custodial transfers take the account path. */
+  readonly eip7702: Readonly<Record<NetworkName, boolean>>;
 }
 export interface Config extends Settings, InMilliseconds, InWei, PerNetwork {}
 
@@ -97,13 +99,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chainIds: byNetwork((network) => settings[`CHAIN_ID_${upper(network)}`] ?? networkFacts[network].chainId) as PerNetwork['chainIds'],
     contractAddresses: byNetwork((network) => settings[`CONTRACTS_${upper(network)}`]),
     confirmations: byNetwork((network) => settings[`CONFIRMATIONS_${upper(network)}`] ?? settings.CONFIRMATIONS) as PerNetwork['confirmations'],
+    eip7702: byNetwork((network) => settings[`EIP7702_${upper(network)}`]) as PerNetwork['eip7702'],
   };
   return Object.freeze({ ...config, ...perNetwork }) as Config;
 }
 
 const upper = <N extends NetworkName>(network: N) => network.toUpperCase() as Uppercase<N>;
 const perNetworkSettings: ReadonlySet<string> = new Set(['CONFIRMATIONS',
-  ...networkNames.flatMap((network) => ['RPC_URL', 'RPC_URLS', 'WS_URL', 'CHAIN_ID', 'CONTRACTS', 'CONFIRMATIONS'].map((prefix) => `${prefix}_${upper(network)}`))]);
+  ...networkNames.flatMap((network) => ['RPC_URL', 'RPC_URLS', 'WS_URL', 'CHAIN_ID', 'CONTRACTS', 'CONFIRMATIONS', 'EIP7702'].map((prefix) => `${prefix}_${upper(network)}`))]);
 const camelCase = (name: string) => name.toLowerCase().replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase());
 
 /**

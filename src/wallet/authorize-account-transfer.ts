@@ -8,7 +8,7 @@ import type { SettlementItem } from '../chain/relay-types.ts';
 import type { WalletDeps } from './wallet-deps.ts';
 
 /**
- * A custodial account's transfer of a token without EIP-3009 (docs/decisions/tokens.md): the
+ * A custodial account's transfer on a network with EIP-7702 (transfer-path.ts, docs/decisions/tokens.md): the
  * account's own EIP-712 `Transfer` in its VixpayAccount domain, with its dense account nonce
  * (src/wallet/authorization-nonce.ts, `accountNonce`), and, while the account's code is not the
  * delegation to the network's VixpayAccount, its EIP-7702 delegation, which the settlement
@@ -24,19 +24,23 @@ export function digestSignerOf(holder: LocalAccount): DigestSigner {
 }
 
 /**
- * The delegation `holder`'s account needs on `network` before its transfers execute: none when its
- * code already is `0xef0100 ‖ VixpayAccount`; else signed at its transaction count (a custodial
- * account sends nothing: 0). Two transfers signing one before either is mined carry the same
- * authorization (one nonce); the second in the chain is skipped by EIP-7702, not the transaction.
+ * The delegation `holder`'s account needs on `network` before its transfers execute: none when it was
+ * seen delegated, or its code already is `0xef0100 ‖ VixpayAccount`; else signed at its transaction
+ * count (a custodial account sends nothing: 0). Two transfers signing one before either is mined carry
+ * the same authorization (one nonce); the second in the chain is skipped by EIP-7702, not the transaction.
  */
-export async function delegationFor(deps: Pick<WalletDeps, 'chains' | 'contracts'>, network: NetworkName, holder: LocalAccount) {
+export async function delegationFor(deps: Pick<WalletDeps, 'chains' | 'contracts' | 'delegated'>, network: NetworkName, holder: LocalAccount) {
   const { client, chainId } = deps.chains[network];
   const contract = deps.contracts[network].account;
+  if (deps.delegated.has(network, contract, holder.address)) return undefined;
   let code: Hex | undefined;
   let count: number;
   try {
     code = await client.getCode({ address: holder.address });
-    if (isDelegatedTo(code, contract)) return undefined;
+    if (isDelegatedTo(code, contract)) {
+      deps.delegated.add(network, contract, holder.address);
+      return undefined;
+    }
     count = await client.getTransactionCount({ address: holder.address });
   } catch (cause) {
     throw new DomainError('chain.unavailable', `network ${network} does not answer (${errorSummary(cause)})`);
@@ -45,7 +49,7 @@ export async function delegationFor(deps: Pick<WalletDeps, 'chains' | 'contracts
 }
 
 /** The signature and the account part of a settlement item moving `value` of `token` from `holder`'s account. */
-export async function signAccountItem(deps: Pick<WalletDeps, 'chains' | 'contracts'>, network: NetworkName, holder: LocalAccount,
+export async function signAccountItem(deps: Pick<WalletDeps, 'chains' | 'contracts' | 'delegated'>, network: NetworkName, holder: LocalAccount,
   transfer: { token: Address; to: Address; value: bigint; nonce: Hex; validBefore: number }): Promise<{ signature: Hex; account: NonNullable<SettlementItem['account']> }> {
   const delegation = await delegationFor(deps, network, holder);
   // The deadline is the last second it executes in: one before the row's validBefore, as EIP-3009's bound is exclusive.

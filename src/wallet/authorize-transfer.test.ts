@@ -27,7 +27,7 @@ for (const factory of storeFactories) {
 
     const vault = createKeyVault(randomBytes(32));
     const holder = privateKeyToAccount(generatePrivateKey());
-    const token = { contractAddress: '0x00000000000000000000000000000000000000aa' as Address, symbol: 'VIXP', name: 'VIXP', version: '1', decimals: 18, transferPath: 'eip3009' as const };
+    const token = { contractAddress: '0x00000000000000000000000000000000000000aa' as Address, symbol: 'VIXP', name: 'VIXP', version: '1', decimals: 18, eip3009: true };
 
     async function attempt(failure: Error, options: { tempKeyHash?: string; authorizations?: AuthorizationRepository; thrown?: RegExp } = {}) {
       await store.db.insertInto('accounts').values({ address: holder.address, private_key_enc: 'x', secret_key_enc: 'x', created_at: 0 })
@@ -37,6 +37,7 @@ for (const factory of storeFactories) {
         contracts: { ethereum: { settlement: '0x00000000000000000000000000000000000000bb' } },
         chains: { ethereum: { chainId: 31337, blocks: { recentHead: () => undefined }, client: { getBlockNumber: async () => 1n, readContract: async () => 10n ** 20n } } },
         authorizations: options.authorizations ?? createAuthorizationRepository(store.db), relayer, vault, clock: () => Date.now(), authorizationTtlSeconds: 120,
+        eip7702: { ethereum: false },
       } as unknown as WalletDeps;
       const reference = `test:${randomBytes(8).toString('hex')}`;
       await assert.rejects(authorizeTransfer(deps, 'ethereum', {

@@ -10,6 +10,7 @@ import { resolveAuthorization } from './resolve-authorization.ts';
 import { releaseUnsent } from './unsent-reservations.ts';
 import { accountNonce, countedNonce } from './authorization-nonce.ts';
 import { signAccountItem } from './authorize-account-transfer.ts';
+import { custodialTransferPath } from './transfer-path.ts';
 
 export interface AuthorizeTransferParameters {
   token: ResolvedToken;
@@ -57,9 +58,9 @@ export interface AuthorizedTransfer {
 export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, params: AuthorizeTransferParameters): Promise<AuthorizedTransfer> {
   const { client, chainId } = deps.chains[network];
   const { token, from, to, value, reference } = params;
-  // A token without EIP-3009 (USDT, the BEP-20 pegs): the account's own signed transfer through the
-  // account contract it delegates to (EIP-7702), with its dense account nonce (authorize-account-transfer.ts).
-  const onAccountPath = token.transferPath === 'account';
+  // On a network with EIP-7702, every token (transfer-path.ts): the account's own signed transfer through
+  // the account contract it delegates to, with its dense account nonce (authorize-account-transfer.ts).
+  const onAccountPath = custodialTransferPath(network, token, deps.eip7702) === 'account';
   const now = deps.clock();
   const validBefore = Math.floor(now / 1000) + deps.authorizationTtlSeconds;
   let fromBlock: bigint;
@@ -134,6 +135,8 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
     result = { txHash: (record.txHash ?? '0x') as Hex, status: 'signed' as const };
   }
   if (result.status === 'confirmed') {
+    // An account item executed only because the account's code is the delegation: its next transfers need not ask.
+    if (onAccountPath) deps.delegated.add(network, deps.contracts[network].account, from);
     // Executed: answered so even when the disk is too full to record it now (the expiry sweep records it).
     await deps.authorizations.finish(nonce, 'used', { txHash: result.txHash }, deps.clock()).catch((failure: unknown) => {
       if (!isStoreFull(failure)) throw failure;

@@ -9,7 +9,7 @@ import type { WalletDeps } from './wallet-deps.ts';
 import { keysOf } from './wallet-keys.ts';
 import { expiredByNow } from './authorization-expiry.ts';
 
-type ResolveDeps = Pick<WalletDeps, 'authorizations' | 'chains' | 'repo' | 'contracts' | 'vault' | 'keys' | 'relayer' | 'clock'>;
+type ResolveDeps = Pick<WalletDeps, 'authorizations' | 'chains' | 'repo' | 'contracts' | 'vault' | 'keys' | 'relayer' | 'clock' | 'delegated'>;
 type Outcome = { status: 'used'; txHash: Hex } | { status: 'canceled' | 'expired' | 'void' } | { status: 'open' };
 
 // Stryker disable next-line BooleanLiteral,ArrowFunction: equivalent (the value a failed write's catch answers is never read)
@@ -29,6 +29,8 @@ export async function accountTransferOnChain(deps: ResolveDeps, network: Network
   const nonce = BigInt(record.chainNonce ?? '0x');
   try {
     const delegated = isDelegatedTo(await client.getCode({ address: account }), deps.contracts[network].account);
+    // Seen delegated before and not now: the chain lost that block; the next transfer carries the delegation again.
+    if (!delegated) deps.delegated.forget(network, deps.contracts[network].account, account);
     const used = delegated && await client.readContract({ address: account, abi: vixpayAccountAbi, functionName: 'nonceUsed', args: [nonce] });
     if (!used) return await expiredByNow(deps, network, record);
     const fromBlock = BigInt(record.fromBlock);

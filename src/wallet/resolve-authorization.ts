@@ -15,7 +15,7 @@ export type AuthorizationOutcome =
   /** Still able to execute, or the chain could not be asked. */
   | { status: 'open' };
 
-type ResolveDeps = Pick<WalletDeps, 'authorizations' | 'chains' | 'repo' | 'contracts' | 'vault' | 'keys' | 'relayer' | 'clock'>;
+type ResolveDeps = Pick<WalletDeps, 'authorizations' | 'chains' | 'repo' | 'contracts' | 'vault' | 'keys' | 'relayer' | 'clock' | 'delegated'>;
 
 const cancelAuthorizationTypes = {
   CancelAuthorization: [{ name: 'authorizer', type: 'address' }, { name: 'nonce', type: 'bytes32' }],

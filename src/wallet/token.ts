@@ -12,17 +12,16 @@ export interface ResolvedToken {
   version: string;
   decimals: number;
   /**
-   * How custodial accounts move it: `eip3009` (an authorization the relayer settles: VIXP, the tokens
-   * deployed through the platform, USDC) or `account` (no EIP-3009: the account's own signed transfer
-   * through the account contract it delegates to by EIP-7702; `name` and `version` are then unused).
+   * It has EIP-3009 in its (name, version) domain: VIXP, the tokens deployed through the platform, an
+   * allowed USDC; not USDT or the BEP-20 pegs. How a custodial account moves it is transfer-path.ts's.
    */
-  transferPath: 'eip3009' | 'account';
+  eip3009: boolean;
 }
 
 /**
  * The token a call names by `contractAddress` on this network; VIXP when none is named. Besides the
- * platform's own tokens, one the operator allowed (`vixpay token allow`), in its own decimals: with
- * EIP-3009 in its own domain, else on the account path.
+ * platform's own tokens, one the operator allowed (`vixpay token allow`), in its own decimals, with
+ * EIP-3009 in its own domain or without it.
  */
 export async function resolveToken(
   deps: Pick<WalletDeps, 'repo' | 'contracts'>,
@@ -31,14 +30,14 @@ export async function resolveToken(
 ): Promise<ResolvedToken> {
   const vixp = deps.contracts[network].vixpToken;
   if (contractAddress === undefined || (isAddress(contractAddress) && getAddress(contractAddress) === vixp)) {
-    return { contractAddress: vixp, symbol: vixpSymbol, name: vixpName, version: '1', decimals: vixpDecimals, transferPath: 'eip3009' };
+    return { contractAddress: vixp, symbol: vixpSymbol, name: vixpName, version: '1', decimals: vixpDecimals, eip3009: true };
   }
   if (!isAddress(contractAddress)) throw new DomainError('request.invalid', 'contractAddress is not a valid address', { details: 'contractAddress' });
   const token = await deps.repo.findToken(network, getAddress(contractAddress));
-  if (token) return { contractAddress: getAddress(token.contract_address), symbol: token.symbol, name: token.name, version: '1', decimals: token.decimals, transferPath: 'eip3009' };
+  if (token) return { contractAddress: getAddress(token.contract_address), symbol: token.symbol, name: token.name, version: '1', decimals: token.decimals, eip3009: true };
   const allowed = await deps.repo.findAllowedEip3009Token(network, getAddress(contractAddress));
-  if (allowed) return { contractAddress: getAddress(contractAddress), ...allowed, transferPath: 'eip3009' };
+  if (allowed) return { contractAddress: getAddress(contractAddress), ...allowed, eip3009: true };
   const onAccountPath = await deps.repo.findAllowedAccountToken(network, getAddress(contractAddress));
   if (!onAccountPath) throw new DomainError('wallet.unknown_token', `no token of ours at ${contractAddress} on ${network}`);
-  return { contractAddress: getAddress(contractAddress), ...onAccountPath, version: '1', transferPath: 'account' };
+  return { contractAddress: getAddress(contractAddress), ...onAccountPath, version: '1', eip3009: false };
 }

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseEventLogs, type Address, type Hex } from 'viem';
+import { parseEventLogs, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { loadConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { composePlatform, type Platform } from '../../src/compose/platform.ts';
@@ -180,12 +180,15 @@ export async function assertInvariants(rig: Pick<FaultRig, 'operator'>, options:
     return left.length === 0;
   }, { timeoutMs: 60_000, message: 'the restarted server finished every journaled transaction' });
   // Every lane of the relayer (each its own nonce sequence).
+  const accountSettlement = operator.contracts.ethereum.accountSettlement.toLowerCase();
+  const accountBatches: TransactionReceipt[] = [];
   for (const lane of operator.relayer.lanes) {
     const mined = await db.selectFrom('chain_txs').select(['tx_hash', 'status', 'nonce']).where('network', '=', 'ethereum').where('relayer', '=', lane).execute();
     if (mined.length === 0) continue;
     for (const tx of mined) {
       const receipt = await chain.client.getTransactionReceipt({ hash: tx.tx_hash as Hex });
       assert.equal(receipt.status === 'success' ? 'confirmed' : 'failed', tx.status, `journaled ${tx.tx_hash} is recorded as the chain has it`);
+      if (receipt.to?.toLowerCase() === accountSettlement) accountBatches.push(receipt);
     }
     const lastNonce = Math.max(...mined.map((tx) => Number(tx.nonce)));
     assert.equal(await chain.client.getTransactionCount({ address: lane, blockTag: 'latest' }), lastNonce + 1, `no nonce gap on lane ${lane}`);
@@ -225,7 +228,11 @@ export async function assertInvariants(rig: Pick<FaultRig, 'operator'>, options:
     assert.equal(record.status, 'canceled', `authorization ${record.reference} cancelled on chain is recorded cancelled`);
   }
   const usedOnChain = new Set(used.map((e) => onChainKey(String(e.args.authorizer), String(e.args.nonce))));
-  const usedTxs = new Set(used.map((e) => e.transactionHash.toLowerCase()));
+  const accountRows = authorizations.filter(isAccountRow);
+  // A transfer is on chain by its AuthorizationUsed (EIP-3009) or, on the account path, as its row
+  // recorded used, which assertAccountTransfers checks against the chain below.
+  const usedTxs = new Set([...used.map((e) => e.transactionHash.toLowerCase()),
+    ...accountRows.filter((a) => a.status === 'used').map((a) => String(a.tx_hash).toLowerCase())]);
   for (const record of authorizations) {
     const chainNonce = record.chain_nonce ?? record.nonce;
     // An account transfer (a token without EIP-3009): its nonce is the account's, checked below.
@@ -237,7 +244,15 @@ export async function assertInvariants(rig: Pick<FaultRig, 'operator'>, options:
     if (record.status === 'expired') assert.equal(state, false, `authorization ${record.reference} recorded expired was never used`);
   }
 
-  await assertAccountTransfers(chain.client, authorizations.filter(isAccountRow));
+  await assertAccountTransfers(chain.client, accountRows);
+  // The converse: every transfer an account batch moved has its row, recorded used in that transaction.
+  for (const receipt of accountBatches) {
+    for (const log of parseEventLogs({ abi: vixpTokenAbi, eventName: 'Transfer', logs: receipt.logs })) {
+      const row = accountRows.find((a) => a.tx_hash?.toLowerCase() === receipt.transactionHash.toLowerCase() && a.from_address.toLowerCase() === log.args.from.toLowerCase()
+        && a.to_address.toLowerCase() === log.args.to.toLowerCase() && BigInt(a.value) === log.args.value && a.contract_address.toLowerCase() === log.address.toLowerCase());
+      assert.equal(row?.status, 'used', `the account transfer of ${log.args.value} from ${log.args.from} in ${receipt.transactionHash} has its row, recorded used`);
+    }
+  }
 
   const payments = await db.selectFrom('payments').select(['tid', 'tran_no', 'status', 'transfer_transaction_id', 'token_amount', 'refunded_amount']).execute();
   for (const payment of payments) {

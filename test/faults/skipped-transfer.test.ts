@@ -1,9 +1,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { encodeFunctionData, parseUnits, type Address, type Hex } from 'viem';
+import { encodeFunctionData, hexToBigInt, parseUnits, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { vixpTokenAbi } from '../../src/gen/contracts/vixp-token.ts';
+import { vixpayAccountAbi } from '../../src/gen/contracts/vixpay-account.ts';
 import { vixpName } from '../../src/chain/platform-contracts.ts';
 import { transferAuthorizationTypes } from '../../src/wallet/authorize-transfer.ts';
 import { rpcOver } from '../support/server-process.ts';
@@ -13,7 +14,7 @@ import { assertInvariants, balanceRaw, fundedAccount, signedTransfer, startFault
 
 // A transfer the chain refuses after the platform sent it (the holder's funds left by a path the
 // platform did not reserve, mined just ahead of its settlement): the server answers failed only once
-// the authorization is cancelled on chain, so the calldata anyone can copy from the chain stays dead
+// the transfer's nonce is cancelled on chain (at the account: the account path), so the calldata anyone can copy from the chain stays dead
 // even after the account is topped up. The server runs as users run it (rig.ts).
 let rig: FaultRig;
 before(async () => { rig = await startFaultRig(); });
@@ -67,9 +68,9 @@ test('a transfer skipped on chain is answered failed only after its authorizatio
   assert.equal(result.resultCode, '502', `answered failed: ${JSON.stringify(result)}`);
   const record = await operator.store.db.selectFrom('authorizations').selectAll().where('nonce', '=', authorization.nonce).executeTakeFirstOrThrow();
   assert.equal(record.status, 'canceled', 'the authorization was cancelled before the answer');
+  // The account path (every custodial transfer on a network with EIP-7702): the nonce is the account's.
   const spent = await chain.client.readContract({
-    address: operator.contracts.ethereum.vixpToken, abi: vixpTokenAbi, functionName: 'authorizationState',
-    args: [sender.address as Address, (authorization.chain_nonce ?? authorization.nonce) as Hex],
+    address: sender.address as Address, abi: vixpayAccountAbi, functionName: 'nonceUsed', args: [hexToBigInt(authorization.chain_nonce as Hex)],
   });
   assert.equal(spent, true, 'its nonce is spent on chain');
 

@@ -26,6 +26,7 @@ import { createKeyVault } from '../../src/shared/key-vault.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { networkNames, type NetworkName } from '../../src/shared/networks.ts';
 import { sha256Hex } from '../../src/shared/hash.ts';
+import { createDelegatedAccounts } from '../../src/wallet/delegated-accounts.ts';
 import type { WalletDeps } from '../../src/wallet/wallet-deps.ts';
 import { devAccount } from './chain-parts.ts';
 
@@ -113,6 +114,8 @@ export async function openTransferParts(): Promise<TransferParts> {
     const deps: WalletDeps = {
       repo, vault, clock: Date.now, chains, relayer, contracts, tempKeyTtlMs: 300_000,
       authorizations: createAuthorizationRepository(opened.db, 'process'), authorizationTtlSeconds: 120,
+      // These tests are the EIP-3009 path's (no account contract is deployed): a network without EIP-7702.
+      eip7702: Object.fromEntries(networkNames.map((n) => [n, false])) as Record<NetworkName, boolean>, delegated: createDelegatedAccounts(),
     };
     return {
       anvil, chains, store: opened, relayer, deps, token, settlement, treasury,
