@@ -156,6 +156,29 @@ test('a watcher with nothing to wait for stops polling, and a second wait of a t
   }
 });
 
+test('a watcher that was idle while blocks were mined reads none of them for a new wait, only the block that carries it', async () => {
+  const { client, count } = countingClient();
+  const watcher = createReceiptWatcher(client, 20);
+  try {
+    const first = await wallet().sendTransaction({ to: sender.address, value: 14n, nonce: await nextNonce() });
+    await controls().mine({ blocks: 1 });
+    assert.equal((await watcher.wait(first, 10_000)).transactionHash, first);
+    await controls().mine({ blocks: 3 });
+    const hash = await wallet().sendTransaction({ to: sender.address, value: 15n, nonce: await nextNonce() });
+    const read = count('eth_getBlockReceipts');
+    const wait = settledFlag(watcher.wait(hash, 30_000));
+    await untilPolledTwice(count);
+    assert.equal(wait.settled, false);
+    assert.equal(count('eth_getBlockReceipts'), read, 'the blocks mined while nothing was waited for are not read');
+    await controls().mine({ blocks: 1 });
+    await waitFor(() => wait.settled, { timeoutMs: 10_000, message: 'found in its block' });
+    assert.equal(wait.value?.transactionHash, hash);
+    assert.equal(count('eth_getBlockReceipts'), read + 1, 'only the block that carries it is read');
+  } finally {
+    watcher.close();
+  }
+});
+
 test('with 3 confirmations: held until two blocks are on its block; a wait that runs out says it waited for the confirmations', async () => {
   const { client, count } = countingClient();
   const watcher = createReceiptWatcher(client, 20, { confirmations: 3 });

@@ -5,6 +5,8 @@ import { foundry } from 'viem/chains';
 import { mnemonicToAccount } from 'viem/accounts';
 import { startAnvil, type AnvilProcess } from './anvil-process.ts';
 import { createReceiptWatcher } from './receipt-watcher.ts';
+import type { BlockSchedule } from './block-schedule.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 
 // On a real anvil: every waiter gets its own receipt, one poll serves them all.
 let anvil: AnvilProcess;
@@ -50,13 +52,18 @@ test('60 waits at once each resolve with their own receipt, polling the head onc
 });
 
 test('a transaction mined before its wait is found; an unknown one times out', async () => {
-  const { client } = countingClient();
+  const { client, calls } = countingClient();
   const watcher = createReceiptWatcher(client, 20);
   const wallet = createWalletClient({ account: sender, chain: foundry, transport: http(anvil.url) });
   const hash = await wallet.sendTransaction({ to: sender.address, value: 1n });
   await createPublicClient({ chain: foundry, transport: http(anvil.url) }).waitForTransactionReceipt({ hash });
   assert.equal((await watcher.wait(hash, 5_000)).transactionHash, hash);
+  assert.equal(calls.get('eth_getTransactionByHash') ?? 0, 0, 'found at its first look: its sender is not asked');
   await assert.rejects(watcher.wait(`0x${'ab'.repeat(32)}`, 200), /no receipt/);
+  // The wait that ran out was the only one: nothing is waited for, the head is no longer read.
+  const polled = calls.get('eth_blockNumber') ?? 0;
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(calls.get('eth_blockNumber') ?? 0, polled, 'no head read after the last wait ran out');
   watcher.close();
 });
 
@@ -74,6 +81,7 @@ test('with the node\'s new heads pushed over WebSocket, a receipt is found as it
     // The first look (at once) finds it pending; the next poll is a minute away.
     await new Promise((resolve) => setTimeout(resolve, 200));
     const before = calls.get('eth_blockNumber') ?? 0;
+    assert.equal(before, 1, 'one look at its start');
     await testClient.request({ method: 'evm_mine' as never, params: [] as never });
     const started = performance.now();
     announce?.(await testClient.getBlockNumber({ cacheTime: 0 }));
@@ -85,4 +93,51 @@ test('with the node\'s new heads pushed over WebSocket, a receipt is found as it
     watcher.close();
   }
   assert.equal(announce, undefined, 'closing the watcher unsubscribes from new heads');
+});
+
+/** What the watcher reads of a chain's schedule: its next block due at `dueAt` (local ms), `intervalMs` apart; the heads it is told of. */
+function knownSchedule(dueAt: number, intervalMs: number) {
+  const observed: bigint[] = [];
+  const schedule = { observe: (number: bigint) => { observed.push(number); }, nextBlockAt: () => dueAt, intervalMs: () => intervalMs } as Partial<BlockSchedule> as BlockSchedule;
+  return { schedule, observed };
+}
+
+test('12 s blocks, the next one 10 s off: the head is not asked for again until shortly before it, and a wait begun meanwhile is looked up at once', async () => {
+  const { client, calls } = countingClient();
+  const { schedule, observed } = knownSchedule(Date.now() + 10_000, 12_000);
+  const watcher = createReceiptWatcher(client, 50, { schedule });
+  const pending = watcher.wait(`0x${'cd'.repeat(32)}`, 30_000).catch((error: unknown) => error);
+  try {
+    await waitFor(() => observed.length > 0, { timeoutMs: 10_000, message: 'the first look' });
+    const head = await createPublicClient({ chain: foundry, transport: http(anvil.url) }).getBlockNumber({ cacheTime: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(calls.get('eth_blockNumber') ?? 0, 1, 'one look, the next one shortly before the block is due');
+    assert.deepEqual(observed, [head], 'the schedule is told of the head read');
+    const wallet = createWalletClient({ account: sender, chain: foundry, transport: http(anvil.url) });
+    const hash = await wallet.sendTransaction({ to: sender.address, value: 2n });
+    await createPublicClient({ chain: foundry, transport: http(anvil.url) }).waitForTransactionReceipt({ hash });
+    assert.equal((await watcher.wait(hash, 4_000)).transactionHash, hash, 'looked up at once, not at the look before the block');
+  } finally {
+    watcher.close();
+  }
+  assert.match(String(await pending), /closed/);
+});
+
+test('a block due in 5 s on a chain of minute-long blocks: the watcher asks every poll from 6 s before it, and a receipt is found as its block is mined', async () => {
+  const { client, calls } = countingClient();
+  const { schedule } = knownSchedule(Date.now() + 5_000, 60_000);
+  const watcher = createReceiptWatcher(client, 50, { schedule });
+  const testClient = createPublicClient({ chain: foundry, transport: http(anvil.url) });
+  const wallet = createWalletClient({ account: sender, chain: foundry, transport: http(anvil.url) });
+  await testClient.request({ method: 'evm_setAutomine' as never, params: [false] as never });
+  try {
+    const hash = await wallet.sendTransaction({ to: sender.address, value: 3n, nonce: await testClient.getTransactionCount({ address: sender.address, blockTag: 'pending' }) });
+    const waited = watcher.wait(hash, 4_000);
+    await waitFor(() => (calls.get('eth_getTransactionByHash') ?? 0) > 0, { timeoutMs: 3_000, message: 'the first look finds it pending' });
+    await testClient.request({ method: 'evm_mine' as never, params: [] as never });
+    assert.equal((await waited).transactionHash, hash);
+  } finally {
+    await testClient.request({ method: 'evm_setAutomine' as never, params: [true] as never });
+    watcher.close();
+  }
 });

@@ -120,6 +120,7 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
   const checks: CheckContext = { client, confirmations, waiters, found, finish, unmined };
 
   /** Whether the poll running took its head from the subscription. */
+  // Stryker disable next-line BooleanLiteral: equivalent (set at the start of every poll, before it is read)
   let pushed = false;
 
   async function poll(): Promise<void> {
