@@ -136,7 +136,6 @@ export async function authorizeTransfer(deps: WalletDeps, network: NetworkName, 
   }
   if (result.status === 'confirmed') {
     // An account item executed only because the account's code is the delegation: its next transfers need not ask.
-    // Stryker disable next-line ConditionalExpression: equivalent when true (an EIP-3009 network's entries are never read: EIP7702_<NETWORK> is fixed for the process)
     if (onAccountPath) deps.delegated.add(network, deps.contracts[network].account, from);
     // Executed: answered so even when the disk is too full to record it now (the expiry sweep records it).
     await deps.authorizations.finish(nonce, 'used', { txHash: result.txHash }, deps.clock()).catch((failure: unknown) => {
