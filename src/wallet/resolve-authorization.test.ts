@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createWalletClient, http, toHex, type Address, type Hex } from 'viem';
+import { createPublicClient, createWalletClient, http, toHex, type Address, type Hex } from 'viem';
 import { foundry } from 'viem/chains';
 import { DomainError } from '#shared/errors.ts';
 import { vixpTokenAbi } from '../gen/contracts/vixp-token.ts';
@@ -30,7 +30,8 @@ after(async () => {
 });
 
 const nowS = () => Math.floor(Date.now() / 1000);
-const head = async () => parts.chains[network].client.getBlock({ blockTag: 'latest' });
+/** The node's own head: the platform's client answers 'latest' from the pushed head, which can be a block or two behind. */
+const head = async () => createPublicClient({ transport: http(parts.anvil.url) }).getBlock({ blockTag: 'latest' });
 /**
  * The block after the one that mined `hash`, read from its receipt: 'latest' may be answered from the
  * pushed head, which can be the block before (docs/decisions/node-providers.md).
