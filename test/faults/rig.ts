@@ -203,7 +203,13 @@ export async function assertInvariants(rig: Pick<FaultRig, 'operator'>, options:
     const head = await chain.client.getBlock({ blockTag: 'latest' });
     if (open.some((a) => Number(a.valid_before) <= Date.now() / 1000 && head.timestamp < BigInt(a.valid_before))) await anvil.mine({ blocks: 1 });
     return false;
-  }, { timeoutMs: 60_000, message: 'every authorization left open by the crash ends used, cancelled or expired', intervalMs: 250 });
+  }, { timeoutMs: 60_000, message: 'every authorization left open by the crash ends used, cancelled or expired', intervalMs: 250 }).catch(async (error: unknown) => {
+    // Which ones, as the store and the chain have them: what a replay of the failure starts from.
+    const open = await db.selectFrom('authorizations').select(['nonce', 'status', 'reference', 'valid_before', 'tx_hash', 'cancel_tx_hash', 'from_address', 'updated_at'])
+      .where('network', '=', 'ethereum').where('status', 'in', ['reserved', 'submitted']).execute();
+    const head = await chain.client.getBlock({ blockTag: 'latest' }).catch(() => undefined);
+    throw new Error(`${(error as Error).message}; open at the chain's ${head ? `block ${head.number} (time ${head.timestamp})` : 'unknown head'}, now ${Math.floor(Date.now() / 1000)}: ${JSON.stringify(open).slice(0, 1500)}`);
+  });
 
   const authorizations = await db.selectFrom('authorizations').selectAll().where('network', '=', 'ethereum').execute();
   const used = await chain.client.getContractEvents({ address: vixp, abi: vixpTokenAbi, eventName: 'AuthorizationUsed', fromBlock: 0n });
