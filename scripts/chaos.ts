@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { assertInvariants } from '../test/faults/rig.ts';
 import { startChaosFleet, type ChaosFleet } from '../test/chaos/fleet.ts';
 import { describeSchedule, failureReport, replayCommand, runNemesis, scheduleArbitrary, type Schedule } from '../test/chaos/schedule.ts';
-import { checkRecords, type Violation } from '../test/chaos/checker.ts';
+import { checkRecords, type PendingMoves, type Violation } from '../test/chaos/checker.ts';
 import { prepareWorkload, runWorkload } from '../test/chaos/workload.ts';
 
 const { values } = parseArgs({
@@ -59,6 +59,8 @@ let number = 0;
 let seed = seeds[0]!;
 const drawn = new Map<string, number>();
 const applied = new Map<string, number>();
+/** Moves left pending within their window, across the run's schedules (checker.ts). */
+const pending: PendingMoves = new Map();
 let exitCode = 0;
 try {
   for (const next of seeds) {
@@ -85,7 +87,7 @@ try {
       } catch (error) {
         violations.push({ message: `after the heal: ${(error as Error).message.replace(/\s+/g, ' ').slice(0, 400)}${await journalDetail(fleet, (error as Error).message)}` });
       }
-      const checked = await checkRecords(fleet, records, started);
+      const checked = await checkRecords(fleet, records, started, pending);
       violations.push(...checked.violations);
       for (const note of checked.notes) log(`note: ${note}`);
       const outcomes = records.flatMap((r) => r.moves).reduce<Record<string, number>>((n, m) => ({ ...n, [m.outcome]: (n[m.outcome] ?? 0) + 1 }), {});

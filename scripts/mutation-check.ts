@@ -182,7 +182,7 @@ const checks: Check[] = [
     name: 'live-payment-as-stale', set: 'ci',
     breaks: 'a tran_no whose payment is running answers 13 (in progress) to a retry, never a second payment',
     file: 'src/payments/run-payment.ts',
-    find: 'deps.clock() - existing.updatedAt > staleAfterMs(deps)',
+    find: 'deps.clock() - existing.updatedAt > paymentStaleAfterMs(deps)',
     replace: 'true',
     tests: ['test/payments.test.ts'], pattern: 'in progress|told 13',
   },

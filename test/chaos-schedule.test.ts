@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { failureReport, faultKinds, scheduleArbitrary, type Schedule } from './chaos/schedule.ts';
+import { restPayOutcome, restPayReplay } from './chaos/workload.ts';
 
 // The chaos run's schedules (docs/reliability.md, "Chaos"): drawn by fast-check from the seed, so
 // that a seed replays the same faults, times and operations, and a failing schedule alone replays
@@ -45,4 +46,19 @@ test('a failure prints the seed, the schedule, each violation with its operation
   assert.match(report, /replay: npm run test:chaos -- --seed 7 --minutes 0.5 --path 2 --schedules 1$/);
   // The third schedule of a run (not itself a replay): path 2.
   assert.match(failureReport({ seed: 7, number: 3, minutes: 1 }, schedule!, []), /--seed 7 --minutes 1 --path 2 --schedules 1$/);
+});
+
+test('a REST pay answered 202 (sent, not settled yet) is indefinite, and a replay still 202 has not decided it', () => {
+  // Seed 2001's third schedule of 15 s: a 202 was taken for a refusal, and its transfer, mined after
+  // the heal, for money moved though refused.
+  assert.equal(restPayOutcome({ code: '202' }), 'indefinite');
+  assert.equal(restPayOutcome({ code: '200' }), 'success');
+  assert.equal(restPayOutcome({ code: '409' }), 'indefinite');
+  assert.equal(restPayOutcome({ code: '400' }), 'refused');
+  assert.equal(restPayOutcome({ lost: 'socket hang up' }), 'indefinite');
+  assert.equal(restPayOutcome(undefined), 'not-tried');
+  assert.equal(restPayReplay({ code: '202' }), undefined);
+  assert.equal(restPayReplay({ code: '503' }), undefined);
+  assert.deepEqual(restPayReplay({ code: '200' }), { moved: true, said: 'replayed 200' });
+  assert.deepEqual(restPayReplay({ code: '502' }), { moved: false, said: 'replayed 502' }, 'a 502 says it provably moved nothing');
 });

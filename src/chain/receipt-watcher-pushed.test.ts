@@ -1,12 +1,13 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPublicClient, createTestClient, createWalletClient, custom, http, keccak256, parseGwei, TimeoutError, type Hex, type PublicClient } from 'viem';
+import { createPublicClient, createTestClient, createWalletClient, http, keccak256, parseGwei } from 'viem';
 import { foundry } from 'viem/chains';
 import { mnemonicToAccount } from 'viem/accounts';
 import { startAnvil, type AnvilProcess } from './anvil-process.ts';
 import { createHeadSource, type HeadSource } from './head-source.ts';
 import { createReceiptWatcher, ReceiptNotFinalError, type ReceiptWatcher } from './receipt-watcher.ts';
 import { startTcpProxy, type TcpProxy } from '../../test/chaos/tcp-proxy.ts';
+import { countingClient } from '../../test/support/counting-client.ts';
 import { waitFor } from '../../test/support/wait-for.ts';
 
 // The receipt watcher fed by a real `newHeads` subscription (head-source.ts, viem's webSocket
@@ -45,44 +46,6 @@ function settledFlag<T>(promise: Promise<T>) {
   return state;
 }
 
-/**
- * The watcher's node: calls counted by method, the blocks whose receipts were read in order, and
- * calls of a method that can be held (a node slow to answer) until the test lets them go, or left
- * unanswered once (viem's TimeoutError, as from a node that did not answer in time).
- */
-function countingClient() {
-  const calls = new Map<string, number>();
-  const blocksRead: bigint[] = [];
-  const held = new Map<string, Promise<void>>();
-  const unanswered = new Set<string>();
-  const state = { inFlight: 0 };
-  const inner = http(anvil.url)({ chain: foundry });
-  const client = createPublicClient({
-    chain: foundry,
-    transport: custom({
-      request: async (args: { method: string; params?: unknown }) => {
-        calls.set(args.method, (calls.get(args.method) ?? 0) + 1);
-        if (args.method === 'eth_getBlockReceipts') blocksRead.push(BigInt((args.params as [Hex])[0]));
-        if (unanswered.delete(args.method)) throw new TimeoutError({ body: { method: args.method }, url: anvil.url });
-        state.inFlight++;
-        try {
-          await held.get(args.method);
-          return await inner.request(args as never);
-        } finally {
-          state.inFlight--;
-        }
-      },
-    }, { retryCount: 0 }), // what the watcher sees is what the node answered, not viem's retries
-  }) as PublicClient;
-  const hold = (method: string) => {
-    let release = () => undefined as void;
-    held.set(method, new Promise<void>((resolve) => { release = resolve; }));
-    return () => { held.delete(method); release(); };
-  };
-  const failOnce = (method: string) => { unanswered.add(method); };
-  return { client, blocksRead, hold, failOnce, count: (method: string) => calls.get(method) ?? 0, state };
-}
-
 interface Pushed extends ReturnType<typeof countingClient> {
   source: HeadSource;
   watcher: ReceiptWatcher;
@@ -95,7 +58,7 @@ interface Pushed extends ReturnType<typeof countingClient> {
 
 /** A watcher on a `newHeads` subscription that is up (its poll a minute, unless given: only pushed heads or a drop make it look). */
 async function pushedWatcher(options: { url?: string; pollMs?: number; confirmations?: number; firstHead?: boolean } = {}): Promise<Pushed> {
-  const counting = countingClient();
+  const counting = countingClient(anvil.url);
   const source = createHeadSource({ url: options.url ?? anvil.url.replace(/^http/, 'ws'), minBackoffMs: 50 });
   const watcher = createReceiptWatcher(counting.client, options.pollMs ?? 60_000, { source, confirmations: options.confirmations ?? 1 });
   await waitFor(() => source.up(), { timeoutMs: 10_000, message: 'the subscription is made' });

@@ -1,9 +1,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPublicClient, custom, http } from 'viem';
+import { createPublicClient, http } from 'viem';
 import { foundry } from 'viem/chains';
 import { startAnvil, type AnvilProcess } from './anvil-process.ts';
 import { createReceiptWatcher } from './receipt-watcher.ts';
+import { countingClient } from '../../test/support/counting-client.ts';
 import { createBlockSchedule, type BlockSchedule } from './block-schedule.ts';
 
 // On a real anvil mining every second (9 s of wall time, apart from receipt-watcher.test.ts so that
@@ -12,26 +13,12 @@ let anvil: AnvilProcess;
 before(async () => { anvil = await startAnvil({ chainId: foundry.id, port: 0 }); });
 after(async () => { await anvil?.stop(); });
 
-function countingClient() {
-  const calls = new Map<string, number>();
-  const inner = http(anvil.url)({ chain: foundry });
-  const client = createPublicClient({
-    chain: foundry,
-    transport: custom({
-      request: async (args: { method: string; params?: unknown }) => {
-        calls.set(args.method, (calls.get(args.method) ?? 0) + 1);
-        return inner.request(args as never);
-      },
-    }),
-  });
-  return { client, calls };
-}
 
 test('on a chain mining every second, a watcher that knows the schedule asks for the head a few times per block, not every poll interval', async (t) => {
   const testClient = createPublicClient({ chain: foundry, transport: http(anvil.url) });
   await testClient.request({ method: 'evm_setIntervalMining' as never, params: [1] as never });
   const headCallsOverFourBlocks = async (schedule: BlockSchedule | undefined) => {
-    const { client, calls } = countingClient();
+    const { client, calls } = countingClient(anvil.url);
     const watcher = createReceiptWatcher(client, 50, schedule ? { schedule } : {});
     // A transaction that never comes keeps the watcher polling; the first 5 s teach the schedule.
     const waiting = watcher.wait(`0x${'cd'.repeat(32)}`, 20_000).catch(() => undefined);

@@ -1,10 +1,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPublicClient, createWalletClient, custom, http, parseEther, type Hex } from 'viem';
+import { createPublicClient, createWalletClient, http, parseEther, type Hex } from 'viem';
 import { foundry } from 'viem/chains';
 import { mnemonicToAccount } from 'viem/accounts';
 import { startAnvil, type AnvilProcess } from './anvil-process.ts';
 import { createReceiptWatcher } from './receipt-watcher.ts';
+import { countingClient } from '../../test/support/counting-client.ts';
 import type { BlockSchedule } from './block-schedule.ts';
 import { waitFor } from '../../test/support/wait-for.ts';
 
@@ -15,23 +16,9 @@ after(async () => { await anvil?.stop(); });
 
 const sender = mnemonicToAccount('test test test test test test test test test test test junk');
 
-function countingClient() {
-  const calls = new Map<string, number>();
-  const inner = http(anvil.url)({ chain: foundry });
-  const client = createPublicClient({
-    chain: foundry,
-    transport: custom({
-      request: async (args: { method: string; params?: unknown }) => {
-        calls.set(args.method, (calls.get(args.method) ?? 0) + 1);
-        return inner.request(args as never);
-      },
-    }),
-  });
-  return { client, calls };
-}
 
 test('60 waits at once each resolve with their own receipt, polling the head once per interval for all of them', async () => {
-  const { client, calls } = countingClient();
+  const { client, calls } = countingClient(anvil.url);
   const watcher = createReceiptWatcher(client, 20);
   const wallet = createWalletClient({ account: sender, chain: foundry, transport: http(anvil.url) });
   const testClient = createPublicClient({ chain: foundry, transport: http(anvil.url) });
@@ -52,7 +39,7 @@ test('60 waits at once each resolve with their own receipt, polling the head onc
 });
 
 test('a transaction mined before its wait is found; an unknown one times out', async () => {
-  const { client, calls } = countingClient();
+  const { client, calls } = countingClient(anvil.url);
   const watcher = createReceiptWatcher(client, 20);
   const wallet = createWalletClient({ account: sender, chain: foundry, transport: http(anvil.url) });
   const hash = await wallet.sendTransaction({ to: sender.address, value: 1n });
@@ -68,7 +55,7 @@ test('a transaction mined before its wait is found; an unknown one times out', a
 });
 
 test('with the node\'s new heads pushed over WebSocket, a receipt is found as its block is mined, not at the next poll', async () => {
-  const { client, calls } = countingClient();
+  const { client, calls } = countingClient(anvil.url);
   let announce: ((number: bigint) => void) | undefined;
   // A 60 s poll: only the pushed head can make the wait end within the test.
   const watcher = createReceiptWatcher(client, 60_000, { heads: (onHead) => { announce = onHead; return () => { announce = undefined; }; } });
@@ -103,7 +90,7 @@ function knownSchedule(dueAt: number, intervalMs: number) {
 }
 
 test('12 s blocks, the next one 10 s off: the head is not asked for again until shortly before it, and a wait begun meanwhile is looked up at once', async () => {
-  const { client, calls } = countingClient();
+  const { client, calls } = countingClient(anvil.url);
   const { schedule, observed } = knownSchedule(Date.now() + 10_000, 12_000);
   const watcher = createReceiptWatcher(client, 50, { schedule });
   const pending = watcher.wait(`0x${'cd'.repeat(32)}`, 30_000).catch((error: unknown) => error);
@@ -124,7 +111,7 @@ test('12 s blocks, the next one 10 s off: the head is not asked for again until 
 });
 
 test('a block due in 5 s on a chain of minute-long blocks: the watcher asks every poll from 6 s before it, and a receipt is found as its block is mined', async () => {
-  const { client, calls } = countingClient();
+  const { client, calls } = countingClient(anvil.url);
   const { schedule } = knownSchedule(Date.now() + 5_000, 60_000);
   const watcher = createReceiptWatcher(client, 50, { schedule });
   const testClient = createPublicClient({ chain: foundry, transport: http(anvil.url) });

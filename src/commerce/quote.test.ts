@@ -131,12 +131,14 @@ test('rate notices per token: VIXP by default or named, an allowed token by cont
   assert.equal((await publishRateNotice(deps, { currency: 'KRW', rate: '1380', tokenSymbol: 'USDX' })).contractAddress, usdx.contractAddress);
   assert.equal((await publishRateNotice(deps, { currency: 'KRW', rate: '1390', tokenSymbol: 'USDT' })).tokenSymbol, 'USDT', 'an account-path token is priced like any other');
   assert.equal((await publishRateNotice(deps, { currency: 'KRW', rate: '1350', contractAddress: vixp.contractAddress, tokenSymbol: 'VIXP' })).tokenSymbol, 'VIXP');
-  assert.deepEqual(inserted.map((n) => keyOf(n.token)), [`ethereum:${usdx.contractAddress}`, `ethereum:${usdx.contractAddress}`, `ethereum:${usdt.contractAddress}`, 'VIXP']);
+  // VIXP by its symbol alone, though no allow-list names it: the platform token is priced without being listed.
+  assert.equal((await publishRateNotice(deps, { currency: 'KRW', rate: '1351', tokenSymbol: 'VIXP' })).contractAddress, vixp.contractAddress);
+  assert.deepEqual(inserted.map((n) => keyOf(n.token)), [`ethereum:${usdx.contractAddress}`, `ethereum:${usdx.contractAddress}`, `ethereum:${usdt.contractAddress}`, 'VIXP', 'VIXP']);
   await assert.rejects(publishRateNotice(deps, { currency: 'KRW', rate: '1', contractAddress: userMade.contractAddress }), { code: 'payment.token_not_accepted' });
   await assert.rejects(publishRateNotice(deps, { currency: 'KRW', rate: '1', tokenSymbol: 'OTHER' }), { code: 'payment.token_not_accepted' });
   await assert.rejects(publishRateNotice(deps, { currency: 'KRW', rate: '1', contractAddress: 'nope' }), { code: 'request.invalid', details: 'contract_address' });
   await assert.rejects(publishRateNotice(deps, { currency: 'KRW', rate: '1', contractAddress: usdx.contractAddress, tokenSymbol: 'VIXP' }), { code: 'request.invalid', details: 'token_symbol' });
-  assert.equal(inserted.length, 4, 'a refused notice is not stored');
+  assert.equal(inserted.length, 5, 'a refused notice is not stored');
 });
 
 test('approval numbers: the day in the platform zone and an 8-digit sequence of that day, with the date and time', async () => {
@@ -192,4 +194,11 @@ test('refusals of a token, a currency or a notice say what was refused and why',
   const noticeDeps = { ...deps, network: 'ethereum' as const, clock: () => 0, timeZone: 'UTC', merchants: { insertRateNotice: async (n: object) => ({ ...n, noticeIndex: ++index }) as never } };
   assert.equal(await messageOf(publishRateNotice(noticeDeps, { currency: 'krw', rate: '1' })), 'currency must be an ISO 4217 code such as KRW');
   assert.equal(await messageOf(publishRateNotice(noticeDeps, { currency: 'KRW', rate: '1' })), 'no more than 99999 notices a day per currency');
+  const allowList = "is not a token of ethereum's allow-list: a rate notice prices VIXP or a token the operator allowed (vixpay token allow)";
+  assert.equal(await messageOf(publishRateNotice(noticeDeps, { currency: 'KRW', rate: '1', contractAddress: userMade.contractAddress })), `token ${userMade.contractAddress} ${allowList}`);
+  assert.equal(await messageOf(publishRateNotice(noticeDeps, { currency: 'KRW', rate: '1', tokenSymbol: 'A-VERY-LONG-SYMBOL-NAME' })),
+    `token_symbol "A-VERY-LONG-SYMB" without contract_address ${allowList}`);
+  assert.equal(await messageOf(publishRateNotice(noticeDeps, { currency: 'KRW', rate: '1', contractAddress: 'x' })), 'contract_address is not a valid address');
+  assert.equal(await messageOf(publishRateNotice(noticeDeps, { currency: 'KRW', rate: '1', contractAddress: usdx.contractAddress, tokenSymbol: 'VIXP' })),
+    'token_symbol does not match contract_address');
 });

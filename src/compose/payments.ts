@@ -22,6 +22,7 @@ import type { WalletService } from '../wallet/wallet-service.ts';
 import { createPaymentService, type PaymentService } from '../payments/payment-service.ts';
 import type { PaymentDeps } from '../payments/payment-deps.ts';
 import { settleStaleCancellations } from '../payments/cancel-payment.ts';
+import { settleStalePayments } from '../payments/settle-stale-payment.ts';
 import type { SettlementTokenAllowListDeps } from '../payments/settlement-token-allow-list.ts';
 import type { ChainClients } from '../chain/chain-clients.ts';
 import { inspectToken } from '../chain/token-inspection.ts';
@@ -94,9 +95,9 @@ export async function composePayments(
     defaultCurrency: deps.defaultCurrency, pairingWindowMs: deps.pairingWindowMs, rewardLifetimeMs: config.rewardLifetimeMs,
     staleOperationMs: deps.staleOperationMs, faults,
   };
-  // Refunds, reward claims and reward cancellations an instance left mid-run end as the chain says,
-  // whether or not the POS retries them.
-  const staleSweep = runPeriodically(() => settleStaleCancellations(deps).then(() => settleStaleRewards(rewardDeps))
+  // Payments, refunds, reward claims and reward cancellations an instance left mid-run end as the
+  // chain says, whether or not the POS retries them.
+  const staleSweep = runPeriodically(() => settleStalePayments(deps).then(() => settleStaleCancellations(deps)).then(() => settleStaleRewards(rewardDeps))
     .catch((err: unknown) => core.logger.warn({ err }, 'sweep of interrupted operations failed')), config.sweepIntervalMs);
   return {
     payments: createPaymentService(deps), rewards: createRewardService(rewardDeps), desk,

@@ -4,7 +4,7 @@ import type { StoreRecord } from '../store/merchant-repository.ts';
 import type { PaymentDeps } from './payment-deps.ts';
 import type { PaymentApproval } from '../pairing/session-events.ts';
 import { approvalOf } from './payment-approval.ts';
-import { settleStalePayment } from './settle-stale-payment.ts';
+import { paymentStaleAfterMs, settleStalePayment } from './settle-stale-payment.ts';
 
 /** A refund of a payment (CancelPayment), as its status shows it. */
 export interface PaymentRefund {
@@ -40,8 +40,7 @@ export async function paymentStatus(deps: StatusDeps, store: StoreRecord, tid: s
   if (tid !== store.tid) throw new DomainError('request.unauthorized', 'tid is not the store of this API key', { details: 'tid' });
   let payment = await deps.payments.findByTranNo(store.tid, tranNo);
   if (!payment) throw new DomainError('payment.not_found', `no payment of this store with tran_no ${tranNo.slice(0, 128)}`);
-  const staleAfterMs = deps.pairingWindowMs + deps.idleTimeoutMs + 5 * 60_000;
-  if (payment.status === 'pending' && deps.clock() - payment.updatedAt > staleAfterMs) {
+  if (payment.status === 'pending' && deps.clock() - payment.updatedAt > paymentStaleAfterMs(deps)) {
     await settleStalePayment(deps, payment);
     payment = (await deps.payments.findByTranNo(store.tid, tranNo)) ?? payment;
   }

@@ -8,7 +8,7 @@ import { quoteTokens } from '../commerce/token-quote.ts';
 import { resolveSettlementToken } from '../commerce/settlement-token.ts';
 import { nextApprovalNumber } from '../commerce/approval-number.ts';
 import { normalizeDecimal } from '../commerce/exchange.ts';
-import { paymentTransferReference, settleStalePayment } from './settle-stale-payment.ts';
+import { paymentStaleAfterMs, paymentTransferReference, settleStalePayment } from './settle-stale-payment.ts';
 import { approvalOf } from './payment-approval.ts';
 import { paymentApprovedEvent, paymentFailedEvent } from '../webhooks/webhook-events.ts';
 
@@ -16,7 +16,6 @@ import { paymentApprovedEvent, paymentFailedEvent } from '../webhooks/webhook-ev
  * After how long a pending payment can no longer be held by a live session anywhere: pairing window
  * + idle timeout + the relayer's receipt wait, with a margin.
  */
-const staleAfterMs = (deps: Pick<PaymentDeps, 'pairingWindowMs' | 'idleTimeoutMs'>) => deps.pairingWindowMs + deps.idleTimeoutMs + 5 * 60_000;
 
 /**
  * Payments (by id) whose run in this process ended without recording how (the write failed: a full
@@ -86,7 +85,7 @@ async function runPaymentAttempt(deps: PaymentDeps, store: StoreRecord, request:
   if (!claim.claimed) {
     let { existing } = claim;
     const endedHere = endedUnsettledOf(deps).has(existing.id);
-    if (existing.status === 'pending' && (endedHere || deps.clock() - existing.updatedAt > staleAfterMs(deps) || await runnerDied(deps, existing))) {
+    if (existing.status === 'pending' && (endedHere || deps.clock() - existing.updatedAt > paymentStaleAfterMs(deps) || await runnerDied(deps, existing))) {
       const settled = await settleStalePayment(deps, existing);
       if (settled !== 'pending') endedUnsettledOf(deps).delete(existing.id);
       if (settled === 'failed') return runPaymentAttempt(deps, store, request, pos);

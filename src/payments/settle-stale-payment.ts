@@ -8,6 +8,13 @@ import { paymentApprovedEvent, paymentFailedEvent } from '../webhooks/webhook-ev
 export const paymentTransferReference = (paymentId: string) => `payment:${paymentId}`;
 
 /**
+ * How long a pending payment can still be held by a live session: the pairing window, the app's idle
+ * timeout and 5 minutes for its transfer. Past it, a POS retry, a status lookup and the sweep settle
+ * the payment from the chain.
+ */
+export const paymentStaleAfterMs = (deps: Pick<PaymentDeps, 'pairingWindowMs' | 'idleTimeoutMs'>) => deps.pairingWindowMs + deps.idleTimeoutMs + 5 * 60_000;
+
+/**
  * A payment still pending long after any live session could hold it (the instance running it
  * stopped mid-flight, or the chain had not settled its transfer). Its fate is its transfer's
  * authorization on chain: used makes it approved (a new approval number, the transaction that
@@ -34,4 +41,19 @@ export async function settleStalePayment(
   await deps.payments.markFailed(payment.id, 'internal', deps.clock(), paymentFailedEvent(payment, 'internal'));
   deps.logger.warn({ paymentId: payment.id, tid: payment.tid, tranNo: payment.tranNo, transfer: outcome.status }, 'stale payment without a transfer marked failed');
   return 'failed';
+}
+
+/**
+ * Settles every payment left pending past its stale window (the periodic sweep): a run cut off after
+ * its transfer was mined is approved (its payment.approved event sent, its statement line a payment's)
+ * though the POS never retries and nobody asks; answers how many ended.
+ */
+export async function settleStalePayments(
+  deps: Parameters<typeof settleStalePayment>[0] & Pick<PaymentDeps, 'pairingWindowMs' | 'idleTimeoutMs'>,
+): Promise<number> {
+  let ended = 0;
+  for (const payment of await deps.payments.listStalePayments(deps.clock() - paymentStaleAfterMs(deps))) {
+    if ((await settleStalePayment(deps, payment)) !== 'pending') ended++;
+  }
+  return ended;
 }

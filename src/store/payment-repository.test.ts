@@ -108,6 +108,22 @@ for (const factory of storeFactories) {
       assert.deepEqual(await eventsOf('N-APPROVE-FAILED'), []);
     });
 
+    test('stale payments: pending ones untouched since before the bound, oldest first; approved and failed ones never', async () => {
+      const mine = new Set(['s1', 's2', 's3', 's4']);
+      await payments.claimTranNo(payment('s1', 'N-STALE-1'), 1001);
+      await payments.claimTranNo(payment('s2', 'N-STALE-2'), 1000);
+      await payments.claimTranNo(payment('s3', 'N-STALE-3'), 1000);
+      await payments.claimTranNo(payment('s4', 'N-STALE-4'), 1000);
+      await payments.markApproved('s3', { transferTransactionId: '0xT3', approvalNo: 'A-S3', approvalDate: '20261122000003' }, 1000);
+      await payments.markFailed('s4', 'payment.expired', 1000);
+      const stale = async (before: number) => (await payments.listStalePayments(before)).filter((p) => mine.has(p.id)).map((p) => p.id);
+      assert.deepEqual(await stale(1000), [], 'untouched since before 1000: none (the bound is strict)');
+      assert.deepEqual(await stale(1001), ['s2']);
+      assert.deepEqual(await stale(1002), ['s2', 's1'], 'oldest first');
+      const [first] = await payments.listStalePayments(1002);
+      assert.equal(first?.status, 'pending');
+    });
+
     test('a state change and its webhook event are one transaction: an event that cannot be written leaves the payment pending', async () => {
       await payments.claimTranNo(payment('o1', 'N-OUTBOX'), 1);
       const approval = { transferTransactionId: '0xT2', approvalNo: 'A-OUTBOX', approvalDate: '20261122000003' };

@@ -89,6 +89,8 @@ export interface PaymentRepository {
   findCancellation(id: string): Promise<CancellationRecord | undefined>;
   /** Cancellations still pending that nothing has touched since `before` (their run was interrupted). */
   listStaleCancellations(before: number): Promise<CancellationRecord[]>;
+  /** Payments still pending that nothing has touched since `before`, oldest first, at most 100 (their run was interrupted). */
+  listStalePayments(before: number): Promise<PaymentRecord[]>;
   findPayment(id: string): Promise<PaymentRecord | undefined>;
   listCancellations(paymentId: string): Promise<CancellationRecord[]>;
 }
@@ -200,6 +202,11 @@ export function createPaymentRepository(db: Db): PaymentRepository {
       const rows = await db.selectFrom('payment_cancellations').selectAll()
         .where('status', '=', 'pending').where('updated_at', '<', before).orderBy('created_at').limit(100).execute();
       return rows.map(toCancellation);
+    },
+    async listStalePayments(before) {
+      const rows = await db.selectFrom('payments').selectAll()
+        .where('status', '=', 'pending').where('updated_at', '<', before).orderBy('created_at').limit(100).execute();
+      return rows.map(toPayment);
     },
     async findPayment(id) {
       const row = await db.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst();

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { storeFactories } from '../../test/support/store-factories.ts';
 import { createWalletRepository, type WalletRepository } from './wallet-repository.ts';
 import { createChainJournal } from './chain-journal-repository.ts';
+import { createSettlementTokenRepository } from './settlement-token-repository.ts';
 import type { Store } from './db.ts';
 
 for (const factory of storeFactories) {
@@ -67,6 +68,18 @@ for (const factory of storeFactories) {
       assert.deepEqual({ ...(await repo.findToken('bnb', '0xT')) }, token);
       assert.deepEqual({ ...(await repo.findTokenBySymbol('bnb', 'ABC')) }, token);
       assert.equal(await repo.findToken('ethereum', '0xT'), undefined);
+    });
+
+    test('an allowed token is found on its own transfer path only, on its network only', async () => {
+      const allowList = createSettlementTokenRepository(store.db);
+      await allowList.allow({ network: 'bnb', contractAddress: '0xE9', symbol: 'USDX', name: 'USD X', decimals: 6, eip712Version: '2', allowedAt: 1 });
+      await allowList.allow({ network: 'bnb', contractAddress: '0xAC', symbol: 'USDT', name: 'Tether USD', decimals: 18, eip712Version: null, transferPath: 'account', allowedAt: 1 });
+      assert.deepEqual(await repo.findAllowedEip3009Token('bnb', '0xE9'), { symbol: 'USDX', name: 'USD X', version: '2', decimals: 6 });
+      assert.deepEqual(await repo.findAllowedAccountToken('bnb', '0xAC'), { symbol: 'USDT', name: 'Tether USD', decimals: 18 });
+      assert.equal(await repo.findAllowedEip3009Token('bnb', '0xAC'), undefined, 'an account-path token has no EIP-3009 path');
+      assert.equal(await repo.findAllowedAccountToken('bnb', '0xE9'), undefined, 'an EIP-3009 token is not an account-path one');
+      assert.equal(await repo.findAllowedEip3009Token('opbnb', '0xE9'), undefined, 'allowed on bnb, not on opbnb');
+      assert.equal(await repo.findAllowedAccountToken('opbnb', '0xAC'), undefined);
     });
   });
 }

@@ -1,30 +1,21 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
-import { createTestClient, createWalletClient, getAddress, http, parseUnits, serializeErc6492Signature, zeroAddress, type Address, type Hex, type LocalAccount } from 'viem';
+import { createTestClient, getAddress, http, serializeErc6492Signature, type Address, type Hex, type LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
-import { vixpTokenAbi, vixpTokenBytecode } from '../gen/contracts/vixp-token.ts';
-import { vixpSettlementAbi, vixpSettlementBytecode } from '../gen/contracts/vixp-settlement.ts';
-import { vixpName, vixpSymbol, type PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
+import { vixpName } from '../chain/platform-contracts.ts';
 import { createRelayer } from '../chain/relayer.ts';
 import { createChainClients, type ChainClients } from '../chain/chain-clients.ts';
 import type { ChainEndpoint } from '../chain/chain-supervisor.ts';
 import { authorizationKey } from '../chain/mined-receipt.ts';
-import { openStore, type Store } from '../store/db.ts';
-import { createAuthorizationRepository } from '../store/authorization-repository.ts';
-import { createSettlementTokenRepository } from '../store/settlement-token-repository.ts';
-import { createX402SettlementRepository, type X402SettlementRecord } from '../store/x402-settlement-repository.ts';
-import { createFacilitatorKeyRepository } from '../store/facilitator-key-repository.ts';
-import { createChainJournal } from '../store/chain-journal-repository.ts';
+import type { X402SettlementRecord } from '../store/x402-settlement-repository.ts';
 import { createLogger } from '#shared/logger.ts';
 import { networkNames, type NetworkName } from '#shared/networks.ts';
 import { transferAuthorizationTypes } from '../wallet/authorize-transfer.ts';
-import { devAccount, startChainParts, type ChainParts } from '../../test/support/chain-parts.ts';
+import { devAccount, type ChainParts } from '../../test/support/chain-parts.ts';
+import { startX402Chain, type X402Chain } from '../../test/support/x402-chain.ts';
 import { startRpcProxy, type RpcProxy } from '../../test/support/rpc-proxy.ts';
 import { carrySettlement } from './carry-settlement.ts';
 import type { X402Deps } from './x402-deps.ts';
@@ -35,71 +26,33 @@ import type { X402Deps } from './x402-deps.ts';
 // is asserted is what the payer, the payee and the settlement's row show: the money moved exactly,
 // the reservation held or released, the row's status and reason, and what was never sent.
 
-const owner = devAccount(0);
 const payTo = getAddress(devAccount(3).address);
 const network: NetworkName = 'ethereum';
 
+let chain: X402Chain;
 let parts: ChainParts;
-let store: Store;
-let dataDir: string;
 let token: Address;
 let deps: X402Deps;
-let journal: ReturnType<typeof createChainJournal>;
+let journal: X402Chain['journal'];
 /** The platform's clock: Date.now unless a test sets one. */
 let clockAt: number | undefined;
 const lines: string[] = [];
 
 const client = () => parts.chains[network].client;
-const balanceOf = (address: Address) => client().readContract({ address: token, abi: vixpTokenAbi, functionName: 'balanceOf', args: [address] });
+const balanceOf = (address: Address) => chain.balanceOf(address);
+const send = (functionName: 'transfer' | 'transferWithAuthorization', args: readonly unknown[]) => chain.send(functionName, args);
+const payer = (balance?: bigint) => chain.payer(balance);
 const testClient = () => createTestClient({ mode: 'anvil', transport: http(parts.anvil.url) });
 const nowS = () => BigInt(Math.floor(Date.now() / 1000));
 
-async function deploy(abi: typeof vixpTokenAbi | typeof vixpSettlementAbi, bytecode: Hex, args?: readonly unknown[]): Promise<Address> {
-  const wallet = createWalletClient({ account: owner, chain: foundry, transport: http(parts.anvil.url) });
-  const hash = await wallet.deployContract({ abi, bytecode, args } as never);
-  return getAddress((await client().waitForTransactionReceipt({ hash })).contractAddress!);
-}
-
-async function send(functionName: 'transfer' | 'transferWithAuthorization', args: readonly unknown[]): Promise<void> {
-  const wallet = createWalletClient({ account: owner, chain: foundry, transport: http(parts.anvil.url) });
-  const hash = await wallet.writeContract({ address: token, abi: vixpTokenAbi, functionName, args } as never);
-  assert.equal((await client().waitForTransactionReceipt({ hash })).status, 'success');
-}
-
 before(async () => {
-  parts = await startChainParts({ managed: true });
-  dataDir = mkdtempSync(path.join(tmpdir(), 'vixpay-x402-carry-'));
-  store = await openStore({ dataDir });
-  token = await deploy(vixpTokenAbi, vixpTokenBytecode, [vixpName, vixpSymbol, owner.address, parseUnits('1000000', 18)]);
-  const settlement = await deploy(vixpSettlementAbi, vixpSettlementBytecode);
-  const contracts = Object.fromEntries(networkNames.map((n) => [n, { vixpToken: token, settlement, didRegistry: zeroAddress }])) as unknown as PlatformContractsByNetwork;
   const logs = new PassThrough();
   logs.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
-  const logger = createLogger('warn', logs);
-  journal = createChainJournal(store.db, randomUUID);
-  const relayer = createRelayer({ journal, chains: parts.chains, lanes: [devAccount(2)], clock: Date.now, logger, batch: { windowMs: 10, maxItems: 10 } });
-  const keys = createFacilitatorKeyRepository(store.db);
-  await keys.insert({ id: 'key', name: 'shop', tid: null, ratePerSecond: 10, createdAt: 1, revokedAt: null, keyHash: 'h' });
-  deps = {
-    chains: parts.chains, contracts, relayer, clock: () => clockAt ?? Date.now(), logger, keys,
-    authorizations: createAuthorizationRepository(store.db, 'process'),
-    settlements: createX402SettlementRepository(store.db),
-    settlementTokens: createSettlementTokenRepository(store.db),
-  };
+  chain = await startX402Chain({ logger: createLogger('warn', logs), clock: () => clockAt ?? Date.now() });
+  ({ parts, token, deps, journal } = chain);
+  await deps.keys.insert({ id: 'key', name: 'shop', tid: null, ratePerSecond: 10, createdAt: 1, revokedAt: null, keyHash: 'h' });
 });
-after(async () => {
-  await testClient().setAutomine(true).catch(() => undefined);
-  await store?.close();
-  await parts?.close();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
-
-/** A fresh payer holding `balance` VIXP base units. */
-async function payer(balance = 10_000n): Promise<LocalAccount> {
-  const account = privateKeyToAccount(generatePrivateKey());
-  if (balance > 0n) await send('transfer', [account.address, balance]);
-  return account;
-}
+after(async () => { await chain?.close(); });
 
 interface Terms { value?: bigint; validAfter?: bigint; validBefore?: bigint; signer?: LocalAccount; wrap?: { factory: Address; data: Hex } }
 

@@ -1,27 +1,16 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { createTestClient, createWalletClient, getAddress, http, parseUnits, zeroAddress, type Address, type Hex, type LocalAccount } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { randomBytes } from 'node:crypto';
+import { createTestClient, getAddress, http, type Address, type Hex, type LocalAccount } from 'viem';
 import { foundry } from 'viem/chains';
-import { vixpTokenAbi, vixpTokenBytecode } from '../gen/contracts/vixp-token.ts';
-import { vixpSettlementAbi, vixpSettlementBytecode } from '../gen/contracts/vixp-settlement.ts';
-import { vixpName, vixpSymbol, type PlatformContractsByNetwork } from '../chain/platform-contracts.ts';
-import { createRelayer } from '../chain/relayer.ts';
+import { vixpName } from '../chain/platform-contracts.ts';
 import { authorizationKey } from '../chain/mined-receipt.ts';
-import { openStore, type Store } from '../store/db.ts';
-import { createAuthorizationRepository } from '../store/authorization-repository.ts';
-import { createSettlementTokenRepository } from '../store/settlement-token-repository.ts';
-import { createX402SettlementRepository } from '../store/x402-settlement-repository.ts';
-import { createFacilitatorKeyRepository } from '../store/facilitator-key-repository.ts';
-import { createChainJournal } from '../store/chain-journal-repository.ts';
+import type { Store } from '../store/db.ts';
 import { createLogger } from '#shared/logger.ts';
-import { networkNames, type NetworkName } from '#shared/networks.ts';
+import type { NetworkName } from '#shared/networks.ts';
 import { transferAuthorizationTypes } from '../wallet/authorize-transfer.ts';
-import { devAccount, startChainParts, type ChainParts } from '../../test/support/chain-parts.ts';
+import { devAccount, type ChainParts } from '../../test/support/chain-parts.ts';
+import { startX402Chain, type X402Chain } from '../../test/support/x402-chain.ts';
 import { addFacilitatorKey } from './facilitator-keys.ts';
 import { createX402Facilitator, type X402Facilitator } from './facilitator.ts';
 import type { X402Deps, X402Outcome } from './x402-deps.ts';
@@ -32,15 +21,14 @@ import { resendAfterMs } from './settle-payment.ts';
 // and the real repositories on a real SQLite store: what the resource server is answered, and what
 // the money shows (the payee's and payer's balances, the transaction on chain, the settlement row).
 
-const owner = devAccount(0);
 const payTo = getAddress(devAccount(3).address);
 const x402Network = `eip155:${foundry.id}`;
 const network: NetworkName = 'ethereum';
 const nowS = () => Math.floor(Date.now() / 1000);
 
+let chain: X402Chain;
 let parts: ChainParts;
 let store: Store;
-let dataDir: string;
 let token: Address;
 let deps: X402Deps;
 let facilitator: X402Facilitator;
@@ -51,59 +39,18 @@ let frozenAt: number | undefined;
 const outcomes: Array<[NetworkName, X402Outcome]> = [];
 
 const client = () => parts.chains[network].client;
-const balanceOf = (address: Address) => client().readContract({ address: token, abi: vixpTokenAbi, functionName: 'balanceOf', args: [address] });
+const balanceOf = (address: Address) => chain.balanceOf(address);
+const send = (functionName: 'transfer' | 'transferWithAuthorization', args: readonly unknown[]) => chain.send(functionName, args);
+const payer = (balance?: bigint) => chain.payer(balance);
 const testClient = () => createTestClient({ mode: 'anvil', transport: http(parts.anvil.url) });
 
-async function deploy(abi: typeof vixpTokenAbi | typeof vixpSettlementAbi, bytecode: Hex, args?: readonly unknown[]): Promise<Address> {
-  const wallet = createWalletClient({ account: owner, chain: foundry, transport: http(parts.anvil.url) });
-  const hash = await wallet.deployContract({ abi, bytecode, args } as never);
-  const receipt = await client().waitForTransactionReceipt({ hash });
-  return getAddress(receipt.contractAddress!);
-}
-
-async function send(functionName: 'transfer' | 'transferWithAuthorization', args: readonly unknown[]): Promise<Hex> {
-  const wallet = createWalletClient({ account: owner, chain: foundry, transport: http(parts.anvil.url) });
-  const hash = await wallet.writeContract({ address: token, abi: vixpTokenAbi, functionName, args } as never);
-  assert.equal((await client().waitForTransactionReceipt({ hash })).status, 'success');
-  return hash;
-}
-
 before(async () => {
-  parts = await startChainParts({ managed: true });
-  dataDir = mkdtempSync(path.join(tmpdir(), 'vixpay-x402-settle-'));
-  store = await openStore({ dataDir });
-  token = await deploy(vixpTokenAbi, vixpTokenBytecode, [vixpName, vixpSymbol, owner.address, parseUnits('1000000', 18)]);
-  const settlement = await deploy(vixpSettlementAbi, vixpSettlementBytecode);
-  const contracts = Object.fromEntries(networkNames.map((n) => [n, { vixpToken: token, settlement, didRegistry: zeroAddress }])) as unknown as PlatformContractsByNetwork;
-  const logger = createLogger('silent');
-  const relayer = createRelayer({
-    journal: createChainJournal(store.db, randomUUID), chains: parts.chains, lanes: [devAccount(2)], clock: Date.now, logger,
-    batch: { windowMs: 10, maxItems: 10 },
-  });
-  const keys = createFacilitatorKeyRepository(store.db);
-  deps = {
-    chains: parts.chains, contracts, relayer, clock: () => frozenAt ?? Date.now(), logger, keys,
-    authorizations: createAuthorizationRepository(store.db, 'process'),
-    settlements: createX402SettlementRepository(store.db),
-    settlementTokens: createSettlementTokenRepository(store.db),
-    onOutcome: (n, outcome) => outcomes.push([n, outcome]),
-  };
+  chain = await startX402Chain({ logger: createLogger('silent'), clock: () => frozenAt ?? Date.now(), onOutcome: (n, outcome) => outcomes.push([n, outcome]) });
+  ({ parts, store, token, deps } = chain);
   facilitator = createX402Facilitator(deps);
-  keyId = (await addFacilitatorKey({ keys, clock: Date.now }, { name: 'weather API' })).id;
+  keyId = (await addFacilitatorKey({ keys: deps.keys, clock: Date.now }, { name: 'weather API' })).id;
 });
-after(async () => {
-  await testClient().setAutomine(true).catch(() => undefined);
-  await store?.close();
-  await parts?.close();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
-
-/** A fresh payer holding `balance` VIXP base units. */
-async function payer(balance = 10_000n): Promise<LocalAccount> {
-  const account = privateKeyToAccount(generatePrivateKey());
-  if (balance > 0n) await send('transfer', [account.address, balance]);
-  return account;
-}
+after(async () => { await chain?.close(); });
 
 interface Terms { value?: bigint; to?: Address; validAfter?: bigint; validBefore?: bigint; nonce?: Hex }
 

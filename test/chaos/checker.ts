@@ -23,7 +23,16 @@ const zeroAddress = '0x0000000000000000000000000000000000000000';
  * each day of the run reconciled by its own verdict, and conservation (total supply = sum of
  * balances = minted).
  */
-export async function checkRecords(fleet: ChaosFleet, records: OpRecord[], since: number): Promise<{ violations: Violation[]; notes: string[] }> {
+/**
+ * Moves left pending within their documented window, by `from>to`, kept across a run's schedules:
+ * until the window has passed (the fleet's payment window: pairing 10 s + idle 20 s + 5 minutes, and
+ * a sweep every 2 s), the store's statement may show their transfer as unexplained; after it, the
+ * sweep must have settled them and the statement reconciles again, or it is a violation.
+ */
+export type PendingMoves = Map<string, { label: string; notedAt: number }>;
+const pendingWindowMs = (10 + 20 + 300 + 2) * 1000 + 30_000;
+
+export async function checkRecords(fleet: ChaosFleet, records: OpRecord[], since: number, pending: PendingMoves = new Map()): Promise<{ violations: Violation[]; notes: string[] }> {
   const { operator } = fleet;
   const chain = operator.chains.ethereum;
   const vixp = operator.contracts.ethereum.vixpToken;
@@ -56,7 +65,11 @@ export async function checkRecords(fleet: ChaosFleet, records: OpRecord[], since
       if (move.outcome === 'indefinite' && moved.length > 1) say(`on chain ${moved.length} times`);
       if (move.lookup && move.lookup.moved !== (moved.length === 1)) say(`the lookup says ${move.lookup.moved ? 'moved' : 'not moved'}, the chain has it ${moved.length} times`);
       if (move.outcome === 'indefinite' && move.look && !move.lookup) {
-        if (move.mayStayPending) notes.push(`${record.label}: ${move.what} indefinite, its lookup still pending (on chain ${moved.length} times): ${move.mayStayPending}`);
+        if (move.mayStayPending) {
+          notes.push(`${record.label}: ${move.what} indefinite, its lookup still pending (on chain ${moved.length} times): ${move.mayStayPending}`);
+          const key = `${move.from}>${move.to}`.toLowerCase();
+          if (!pending.has(key)) pending.set(key, { label: record.label, notedAt: Date.now() });
+        }
         else say(`its lookup never said whether it moved (on chain ${moved.length} times)`);
       }
       if (move.what === 'rest pay' && move.outcome === 'success' && move.lookup && !move.lookup.moved) say('answered 200, replayed as not paid');
@@ -67,8 +80,10 @@ export async function checkRecords(fleet: ChaosFleet, records: OpRecord[], since
   violations.push(...await checkWebhooks(fleet, records));
   const receipts = await checkReceipts(fleet, records);
   violations.push(...receipts.violations);
-  const statements = await checkStatements(fleet, since);
+  for (const [key, { notedAt }] of pending) if (Date.now() - notedAt > pendingWindowMs) pending.delete(key);
+  const statements = await checkStatements(fleet, since, pending);
   violations.push(...statements.violations);
+  notes.push(...statements.notes);
   notes.push(`checked: ${indefinite} indefinite answers, ${lookups} lookups decided, ${receipts.verified} receipts verified, ${statements.reconciled} statements reconciled`);
 
   const holders = new Set<string>();
@@ -131,11 +146,12 @@ async function checkReceipts(fleet: ChaosFleet, records: OpRecord[]): Promise<{ 
  * by the statement's own verdict: reconciled, but for the mints the fleet made into the store's
  * account before the run (unexplained transfers from the zero address: an operator's mint is one).
  */
-async function checkStatements(fleet: ChaosFleet, since: number): Promise<{ violations: Violation[]; reconciled: number }> {
+async function checkStatements(fleet: ChaosFleet, since: number, pending: PendingMoves): Promise<{ violations: Violation[]; notes: string[]; reconciled: number }> {
   const timeZone = 'Asia/Seoul';
   const dates = [...new Set([dateOf(since, timeZone), dateOf(Date.now(), timeZone)])];
   const at = fleet.instances.find((i) => i.state === 'up') ?? fleet.instances[0]!;
   const violations: Violation[] = [];
+  const notes: string[] = [];
   let reconciled = 0;
   for (const store of fleet.stores) {
     for (const date of dates) {
@@ -147,7 +163,13 @@ async function checkStatements(fleet: ChaosFleet, since: number): Promise<{ viol
         violations.push({ op: `statement ${store.tid} ${date}`, message: `answered ${response.status}: ${JSON.stringify(body).slice(0, 300)}` });
         continue;
       }
-      const left = (body.discrepancies ?? []).filter((d) => !(d.type === 'unexplained_transfer' && String(d.from).toLowerCase() === zeroAddress));
+      const left = (body.discrepancies ?? []).filter((d) => {
+        if (d.type !== 'unexplained_transfer') return true;
+        if (String(d.from).toLowerCase() === zeroAddress) return false;
+        const held = pending.get(`${String(d.from)}>${String(d.to)}`.toLowerCase());
+        if (held) notes.push(`statement ${store.tid} ${date}: ${held.label}'s transfer ${String(d.txHash)} is unexplained while the payment is pending within its window`);
+        return !held;
+      });
       if (!body.reconciled && left.length > 0) {
         violations.push({ op: `statement ${store.tid} ${date}`, message: `not reconciled (${body.lines?.length ?? 0} lines): ${JSON.stringify(left).slice(0, 600)}` });
       } else {
@@ -155,5 +177,5 @@ async function checkStatements(fleet: ChaosFleet, since: number): Promise<{ viol
       }
     }
   }
-  return { violations, reconciled };
+  return { violations, notes, reconciled };
 }

@@ -73,6 +73,21 @@ const classify = (answer: Answer | undefined, ok: string[], indefinite: string[]
   return indefinite.includes(answer.code) ? 'indefinite' : 'refused';
 };
 
+/**
+ * A REST pay's answer (docs/pay-api.md): 200 paid; 202 sent but not settled yet, 409 in progress and
+ * a 5xx are indefinite; anything else refused.
+ */
+export const restPayOutcome = (answer: Answer | undefined): Outcome => classify(answer, ['200'], ['202', '409', '500', '502', '503', '504']);
+
+/**
+ * What the same request with the same key says of the first one: 200 paid, any other 4xx or 502 (it
+ * provably moved nothing) not paid; 202 (still pending), 409, another 5xx or no answer: not decided yet.
+ */
+export function restPayReplay(again: Answer): { moved: boolean; said: string } | undefined {
+  if ('lost' in again || again.code === '202' || again.code === '409' || (again.code.startsWith('5') && again.code !== '502')) return undefined;
+  return { moved: again.code === '200', said: `replayed ${again.code}` };
+}
+
 interface Prepared { op: Op; run(): Promise<OpRecord> }
 
 /** Accounts and tokens of every operation, made by the operator before the window opens. */
@@ -160,18 +175,14 @@ export async function prepareWorkload(fleet: ChaosFleet, schedule: Schedule): Pr
       prepared.push({
         op, run: async () => {
           const answer = await pay(first);
-          const outcome = classify(answer, ['200'], ['409', '500', '502', '503', '504']);
+          const outcome = restPayOutcome(answer);
           return {
             op, label: `#${n} REST pay ${user.address.slice(0, 10)} key ${key.slice(0, 8)} on ${names[first]}`, webhooks: [],
             moves: [{
               what: 'rest pay', from: user.address, to: fleet.payReceiver, amount: restPayVixp * unit, outcome, answer: describeAnswer(answer),
               mayStayPending: 'a REST pay cut off by a crash answers in progress (409) until its stale window (pairing + idle + 5 minutes) ends',
               // The same request with the same key on another instance: it answers the first outcome.
-              look: async () => {
-                const again = await pay(second);
-                if ('lost' in again || again.code === '409' || again.code.startsWith('5')) return undefined;
-                return { moved: again.code === '200', said: `replayed ${again.code}` };
-              },
+              look: async () => restPayReplay(await pay(second)),
             }],
           };
         },

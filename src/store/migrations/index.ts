@@ -26,6 +26,7 @@ import * as ipfsBlocks from './0025-ipfs-blocks.ts';
 import * as chainTxL1Fees from './0026-chain-tx-l1-fees.ts';
 import * as settlementTokenShapes from './0027-settlement-token-shapes.ts';
 import * as rateNoticeTokens from './0028-rate-notice-tokens.ts';
+import * as stalePayments from './0029-stale-payments.ts';
 
 /** Every migration, in order. Each domain adds its own file and one line here. */
 export const migrations: Record<string, Migration> = {
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '0026-chain-tx-l1-fees': chainTxL1Fees,
   '0027-settlement-token-shapes': settlementTokenShapes,
   '0028-rate-notice-tokens': rateNoticeTokens,
+  '0029-stale-payments': stalePayments,
 };
