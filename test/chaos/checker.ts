@@ -6,7 +6,8 @@ import { vixpTokenAbi } from '../../src/gen/contracts/vixp-token.ts';
 import { verifyReceipt } from '../../src/receipts/verify-receipt.ts';
 import { isNetworkName } from '../../src/shared/networks.ts';
 import { dateOf } from '../../src/statements/statement-day.ts';
-import type { ChaosFleet } from './fleet.ts';
+import { paymentStaleAfterMs } from '../../src/payments/settle-stale-payment.ts';
+import { fleetWindows, type ChaosFleet } from './fleet.ts';
 import type { OpRecord } from './workload.ts';
 
 export interface Violation { op?: string; message: string }
@@ -25,12 +26,13 @@ const zeroAddress = '0x0000000000000000000000000000000000000000';
  */
 /**
  * Moves left pending within their documented window, by `from>to`, kept across a run's schedules:
- * until the window has passed (the fleet's payment window: pairing 10 s + idle 20 s + 5 minutes, and
- * a sweep every 2 s), the store's statement may show their transfer as unexplained; after it, the
+ * until the window has passed (the fleet's payment window, `paymentStaleAfterMs` of its pairing and idle
+ * windows, then a sweep, and 30 s to spare), the store's statement may show their transfer as unexplained; after it, the
  * sweep must have settled them and the statement reconciles again, or it is a violation.
  */
 export type PendingMoves = Map<string, { label: string; notedAt: number }>;
-const pendingWindowMs = (10 + 20 + 300 + 2) * 1000 + 30_000;
+const pendingWindowMs = paymentStaleAfterMs({ pairingWindowMs: fleetWindows.pairingSeconds * 1000, idleTimeoutMs: fleetWindows.idleSeconds * 1000 })
+  + fleetWindows.sweepSeconds * 1000 + 30_000;
 
 export async function checkRecords(fleet: ChaosFleet, records: OpRecord[], since: number, pending: PendingMoves = new Map()): Promise<{ violations: Violation[]; notes: string[] }> {
   const { operator } = fleet;

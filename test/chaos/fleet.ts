@@ -95,6 +95,9 @@ export interface ChaosFleet {
 
 const anvilControls = (url: string) => createTestClient({ mode: 'anvil', transport: http(url) });
 
+/** The fleet's payment windows and sweep interval, which the checker's pending allowance derives from. */
+export const fleetWindows = { pairingSeconds: 10, idleSeconds: 20, sweepSeconds: 2 };
+
 export async function startChaosFleet(log: (line: string) => void): Promise<ChaosFleet> {
   const dirs: string[] = [];
   const tempDir = () => {
@@ -139,8 +142,8 @@ export async function startChaosFleet(log: (line: string) => void): Promise<Chao
     MASTER_KEY: randomBytes(32).toString('hex'), RELAYER_PRIVATE_KEY: relayerKey, IPFS_BLOCKSTORE: 'postgres', PAY_RECEIVER_ADDRESS: payReceiver,
     ...Object.fromEntries(networkNames.filter((n) => n !== 'ethereum').map((n) => [`RPC_URL_${n.toUpperCase()}`, chains.endpoints[n].url])),
     ...Object.fromEntries(networkNames.map((n) => [`CHAIN_ID_${n.toUpperCase()}`, String(n === 'ethereum' ? foundry.id : anvilChainIds[n])])),
-    CHAIN_POLL_MS: '200', RECEIPT_TIMEOUT_SECONDS: '20', AUTHORIZATION_TTL_SECONDS: '30', STALE_OPERATION_SECONDS: '5', SWEEP_INTERVAL_SECONDS: '2',
-    REPRICE_AFTER_SECONDS: '10', PAYMENT_PAIRING_WINDOW_SECONDS: '10', PAYMENT_IDLE_TIMEOUT_SECONDS: '20', GRPC_MAX_STREAMS_PER_CLIENT: '100',
+    CHAIN_POLL_MS: '200', RECEIPT_TIMEOUT_SECONDS: '20', AUTHORIZATION_TTL_SECONDS: '30', STALE_OPERATION_SECONDS: '5', SWEEP_INTERVAL_SECONDS: String(fleetWindows.sweepSeconds),
+    REPRICE_AFTER_SECONDS: '10', PAYMENT_PAIRING_WINDOW_SECONDS: String(fleetWindows.pairingSeconds), PAYMENT_IDLE_TIMEOUT_SECONDS: String(fleetWindows.idleSeconds), GRPC_MAX_STREAMS_PER_CLIENT: '100',
     WEBHOOK_RETRY_INITIAL_SECONDS: '1', WEBHOOK_RETRY_MAX_SECONDS: '5', WEBHOOK_TIMEOUT_SECONDS: '5', SHUTDOWN_TIMEOUT_SECONDS: '5', LOG_LEVEL: 'warn',
   };
 
