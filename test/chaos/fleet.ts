@@ -95,6 +95,21 @@ export interface ChaosFleet {
 
 const anvilControls = (url: string) => createTestClient({ mode: 'anvil', transport: http(url) });
 
+/**
+ * The node behind `url` loses the blocks of the next `forMs` (`ChaosFleet.rollback`). anvil's revert
+ * also winds its clock back by the span, and every block after would carry a time that far behind the
+ * wall clock for the rest of the run (79 s after a few rollbacks); no network does that: a node that
+ * went back is at the network's tip again within moments, and the tip's time is the wall clock's. So
+ * the clock is set to now after the revert.
+ */
+export async function loseBlocks(url: string, forMs: number): Promise<void> {
+  const anvil = anvilControls(url);
+  const id = await anvil.snapshot();
+  await sleep(forMs);
+  await anvil.revert({ id });
+  await anvil.request({ method: 'anvil_setTime', params: [Math.floor(Date.now() / 1000)] } as never);
+}
+
 /** The fleet's payment windows and sweep interval, which the checker's pending allowance derives from. */
 export const fleetWindows = { pairingSeconds: 10, idleSeconds: 20, sweepSeconds: 2 };
 
@@ -287,9 +302,7 @@ export async function startChaosFleet(log: (line: string) => void): Promise<Chao
       if (rollingBack) return false;
       rollingBack = true;
       try {
-        const id = await anvil.snapshot();
-        await sleep(forMs);
-        await anvil.revert({ id });
+        await loseBlocks(node.url, forMs);
         return true;
       } finally {
         rollingBack = false;
