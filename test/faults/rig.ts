@@ -175,10 +175,14 @@ export async function assertInvariants(rig: Pick<FaultRig, 'operator'>, options:
   const chain = operator.chains.ethereum;
   const vixp = operator.contracts.ethereum.vixpToken;
 
+  // Finished, and mined where the journal says so: a node that went back (a rollback) lost blocks the
+  // journal recorded, and the platform sends their transactions again from its next sweep on.
   await waitFor(async () => {
-    const left = await db.selectFrom('chain_txs').select('tx_hash').where('status', '=', 'signed').where('network', '=', 'ethereum').execute();
-    return left.length === 0;
-  }, { timeoutMs: 60_000, message: 'the restarted server finished every journaled transaction' });
+    const rows = await db.selectFrom('chain_txs').select(['tx_hash', 'status']).where('network', '=', 'ethereum').execute();
+    if (rows.some((r) => r.status === 'signed')) return false;
+    const receipts = await Promise.all(rows.map((r) => chain.client.getTransactionReceipt({ hash: r.tx_hash as Hex }).then(() => true, () => false)));
+    return receipts.every(Boolean);
+  }, { timeoutMs: 60_000, message: 'the restarted server finished every journaled transaction, each mined on the chain as recorded' });
   // Every lane of the relayer (each its own nonce sequence).
   const accountSettlement = operator.contracts.ethereum.accountSettlement.toLowerCase();
   const accountBatches: TransactionReceipt[] = [];
