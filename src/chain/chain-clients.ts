@@ -84,7 +84,7 @@ export async function createChainClients(
       let pushedSince: bigint | undefined;
       heads?.onHead(({ number }) => { if (pushedSince === undefined || number > pushedSince) pushedSince = number; });
       // The subscription ends with the watcher (before the nodes stop).
-      const receipts: ReceiptWatcher = { wait: (hash, timeoutMs) => watcher.wait(hash, timeoutMs), close() { watcher.close(); heads?.close(); } };
+      const receipts: ReceiptWatcher = { wait: (hash, timeoutMs, options) => watcher.wait(hash, timeoutMs, options), close() { watcher.close(); heads?.close(); } };
       return [network, {
         network, chainId, managed: endpoint.managed, url: urls[0] ?? endpoint.url, urls, endpoints: pool.states, client, receipts, blocks,
         ...(heads && { heads }), nodeHead: pool.nodeHead,

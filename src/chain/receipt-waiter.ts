@@ -2,6 +2,7 @@ import { TransactionReceiptNotFoundError, type Hex, type PublicClient, type Tran
 import type { ChainJournal } from './chain-journal.ts';
 import type { ChainClients } from './chain-clients.ts';
 import { ReceiptNotFinalError } from './receipt-not-final.ts';
+import type { WaitOptions } from './receipt-watcher.ts';
 import { executedTransferCount, positionOf } from './mined-receipt.ts';
 import { createMinedFacts } from './mined-facts.ts';
 import type { MinedCost, RelayResult } from './relay-types.ts';
@@ -18,8 +19,9 @@ export interface ReceiptWaiter {
    * meanwhile) and records the outcome: mined (`confirmed` or `failed`), replaced (`failed`: another
    * transaction took its nonce), or, with no receipt within the wait, `signed` (left for recovery).
    * The answered hash is the version mined: after a re-pricing, not necessarily the one first sent.
+   * `sentBefore`: sent before this wait (recovery, a sweep): it may be mined already, in a block long past.
    */
-  finish(network: NetworkName, id: string, hashes: readonly Hex[], timeoutMs?: number): Promise<RelayResult>;
+  finish(network: NetworkName, id: string, hashes: readonly Hex[], timeoutMs?: number, options?: WaitOptions): Promise<RelayResult>;
   /** Tells this process's waits for `id` of a version of it re-priced (and journaled) meanwhile. */
   repriced(id: string, txHash: Hex): void;
 }
@@ -58,11 +60,11 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
    * The final receipt; `replaced` when another transaction took its nonce; undefined while it may
    * still be mined, why added to `unfinal` (logged once per journaled transaction, by `finish`).
    */
-  async function waitForReceipt(network: NetworkName, txHash: Hex, timeoutMs: number, unfinal: string[]): Promise<Outcome> {
+  async function waitForReceipt(network: NetworkName, txHash: Hex, timeoutMs: number, unfinal: string[], options: WaitOptions): Promise<Outcome> {
     const { client, managed, receipts } = chains[network];
     const stopNudge = managed ? deps.nudge?.(client, txHash) : undefined;
     try {
-      return await receipts.wait(txHash, timeoutMs);
+      return await receipts.wait(txHash, timeoutMs, options);
     } catch (cause) {
       if (cause instanceof ReceiptNotFinalError && cause.reason === 'replaced') return 'replaced';
       // Reorged out, dropped from the pool or slow: still minable with its nonce; recovery and the
@@ -79,7 +81,7 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
    * can be mined): `hashes`, and those this process re-prices while it waits. `replaced` when every
    * one had its nonce taken, undefined otherwise.
    */
-  function waitForAny(network: NetworkName, id: string, hashes: readonly Hex[], timeoutMs: number, unfinal: string[]): Promise<Outcome> {
+  function waitForAny(network: NetworkName, id: string, hashes: readonly Hex[], timeoutMs: number, unfinal: string[], options: WaitOptions): Promise<Outcome> {
     const deadline = Date.now() + timeoutMs;
     let wait: { id: string; watch: (hash: Hex) => void } | undefined;
     return new Promise<Outcome>((resolve) => {
@@ -87,7 +89,8 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
       let replaced = false;
       const watch = (hash: Hex) => {
         left++;
-        void waitForReceipt(network, hash, Math.max(1, deadline - Date.now()), unfinal).then((outcome) => {
+        // A version re-priced meanwhile is one just sent.
+        void waitForReceipt(network, hash, Math.max(1, deadline - Date.now()), unfinal, hashes.includes(hash) ? options : {}).then((outcome) => {
           if (outcome && outcome !== 'replaced') resolve(outcome);
           if (outcome === 'replaced') replaced = true;
           if (--left === 0) resolve(replaced ? 'replaced' : undefined);
@@ -117,16 +120,16 @@ export function createReceiptWaiter(deps: ReceiptWaiterDeps): ReceiptWaiter {
         }
         return undefined;
       });
-      if (receipt) return waitForReceipt(network, hash as Hex, timeoutMs, unfinal);
+      if (receipt) return waitForReceipt(network, hash as Hex, timeoutMs, unfinal, { sentBefore: true });
     }
     return known ? undefined : 'unknown';
   }
 
   return {
-    async finish(network, id, hashes, timeoutMs = receiptTimeoutMs) {
+    async finish(network, id, hashes, timeoutMs = receiptTimeoutMs, options = {}) {
       /** Why each version waited for ended without a final receipt. */
       const unfinal: string[] = [];
-      let receipt = await waitForAny(network, id, hashes, timeoutMs, unfinal);
+      let receipt = await waitForAny(network, id, hashes, timeoutMs, unfinal, options);
       // Its nonce was taken, or no receipt came: a version re-priced elsewhere (another instance) may hold it.
       if (typeof receipt !== 'object') {
         const mined = await minedVersion(network, id, timeoutMs, unfinal);

@@ -160,6 +160,32 @@ test('a watcher woken 40 blocks after its last wait reads the latest 32 of them,
   }
 });
 
+test('a transaction mined long before its wait began and waited for as sent earlier (recovery: mined while this process was down) is found by its own receipt at once, with no block after', async () => {
+  const w = await pushedWatcher();
+  try {
+    const a = await sent(8n);
+    const aBlock = await w.mined(1);
+    assert.equal((await w.watcher.wait(a, 10_000)).blockNumber, aBlock);
+    // Mined where no scan of this watcher reaches: 41 blocks below a head it read for another wait.
+    const old = await sent(9n);
+    const oldBlock = await w.mined(1);
+    await w.mined(40);
+    const b = await sent(10n);
+    const waitB = w.watcher.wait(b, 10_000);
+    await w.idle();
+    const bBlock = await w.mined(1);
+    assert.equal((await waitB).blockNumber, bBlock);
+    await w.idle();
+    const before = w.count('eth_getTransactionReceipt');
+    const found = await w.watcher.wait(old, 5_000, { sentBefore: true });
+    assert.equal(found.transactionHash, old);
+    assert.equal(found.blockNumber, oldBlock);
+    assert.equal(w.count('eth_getTransactionReceipt') - before, 1, 'one look-up by its own receipt');
+  } finally {
+    w.close();
+  }
+});
+
 test('heads pushed while a read is slow to answer: the blocks they bring are all read once the read ends, none twice, and a wait begun meanwhile is found in them', async () => {
   const w = await pushedWatcher();
   try {

@@ -15,9 +15,18 @@ export interface ReceiptWatcher {
    * in the canonical chain (same block hash) at that depth. Rejects with a ReceiptNotFinalError
    * after `timeoutMs`, or at once when a mined receipt vanished.
    */
-  wait(hash: Hex, timeoutMs: number): Promise<TransactionReceipt>;
+  wait(hash: Hex, timeoutMs: number, options?: WaitOptions): Promise<TransactionReceipt>;
   /** Stops polling; pending waits reject (`closed`). */
   close(): void;
+}
+
+export interface WaitOptions {
+  /**
+   * Sent before this wait began, by this process or another (recovery after a crash, a version found
+   * by its receipt): it may be in a block long past that no scan of this watcher reads. Looked up by
+   * its own receipt once, whatever the subscription; a wait without it is for a transaction just sent.
+   */
+  sentBefore?: boolean;
 }
 
 export interface ReceiptWatcherOptions {
@@ -118,6 +127,8 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
   };
 
   const checks: CheckContext = { client, confirmations, waiters, found, finish, unmined };
+  /** Waits for transactions sent before them (`sentBefore`): looked up by their own receipts at the next poll. */
+  const lookUps = new Set<Hex>();
 
   /** Whether the poll running took its head from the subscription. */
   // Stryker disable next-line BooleanLiteral: equivalent (set at the start of every poll, before it is read)
@@ -152,6 +163,12 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
       } else {
         for (const receipt of await lookUp(fresh.map(([hash]) => hash))) found(receipt);
       }
+      // Sent before their waits: a block no scan reads may hold them (with the subscription up, fresh
+      // ones are looked for in blocks only; polled, fresh ones were just looked up).
+      // Kept until their look-up was answered (a node that did not answer: at the next poll).
+      const asked = [...lookUps];
+      for (const receipt of await lookUp(asked.filter((hash) => !waiters.get(hash)?.receipt && (pushed || !fresh.some(([h]) => h === hash))))) found(receipt);
+      for (const hash of asked) lookUps.delete(hash);
       for (const [, w] of fresh) w.checked = true;
       // Not mined yet: its sender and nonce, to tell later whether another transaction replaced it.
       if (!pushed) await learnSenders(checks, fresh.filter(([hash, w]) => !w.receipt && waiters.get(hash) === w));
@@ -210,8 +227,13 @@ export function createReceiptWatcher(client: PublicClient, pollMs: number, optio
   const unwatchState = source?.onState((up) => { if (!up) onNewHead(); });
 
   return {
-    wait(hash, timeoutMs) {
+    wait(hash, timeoutMs, options = {}) {
       return new Promise<TransactionReceipt>((resolve, reject) => {
+        if (options.sentBefore) {
+          lookUps.add(hash);
+          // A poll in flight may have passed its look-ups: another runs right after it.
+          if (polling) headMissed = true;
+        }
         const waiting = waiters.get(hash) ?? { waiters: new Set<Waiter>(), checked: false, blocksSeen: 0, since: Date.now() };
         waiters.set(hash, waiting);
         const waiter: Waiter = {

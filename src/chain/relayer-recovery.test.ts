@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { encodeDeployData, encodeFunctionData, getAddress, hexToBigInt, keccak256, stringToHex, toHex, type Address, type Hex, type LocalAccount } from 'viem';
+import { createTestClient, encodeDeployData, encodeFunctionData, getAddress, hexToBigInt, http, keccak256, stringToHex, toHex, type Address, type Hex, type LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createRelayerRecovery, type RelayerRecoveryDeps } from './relayer-recovery.ts';
 import { createTransactionSender } from './transaction-sender.ts';
@@ -24,7 +24,8 @@ import { createAuthorizationRepository } from '../store/authorization-repository
 import { transferAuthorizationTypes } from '../wallet/authorize-transfer.ts';
 import type { NetworkName } from '#shared/networks.ts';
 import { createLogger } from '#shared/logger.ts';
-import { devAccount, startChainParts, type ChainParts } from '../../test/support/chain-parts.ts';
+import { devAccount, receiptOf, startChainParts, type ChainParts } from '../../test/support/chain-parts.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 
 // Recovery on a real anvil and SQLite journal: what a crash between journaling and broadcasting leaves.
 let parts: ChainParts;
@@ -80,6 +81,39 @@ test('a journaled transaction never broadcast is sent by `recover` with its jour
   // The nonce sequence goes on after it, without a gap.
   const next = await sender.send('ethereum', { to: devAccount(9).address, data: '0x', intent: { kind: 'test' } });
   assert.equal((await client.getTransaction({ hash: next.txHash })).nonce, 1);
+});
+
+test('heads pushed: a journaled transaction another process broadcast, mined 40 blocks before `recover` and past every block this process read, is found by its own receipt and recorded at once', async () => {
+  const pushed = await startChainParts({ managed: false, pushedHeads: true });
+  try {
+    const { client, heads } = pushed.chains.ethereum;
+    await waitFor(() => heads?.up() === true, { timeoutMs: 10_000, message: 'the subscription is made' });
+    const account = devAccount(3);
+    const sender = createTransactionSender({ journal: pushed.journal, chains: pushed.chains, platform: account, clock: Date.now, logger });
+    const waiter = createReceiptWaiter({ journal: pushed.journal, chains: pushed.chains, clock: Date.now, logger, receiptTimeoutMs: 3_000 });
+    const recovery = createRelayerRecovery({
+      journal: pushed.journal, chains: pushed.chains, lanes: [account], clock: Date.now, logger, sender, waiter,
+      repricing: { afterMs: 30_000, maxFeePerGas: 500n * 10n ** 9n },
+    });
+    // Journaled, then broadcast and mined while this process was down: its journal row still says signed.
+    const fees = await sender.fees('ethereum', account.address);
+    const journaled = await sender.journal('ethereum', account, { intent: { kind: 'test' } }, fees, () => ({ to: devAccount(9).address, data: '0x', gas: 21_000n }));
+    if (journaled === 'released') throw new Error('not released: no authorizations');
+    await client.sendRawTransaction({ serializedTransaction: journaled.rawTx });
+    const mined = await receiptOf(client, journaled.txHash);
+    await createTestClient({ mode: 'anvil', transport: http(pushed.anvil.url) }).mine({ blocks: 40 });
+    // This process's watcher reads the blocks after that for a transaction of its own.
+    const other = await createTransactionSender({ journal: pushed.journal, chains: pushed.chains, platform: devAccount(4), clock: Date.now, logger })
+      .send('ethereum', { to: devAccount(9).address, data: '0x', intent: { kind: 'test' } });
+    assert.equal((await waiter.finish('ethereum', other.id, [other.txHash])).status, 'confirmed');
+    const startedAt = Date.now();
+    assert.equal(await recovery.recover('ethereum'), 1, 'finished by recovery');
+    assert.ok(Date.now() - startedAt < 3_000, 'within its first wait: not after it ran out');
+    assert.deepEqual(await pushed.journal.listUnmined('ethereum', account.address), []);
+    assert.equal((await client.getTransactionReceipt({ hash: journaled.txHash })).blockNumber, mined.blockNumber);
+  } finally {
+    await pushed.close();
+  }
 });
 
 test('`rebroadcastStale` sends the journaled transactions older than the age given, not the younger ones', async () => {

@@ -71,7 +71,8 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
       }, pending);
     }
     for (const tx of pending) await sender.broadcast(network, tx.rawTx as Hex);
-    const results = await Promise.all(pending.map((tx) => waiter.finish(network, tx.id, [tx.txHash, ...tx.supersededHashes] as Hex[], stale?.waitMs)));
+    // Sent before (by a process that crashed, or by this one a sweep ago): any may be mined already.
+    const results = await Promise.all(pending.map((tx) => waiter.finish(network, tx.id, [tx.txHash, ...tx.supersededHashes] as Hex[], stale?.waitMs, { sentBefore: true })));
     // Nobody waits for these any more: their authorizations are recorded used from the receipts.
     for (const [i, { receipt }] of results.entries()) {
       if (receipt) await journal.markAuthorizationsUsed(receipt.transactionHash, await executedRows(network, (pending[i] as UnminedTransaction).rawTx as Hex, receipt), clock());

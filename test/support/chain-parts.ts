@@ -29,11 +29,14 @@ export interface ChainParts {
 
 /**
  * What the relayer's parts stand on, for their unit tests: a real anvil (every network on it,
- * `managed` as asked: a chain we run or a node we do not), and the journal in a real SQLite store.
+ * `managed` as asked: a chain we run or a node we do not; its heads pushed when asked), and the
+ * journal in a real SQLite store.
  */
-export async function startChainParts(options: { managed: boolean; pollMs?: number }): Promise<ChainParts> {
+export async function startChainParts(options: { managed: boolean; pollMs?: number; pushedHeads?: boolean }): Promise<ChainParts> {
   const anvil = await startAnvil({ chainId: foundry.id });
-  const endpoints = Object.fromEntries(networkNames.map((network) => [network, { network, url: anvil.url, managed: options.managed }])) as Record<NetworkName, ChainEndpoint>;
+  // `pushedHeads`: a node we do not run, with its WebSocket (`newHeads`) given, as an operator's WS_URL_<NETWORK>.
+  const ws = options.pushedHeads ? { wsUrl: anvil.url.replace(/^http/, 'ws') } : {};
+  const endpoints = Object.fromEntries(networkNames.map((network) => [network, { network, url: anvil.url, managed: options.managed, ...ws }])) as Record<NetworkName, ChainEndpoint>;
   const chains = await createChainClients(endpoints, options.pollMs ?? 20);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'vixpay-chain-parts-'));
   const store = await openStore({ dataDir });
