@@ -236,6 +236,34 @@ test('a node we do not run that lost the block of a transaction recorded mined a
   assert.equal(lines.length, 0);
 });
 
+test('a sweep that saw the node go back but could not get through (its database down) leaves the sign standing: the next sweep sends the lost transaction again', async () => {
+  const account = privateKeyToAccount(generatePrivateKey());
+  const { client } = parts.chains.ethereum;
+  await client.request({ method: 'anvil_setBalance' as never, params: [account.address, toHex(10n ** 18n)] as never });
+  let now = Date.now();
+  let databaseDown = false;
+  const journal = {
+    ...parts.journal,
+    async reopenFrom(...args: Parameters<typeof parts.journal.reopenFrom>) {
+      if (databaseDown) throw new Error('the database does not answer');
+      return parts.journal.reopenFrom(...args);
+    },
+  };
+  const { recovery, journaledOnly } = partsFor(account, () => now, { journal });
+  const snapshot = await client.request({ method: 'evm_snapshot' as never }) as unknown as Hex;
+  const journaled = await journaledOnly();
+  assert.equal(await recovery.recover('ethereum'), 1);
+  assert.equal(await recovery.rebroadcastStale('ethereum', 10 * 60_000), 0, 'a sweep while the node still has it');
+  await client.request({ method: 'evm_revert' as never, params: [snapshot] as never });
+  now += 60_000;
+  databaseDown = true;
+  await assert.rejects(recovery.rebroadcastStale('ethereum', 10 * 60_000), /does not answer/);
+  databaseDown = false;
+  assert.equal(await recovery.rebroadcastStale('ethereum', 10 * 60_000), 1, 'the next sweep, with no new sign, sends it again');
+  assert.equal((await client.getTransactionReceipt({ hash: journaled.txHash })).status, 'success');
+  assert.equal(await client.getTransactionCount({ address: account.address }), 1);
+});
+
 test('the stale sweep asks a lane\'s nonce only when the node shows lost blocks (its head below one it answered) or every 5 minutes, only for lanes with a transaction mined within 10 minutes; idle, one head read per 10 s; on a chain we run, nothing', async () => {
   const busy = devAccount(5);
   const idle = privateKeyToAccount(generatePrivateKey());

@@ -113,6 +113,8 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
     return lost;
   }
 
+  /** Networks whose last sign of lost blocks no sweep has yet followed through every lane. */
+  const unresolved = new Set<NetworkName>();
   /** Per network: what the last sweeps saw of its head, to tell a node that went back. */
   const watched = new Map<NetworkName, { highest?: bigint; subscriptions: number; headAskedAt: number; lanesCheckedAt: number }>();
 
@@ -180,7 +182,10 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
       // a sign of lost blocks.
       const recent = chains[network].managed ? [] : (await Promise.all(deps.lanes.map(async ({ address }) =>
         ((await journal.lastMinedNonce(network, address, clock() - lostBlockWatchMs)) === undefined ? [] : [address])))).flat();
-      const suspected = recent.length > 0 && await lostBlocksSuspected(network);
+      // A sign seen by a sweep that did not get through the lanes (the database or the node failing
+      // meanwhile) stands until one does: the signs themselves are not seen twice.
+      const suspected = recent.length > 0 && (unresolved.has(network) || await lostBlocksSuspected(network));
+      if (suspected) unresolved.add(network);
       for (const { address } of deps.lanes) {
         if (suspected && recent.includes(address)) {
           const lost = await reopenLost(network, address);
@@ -196,6 +201,7 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
         if (pending > 0) logger.info({ network, lane: address, pending, finished }, 'rebroadcast journaled transactions left without a receipt');
         finishedAll += finished;
       }
+      unresolved.delete(network);
       return finishedAll;
     },
   };
