@@ -465,7 +465,7 @@ describe('verifyPayment', () => {
     // A node failing the simulation: refused as a failed simulation, with the node's error.
     const failed = await onNode({ failing: ['eth_simulateV1'] }, paid.body);
     assert.deepEqual({ ...failed, invalidMessage: undefined }, { isValid: false, invalidReason: 'invalid_exact_evm_transaction_simulation_failed', invalidMessage: undefined, payer: address });
-    assert.equal(failed.invalidMessage, 'InternalRpcError: An internal error was received.');
+    assert.equal(failed.invalidMessage, 'InternalRpcError: An internal error was received. (eth_simulateV1 failed)');
   });
 
   test('a node failing while the published verifier runs: verify answers, and nothing is left to fail later unobserved (which would end the process)', async () => {
