@@ -20,8 +20,6 @@ export interface ReceiptWatcher {
   close(): void;
 }
 
-
-
 /**
  * One watcher per network instead of one poller per transaction: while anything is waited for, it
  * asks the node for the head every `pollMs`, and at once when the node announces a new head

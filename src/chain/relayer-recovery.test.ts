@@ -43,10 +43,11 @@ function capturingLogger() {
 
 function partsFor(account: LocalAccount, clock: () => number = Date.now, deps: Partial<RelayerRecoveryDeps> & { receiptTimeoutMs?: number } = {}) {
   const journal = deps.journal ?? parts.journal;
-  const sender = createTransactionSender({ journal, chains: parts.chains, platform: account, clock, logger });
-  const waiter = createReceiptWaiter({ journal, chains: parts.chains, clock, logger, receiptTimeoutMs: deps.receiptTimeoutMs ?? 10_000 });
+  const chains = deps.chains ?? parts.chains;
+  const sender = createTransactionSender({ journal, chains, platform: account, clock, logger });
+  const waiter = createReceiptWaiter({ journal, chains, clock, logger, receiptTimeoutMs: deps.receiptTimeoutMs ?? 10_000 });
   const recovery = createRelayerRecovery({
-    journal, chains: parts.chains, lanes: [account], clock, logger, sender, waiter,
+    journal, chains, lanes: [account], clock, logger, sender, waiter,
     repricing: { afterMs: 30_000, maxFeePerGas: 500n * 10n ** 9n }, ...deps,
   });
   /** Journaled and never broadcast: the process stopped right after the journal's commit. */
@@ -89,16 +90,9 @@ test('heads pushed: a journaled transaction another process broadcast, mined 40 
     const { client, heads } = pushed.chains.ethereum;
     await waitFor(() => heads?.up() === true, { timeoutMs: 10_000, message: 'the subscription is made' });
     const account = devAccount(3);
-    const sender = createTransactionSender({ journal: pushed.journal, chains: pushed.chains, platform: account, clock: Date.now, logger });
-    const waiter = createReceiptWaiter({ journal: pushed.journal, chains: pushed.chains, clock: Date.now, logger, receiptTimeoutMs: 3_000 });
-    const recovery = createRelayerRecovery({
-      journal: pushed.journal, chains: pushed.chains, lanes: [account], clock: Date.now, logger, sender, waiter,
-      repricing: { afterMs: 30_000, maxFeePerGas: 500n * 10n ** 9n },
-    });
+    const { waiter, recovery, journaledOnly } = partsFor(account, Date.now, { journal: pushed.journal, chains: pushed.chains, receiptTimeoutMs: 3_000 });
     // Journaled, then broadcast and mined while this process was down: its journal row still says signed.
-    const fees = await sender.fees('ethereum', account.address);
-    const journaled = await sender.journal('ethereum', account, { intent: { kind: 'test' } }, fees, () => ({ to: devAccount(9).address, data: '0x', gas: 21_000n }));
-    if (journaled === 'released') throw new Error('not released: no authorizations');
+    const journaled = await journaledOnly();
     await client.sendRawTransaction({ serializedTransaction: journaled.rawTx });
     const mined = await receiptOf(client, journaled.txHash);
     await createTestClient({ mode: 'anvil', transport: http(pushed.anvil.url) }).mine({ blocks: 40 });
