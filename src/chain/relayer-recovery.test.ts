@@ -258,6 +258,29 @@ test('a sweep that saw the node go back but could not get through (its database 
   assert.equal(await client.getTransactionCount({ address: account.address }), 1);
 });
 
+test('a node we do not run that went back and mined past its old head between two of the sweep\'s head reads (a rollback shorter than 10 s): the next read sees another block at that height and the lost transaction is sent again', async () => {
+  const account = await freshLane();
+  const { client } = parts.chains.ethereum;
+  const anvil = createTestClient({ mode: 'anvil', transport: http(parts.anvil.url) });
+  let now = Date.now();
+  const { recovery, journaledOnly } = partsFor(account, () => now);
+  const snapshot = await client.request({ method: 'evm_snapshot' as never }) as unknown as Hex;
+  const journaled = await journaledOnly();
+  assert.equal(await recovery.recover('ethereum'), 1);
+  const minedAt = (await client.getTransactionReceipt({ hash: journaled.txHash })).blockNumber;
+  assert.equal(await recovery.rebroadcastStale('ethereum', 10 * 60_000), 0, 'a sweep while the node still has it: its head read');
+  // Lost, and the chain is longer than before by the next read: no head below one seen shows it.
+  await client.request({ method: 'evm_revert' as never, params: [snapshot] as never });
+  await anvil.mine({ blocks: 3 });
+  assert.ok((await client.getBlockNumber({ cacheTime: 0 })) > minedAt);
+  assert.equal(await client.getTransactionCount({ address: account.address }), 0);
+  now += 10_000;
+  assert.equal(await recovery.rebroadcastStale('ethereum', 10 * 60_000), 1, 'sent again at the next head read');
+  assert.equal((await client.getTransactionReceipt({ hash: journaled.txHash })).status, 'success', 'the journaled bytes, the same hash');
+  assert.equal(await client.getTransactionCount({ address: account.address }), 1);
+  assert.deepEqual(await parts.journal.listUnmined('ethereum', account.address), []);
+});
+
 test('the stale sweep asks a lane\'s nonce only when the node shows lost blocks (its head below one it answered) or every 5 minutes, only for lanes with a transaction mined within 10 minutes; idle, one head read per 10 s; on a chain we run, nothing', async () => {
   const busy = devAccount(5);
   const idle = privateKeyToAccount(generatePrivateKey());
@@ -271,7 +294,7 @@ test('the stale sweep asks a lane\'s nonce only when the node shows lost blocks 
     ...parts.chains,
     ethereum: {
       ...parts.chains.ethereum, managed,
-      nodeHead: () => { headsAsked++; return parts.chains.ethereum.nodeHead(); },
+      nodeBlock: (number?: bigint) => { headsAsked++; return parts.chains.ethereum.nodeBlock(number); },
       client: new Proxy(parts.chains.ethereum.client, {
         get(target, key, receiver) {
           if (key !== 'getTransactionCount') return Reflect.get(target, key, receiver) as unknown;

@@ -1,6 +1,7 @@
 import type { Address, Hex, LocalAccount, TransactionReceipt } from 'viem';
 import type { ChainJournal, UnminedTransaction } from './chain-journal.ts';
-import type { ChainClients } from './chain-clients.ts';
+import type { ChainClient, ChainClients } from './chain-clients.ts';
+import type { NodeBlock } from './endpoint-pool.ts';
 import type { ReceiptWaiter } from './receipt-waiter.ts';
 import type { TransactionSender } from './transaction-sender.ts';
 import { repriceStale } from './reprice-stale.ts';
@@ -116,14 +117,15 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
   /** Networks whose last sign of lost blocks no sweep has yet followed through every lane. */
   const unresolved = new Set<NetworkName>();
   /** Per network: what the last sweeps saw of its head, to tell a node that went back. */
-  const watched = new Map<NetworkName, { highest?: bigint; subscriptions: number; headAskedAt: number; lanesCheckedAt: number }>();
+  const watched = new Map<NetworkName, { highest?: bigint; block?: NodeBlock; subscriptions: number; headAskedAt: number; lanesCheckedAt: number }>();
 
   /**
    * Whether the node of `network` may have lost blocks since the last sweep, asked as cheaply as the
    * network allows: with pushed heads (its subscription up), a subscription made again (the node or
    * the link restarted) or a head pushed below a block seen before, no call; without, the node's own
-   * head (not the highest seen) below the highest block its answers showed, one call per 10 s for every
-   * lane; and every 5 minutes whatever the heads say. Before, each lane's nonce was asked at each
+   * head (not the highest seen) below the highest block its answers showed, or another block at the
+   * height of the head the last check read (a node that went back and grew again past it between two
+   * checks), one or two calls per 10 s for every lane; and every 5 minutes whatever the heads say. Before, each lane's nonce was asked at each
    * 2 s sweep: 120 calls per idle minute with 4 lanes.
    */
   async function lostBlocksSuspected(network: NetworkName): Promise<boolean> {
@@ -140,7 +142,10 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
       head = heads.latest()?.number;
     } else if (now - seen.headAskedAt >= nodeHeadCheckMs) {
       seen.headAskedAt = now;
-      head = await chain.nodeHead().catch(() => undefined);
+      const latest = await chain.nodeBlock().catch(() => undefined);
+      head = latest?.number;
+      if (latest && seen.block && (await replacedSince(chain, seen.block, latest))) suspected = true;
+      if (latest) seen.block = latest;
     }
     // The highest block the network showed since (the blocks of the receipts read, the heads pushed).
     const shown = chain.highestSince();
@@ -152,6 +157,15 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
     }
     if (suspected) seen.lanesCheckedAt = now;
     return suspected;
+  }
+
+  /** Whether another block than `before` stands at its height now that `latest` is the head (one call at most). */
+  async function replacedSince(chain: ChainClient, before: NodeBlock, latest: NodeBlock): Promise<boolean> {
+    if (latest.number < before.number) return false; // shorter: the head below the highest seen tells it
+    if (latest.number === before.number) return latest.hash !== before.hash;
+    if (latest.number === before.number + 1n) return latest.parentHash !== before.hash;
+    const now = await chain.nodeBlock(before.number).catch(() => undefined);
+    return now !== undefined && now.hash !== before.hash;
   }
 
   return {

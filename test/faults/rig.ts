@@ -177,12 +177,20 @@ export async function assertInvariants(rig: Pick<FaultRig, 'operator'>, options:
 
   // Finished, and mined where the journal says so: a node that went back (a rollback) lost blocks the
   // journal recorded, and the platform sends their transactions again from its next sweep on.
-  await waitFor(async () => {
-    const rows = await db.selectFrom('chain_txs').select(['tx_hash', 'status']).where('network', '=', 'ethereum').execute();
-    if (rows.some((r) => r.status === 'signed')) return false;
-    const receipts = await Promise.all(rows.map((r) => chain.client.getTransactionReceipt({ hash: r.tx_hash as Hex }).then(() => true, () => false)));
-    return receipts.every(Boolean);
-  }, { timeoutMs: 60_000, message: 'the restarted server finished every journaled transaction, each mined on the chain as recorded' });
+  const unfinished = async () => {
+    const rows = await db.selectFrom('chain_txs').select(['id', 'tx_hash', 'status', 'relayer', 'nonce', 'kind', 'reference', 'block_number'])
+      .where('network', '=', 'ethereum').execute();
+    const mined = await Promise.all(rows.map((r) => chain.client.getTransactionReceipt({ hash: r.tx_hash as Hex }).then(() => true, () => false)));
+    return rows.filter((r, i) => r.status === 'signed' || !mined[i]);
+  };
+  await waitFor(async () => (await unfinished()).length === 0, { timeoutMs: 60_000, message: 'the restarted server finished every journaled transaction, each mined on the chain as recorded' })
+    .catch(async (error: Error) => {
+      // What is left, beside each lane's nonce on chain: a gap below a row, a row the chain never had.
+      const rows = await unfinished();
+      const lanes = [...new Set(rows.map((r) => r.relayer))];
+      const nonces = await Promise.all(lanes.map(async (lane) => `${lane} latest ${await chain.client.getTransactionCount({ address: lane as Hex, blockTag: 'latest' })} pending ${await chain.client.getTransactionCount({ address: lane as Hex, blockTag: 'pending' })}`));
+      throw new Error(`${error.message}: ${JSON.stringify(rows)}; ${nonces.join('; ')}`);
+    });
   // Every lane of the relayer (each its own nonce sequence).
   const accountSettlement = operator.contracts.ethereum.accountSettlement.toLowerCase();
   const accountBatches: TransactionReceipt[] = [];
