@@ -186,6 +186,48 @@ test('a transaction mined long before its wait began and waited for as sent earl
   }
 });
 
+test('waited for as sent earlier: one mined in a block already pushed is found by one look-up; one never mined is looked up by its receipt once, not at every head after', async () => {
+  const w = await pushedWatcher();
+  try {
+    const a = await sent(11n);
+    const other = await signed(12n); // waited for, never sent: the watcher keeps reading blocks for it
+    const waitOther = w.watcher.wait(other.hash, 30_000).catch((error: unknown) => error);
+    const aBlock = await w.mined(1);
+    await w.idle();
+    const before = w.count('eth_getTransactionReceipt');
+    const found = await w.watcher.wait(a, 5_000, { sentBefore: true });
+    assert.equal(found.blockNumber, aBlock);
+    await w.idle();
+    assert.equal(w.count('eth_getTransactionReceipt') - before, 1, 'looked up by its receipt once');
+    const never = await signed(13n);
+    const waitNever = w.watcher.wait(never.hash, 30_000, { sentBefore: true }).catch((error: unknown) => error);
+    await w.idle();
+    await w.mined(3);
+    await w.idle();
+    assert.equal(w.count('eth_getTransactionReceipt') - before, 2, 'the one never mined looked up once, then looked for in the blocks');
+    w.close();
+    await Promise.all([waitOther, waitNever]);
+  } finally {
+    w.close();
+  }
+});
+
+test('polled (no subscription): a wait as sent earlier is looked up once at its first poll, with its own fresh look-up, not twice', async () => {
+  const counting = countingClient(anvil.url);
+  const watcher = createReceiptWatcher(counting.client, 100, {});
+  try {
+    const old = await sent(14n);
+    await controls().mine({ blocks: 1 });
+    const minedAt = (await reader().getTransactionReceipt({ hash: old })).blockNumber;
+    await controls().mine({ blocks: 5 });
+    const found = await watcher.wait(old, 5_000, { sentBefore: true });
+    assert.equal(found.blockNumber, minedAt);
+    assert.equal(counting.count('eth_getTransactionReceipt'), 1);
+  } finally {
+    watcher.close();
+  }
+});
+
 test('heads pushed while a read is slow to answer: the blocks they bring are all read once the read ends, none twice, and a wait begun meanwhile is found in them', async () => {
   const w = await pushedWatcher();
   try {
