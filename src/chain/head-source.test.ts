@@ -1,6 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createWalletClient, http } from 'viem';
+import { createTestClient, createWalletClient, http } from 'viem';
 import { foundry } from 'viem/chains';
 import { mnemonicToAccount } from 'viem/accounts';
 import { startAnvil, type AnvilProcess } from './anvil-process.ts';
@@ -117,4 +117,19 @@ test('a node without eth_getBlockReceipts: receipts are read by transaction inst
   } finally {
     await lacking.close();
   }
+});
+
+test('the chain goes back and grows past its old head before anyone looks: the heads pushed count it once; blocks that follow their parent count nothing', async () => {
+  const heads = chain.heads!;
+  await waitFor(() => heads.up() && (heads.latest()?.at ?? 0) > Date.now() - 1_500, { timeoutMs: 60_000, message: 'heads pushed' });
+  const node = createTestClient({ mode: 'anvil', chain: foundry, transport: http(anvil.url) });
+  const counted = heads.wentBack();
+  const snapshot = await node.snapshot();
+  const at = heads.latest()!.number;
+  await waitFor(() => heads.latest()!.number >= at + 2n, { timeoutMs: 10_000, message: 'two more heads pushed' });
+  assert.equal(heads.wentBack(), counted, 'each head followed its parent');
+  await node.revert({ id: snapshot });
+  const top = heads.latest()!.number;
+  await waitFor(() => heads.latest()!.number > top, { timeoutMs: 15_000, message: 'grown past the old head' });
+  assert.equal(heads.wentBack(), counted + 1);
 });

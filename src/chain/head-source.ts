@@ -25,6 +25,12 @@ export interface HeadSource {
   byHash(hash: Hex): PushedHead | undefined;
   /** How many times the subscription was made: more than once after it dropped. */
   subscriptions(): number;
+  /**
+   * How many heads were pushed that do not follow the one before (at or below its height, or its
+   * child in number with another parent): the chain went back (a reorg, a node that lost blocks),
+   * counted even when it grew past its old head before anyone looked.
+   */
+  wentBack(): number;
   /** Told of each head pushed; answers how to stop. */
   onHead(listener: (head: PushedHead) => void): () => void;
   /** Told each time the subscription comes up or goes down; answers how to stop. */
@@ -61,6 +67,9 @@ export function createHeadSource(options: HeadSourceOptions): HeadSource {
   const stateListeners = new Set<(up: boolean) => void>();
   const heads = new Map<Hex, PushedHead>();
   let latest: PushedHead | undefined;
+  /** The head pushed before, kept across a drop (`latest` is not): the next one is compared with it. */
+  let previous: PushedHead | undefined;
+  let back = 0;
   let isUp = false;
   let made = 0;
   let closed = false;
@@ -84,6 +93,9 @@ export function createHeadSource(options: HeadSourceOptions): HeadSource {
     };
     heads.set(head.hash, head);
     while (heads.size > keptHeads) heads.delete(heads.keys().next().value as Hex);
+    if (previous && head.hash !== previous.hash
+      && (head.number <= previous.number || (head.number === previous.number + 1n && head.parentHash !== previous.hash))) back++;
+    previous = head;
     latest = head;
     for (const listener of headListeners) listener(head);
   };
@@ -133,6 +145,7 @@ export function createHeadSource(options: HeadSourceOptions): HeadSource {
     latest: () => latest,
     byHash: (hash) => heads.get(hash),
     subscriptions: () => made,
+    wentBack: () => back,
     onHead(listener) {
       headListeners.add(listener);
       return () => headListeners.delete(listener);

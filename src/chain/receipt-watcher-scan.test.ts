@@ -331,7 +331,7 @@ function pushingSource() {
   const listeners = new Set<(head: PushedHead) => void>();
   let latest: PushedHead | undefined;
   const source: HeadSource = {
-    up: () => true, latest: () => latest, byHash: () => undefined, subscriptions: () => 1,
+    up: () => true, latest: () => latest, byHash: () => undefined, subscriptions: () => 1, wentBack: () => 0,
     onHead: (listener) => { listeners.add(listener); return () => listeners.delete(listener); },
     onState: () => () => undefined, close: () => undefined,
   };

@@ -281,6 +281,34 @@ test('a node we do not run that went back and mined past its old head between tw
   assert.deepEqual(await parts.journal.listUnmined('ethereum', account.address), []);
 });
 
+test('heads pushed: a node that went back and mined past its old head before the next sweep: the heads that did not follow their parent are the sign, and the lost transaction is sent again', async () => {
+  const pushed = await startChainParts({ managed: false, pushedHeads: true });
+  try {
+    const { client, heads } = pushed.chains.ethereum;
+    await waitFor(() => heads?.up() === true, { timeoutMs: 10_000, message: 'the subscription is made' });
+    const anvil = createTestClient({ mode: 'anvil', transport: http(pushed.anvil.url) });
+    const account = privateKeyToAccount(generatePrivateKey());
+    await client.request({ method: 'anvil_setBalance' as never, params: [account.address, toHex(10n ** 18n)] as never });
+    let now = Date.now();
+    const { recovery, journaledOnly } = partsFor(account, () => now, { journal: pushed.journal, chains: pushed.chains, receiptTimeoutMs: 3_000 });
+    const snapshot = await client.request({ method: 'evm_snapshot' as never }) as unknown as Hex;
+    const journaled = await journaledOnly();
+    assert.equal(await recovery.recover('ethereum'), 1);
+    const minedAt = (await client.getTransactionReceipt({ hash: journaled.txHash })).blockNumber;
+    await waitFor(() => heads?.latest()?.number === minedAt, { timeoutMs: 10_000, message: 'its block pushed' });
+    assert.equal(await recovery.rebroadcastStale('ethereum', 10 * 60_000), 0, 'a sweep while the node still has it');
+    await client.request({ method: 'evm_revert' as never, params: [snapshot] as never });
+    await anvil.mine({ blocks: 3 });
+    await waitFor(() => (heads?.latest()?.number ?? 0n) > minedAt, { timeoutMs: 10_000, message: 'pushed past the old head' });
+    now += 2_000;
+    assert.equal(await recovery.rebroadcastStale('ethereum', 10 * 60_000), 1, 'sent again at the next sweep');
+    assert.equal((await client.getTransactionReceipt({ hash: journaled.txHash })).status, 'success');
+    assert.equal(await client.getTransactionCount({ address: account.address }), 1);
+  } finally {
+    await pushed.close();
+  }
+});
+
 test('the stale sweep asks a lane\'s nonce only when the node shows lost blocks (its head below one it answered) or every 5 minutes, only for lanes with a transaction mined within 10 minutes; idle, one head read per 10 s; on a chain we run, nothing', async () => {
   const busy = devAccount(5);
   const idle = privateKeyToAccount(generatePrivateKey());

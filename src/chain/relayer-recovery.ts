@@ -117,12 +117,13 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
   /** Networks whose last sign of lost blocks no sweep has yet followed through every lane. */
   const unresolved = new Set<NetworkName>();
   /** Per network: what the last sweeps saw of its head, to tell a node that went back. */
-  const watched = new Map<NetworkName, { highest?: bigint; block?: NodeBlock; subscriptions: number; headAskedAt: number; lanesCheckedAt: number }>();
+  const watched = new Map<NetworkName, { highest?: bigint; block?: NodeBlock; subscriptions: number; wentBack: number; headAskedAt: number; lanesCheckedAt: number }>();
 
   /**
    * Whether the node of `network` may have lost blocks since the last sweep, asked as cheaply as the
    * network allows: with pushed heads (its subscription up), a subscription made again (the node or
-   * the link restarted) or a head pushed below a block seen before, no call; without, the node's own
+   * the link restarted), a head pushed below a block seen before or one that did not follow the head
+   * before it (`HeadSource.wentBack`, counted as pushed: seen even once the chain grew past it), no call; without, the node's own
    * head (not the highest seen) below the highest block its answers showed, or another block at the
    * height of the head the last check read (a node that went back and grew again past it between two
    * checks), one or two calls per 10 s for every lane; and every 5 minutes whatever the heads say. Before, each lane's nonce was asked at each
@@ -132,13 +133,14 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
     const chain = chains[network];
     const now = clock();
     let seen = watched.get(network);
-    if (!seen) watched.set(network, seen = { subscriptions: chain.heads?.subscriptions() ?? 0, headAskedAt: -Infinity, lanesCheckedAt: now });
+    if (!seen) watched.set(network, seen = { subscriptions: chain.heads?.subscriptions() ?? 0, wentBack: chain.heads?.wentBack() ?? 0, headAskedAt: -Infinity, lanesCheckedAt: now });
     let suspected = now - seen.lanesCheckedAt >= laneNonceCheckMs;
     const heads = chain.heads;
     let head: bigint | undefined;
     if (heads?.up()) {
-      if (heads.subscriptions() !== seen.subscriptions) suspected = true;
+      if (heads.subscriptions() !== seen.subscriptions || heads.wentBack() !== seen.wentBack) suspected = true;
       seen.subscriptions = heads.subscriptions();
+      seen.wentBack = heads.wentBack();
       head = heads.latest()?.number;
     } else if (now - seen.headAskedAt >= nodeHeadCheckMs) {
       seen.headAskedAt = now;
