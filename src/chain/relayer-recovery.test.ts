@@ -398,6 +398,61 @@ test('a sender waiting for its transaction while the stale sweep re-prices it is
   assert.equal(answer.receipt.status, 'success');
 });
 
+test('a transfer the chain lost whose authorization expired before it was sent again reverts: recovery records it failed and says so, naming the transaction, as an error', async () => {
+  const lane = await freshLane();
+  const holder = privateKeyToAccount(generatePrivateKey());
+  const payee = privateKeyToAccount(generatePrivateKey()).address;
+  const { client, chainId } = parts.chains.ethereum;
+  const anvil = createTestClient({ mode: 'anvil', transport: http(parts.anvil.url) });
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'vixpay-recovery-'));
+  const store = await openStore({ dataDir });
+  try {
+    const journal = createChainJournal(store.db, randomUUID);
+    let now = Date.now();
+    const { lines, logger: capturing } = capturingLogger();
+    const { sender, waiter, recovery } = partsFor(lane, () => now, { journal, logger: capturing });
+    const deploy = await sender.send('ethereum', {
+      data: encodeDeployData({ abi: vixpTokenAbi, bytecode: vixpTokenBytecode, args: ['VIXP Token', 'VIXP', holder.address, 1_000n] }), intent: { kind: 'deploy' },
+    });
+    const token = (await waiter.finish('ethereum', deploy.id, [deploy.txHash])).receipt?.contractAddress;
+    assert.ok(token);
+    const balanceOf = (address: Address) => client.readContract({ address: token, abi: vixpTokenAbi, functionName: 'balanceOf', args: [address] });
+    const validBefore = (await client.getBlock()).timestamp + 60n;
+    const nonce = keccak256(stringToHex(`relayer-recovery.test:expired:${randomUUID()}`));
+    const signature = await holder.signTypedData({
+      domain: { name: 'VIXP Token', version: '1', chainId, verifyingContract: token }, types: transferAuthorizationTypes, primaryType: 'TransferWithAuthorization',
+      message: { from: holder.address, to: payee, value: 250n, validAfter: 0n, validBefore, nonce },
+    });
+    const item: SettlementItem = { token, from: holder.address, to: payee, value: 250n, validBefore, nonce, signature };
+    const snapshot = await client.request({ method: 'evm_snapshot' as never }) as unknown as Hex;
+    const settlement: Address = '0x5e771e0000000000000000000000000000000001';
+    const journaled = await sender.journal('ethereum', lane, { intent: { kind: 'settlement', contractAddress: settlement } },
+      await sender.fees('ethereum', lane.address), () => encodeSettlement(settlement, [item]));
+    if (journaled === 'released') throw new Error('not released: no authorizations');
+    assert.equal(await recovery.recover('ethereum'), 1);
+    assert.equal(await balanceOf(payee), 250n, 'executed, and answered done');
+    assert.equal(await recovery.rebroadcastStale('ethereum', 10 * 60_000), 0, 'a sweep while the node still has it');
+    // Lost, and the next blocks come after its validBefore.
+    await client.request({ method: 'evm_revert' as never, params: [snapshot] as never });
+    await anvil.setNextBlockTimestamp({ timestamp: validBefore + 1n });
+    await anvil.mine({ blocks: 3 });
+    lines.length = 0;
+    now += 10_000;
+    assert.equal(await recovery.rebroadcastStale('ethereum', 10 * 60_000), 1);
+    assert.equal((await client.getTransactionReceipt({ hash: journaled.txHash })).status, 'reverted', 'the same bytes, too late');
+    assert.equal(await balanceOf(payee), 0n);
+    assert.equal((await journal.listUnmined('ethereum', lane.address)).length, 0);
+    const errors = lines.filter((line) => line.level === 50).map(({ msg, transactions }) => ({ msg, transactions }));
+    assert.deepEqual(errors, [
+      { msg: 'the chain lost transactions recorded as mined; sending them again', transactions: undefined },
+      { msg: 'transactions the chain lost reverted when sent again: what they moved was answered done and is undone; reconcile their operations', transactions: [journaled.id] },
+    ]);
+  } finally {
+    await store.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 test('a settlement journaled with a holder\'s EIP-3009 authorization and never broadcast: `recover` sends it, the transfer executes, and the authorization is recorded used', async () => {
   const lane = await freshLane();
   const holder = privateKeyToAccount(generatePrivateKey());

@@ -58,7 +58,7 @@ export interface RelayerRecoveryDeps {
 export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecovery {
   const { journal, chains, clock, logger, sender, waiter } = deps;
 
-  async function finishUnmined(network: NetworkName, address: Address, stale?: { before: number; waitMs: number }): Promise<{ pending: number; finished: number }> {
+  async function finishUnmined(network: NetworkName, address: Address, stale?: { before: number; waitMs: number }): Promise<{ pending: number; finished: number; failed: string[] }> {
     const pending = (await journal.listUnmined(network, address))
       .filter((tx) => stale === undefined || tx.createdAt < stale.before);
     const account = deps.lanes.find((lane) => lane.address === address);
@@ -78,7 +78,8 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
     for (const [i, { receipt }] of results.entries()) {
       if (receipt) await journal.markAuthorizationsUsed(receipt.transactionHash, await executedRows(network, (pending[i] as UnminedTransaction).rawTx as Hex, receipt), clock());
     }
-    return { pending: pending.length, finished: results.filter((r) => r.status !== 'signed').length };
+    const failed = pending.filter((_, i) => results[i]?.status === 'failed').map((tx) => tx.id);
+    return { pending: pending.length, finished: results.filter((r) => r.status !== 'signed').length, failed };
   }
 
   /**
@@ -105,13 +106,27 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
    * A node that lost blocks no longer holds transactions recorded mined: every journaled one at or
    * above the lane's nonce on chain is marked unmined again (its authorizations no longer `used`), to
    * be sent again, in nonce order, from its journaled bytes (the same hash), so none is lost and no
-   * later transaction waits behind a gap. Answers how many.
+   * later transaction waits behind a gap. Answers their ids.
    */
-  async function reopenLost(network: NetworkName, address: Address): Promise<number> {
+  async function reopenLost(network: NetworkName, address: Address): Promise<Set<string>> {
     const chainNonce = await chains[network].client.getTransactionCount({ address, blockTag: 'latest' });
+    const unmined = new Set((await journal.listUnmined(network, address)).map((tx) => tx.id));
     const lost = await journal.reopenFrom(network, address, chainNonce, clock());
-    if (lost > 0) logger.error({ network, lane: address, lost, chainNonce }, 'the chain lost transactions recorded as mined; sending them again');
-    return lost;
+    if (lost === 0) return new Set();
+    logger.error({ network, lane: address, lost, chainNonce }, 'the chain lost transactions recorded as mined; sending them again');
+    return new Set((await journal.listUnmined(network, address)).map((tx) => tx.id).filter((id) => !unmined.has(id)));
+  }
+
+  /**
+   * Lost transactions that reverted when sent again (an authorization expired meanwhile): what they
+   * moved, and what was answered, did not happen. Only an operator can make it good (docs/reliability.md).
+   */
+  function revertedAgain(network: NetworkName, address: Address, lost: ReadonlySet<string>, failed: readonly string[]): void {
+    const transactions = failed.filter((id) => lost.has(id));
+    if (transactions.length > 0) {
+      logger.error({ network, lane: address, transactions },
+        'transactions the chain lost reverted when sent again: what they moved was answered done and is undone; reconcile their operations');
+    }
   }
 
   /** Networks whose last sign of lost blocks no sweep has yet followed through every lane. */
@@ -182,8 +197,9 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
         // transactions we recorded as mined: every journaled one at or above the lane's nonce on
         // chain is sent again, in nonce order, from its journaled bytes (same hash), so none is lost
         // and no later transaction waits behind a gap.
-        await reopenLost(network, address);
-        const { pending, finished } = await finishUnmined(network, address);
+        const lost = await reopenLost(network, address);
+        const { pending, finished, failed } = await finishUnmined(network, address);
+        revertedAgain(network, address, lost, failed);
         await sender.resyncNonce(network, address);
         if (pending > 0) logger.info({ network, lane: address, pending, finished }, 'recovered journaled transactions');
         finishedAll += finished;
@@ -205,9 +221,10 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
       for (const { address } of deps.lanes) {
         if (suspected && recent.includes(address)) {
           const lost = await reopenLost(network, address);
-          if (lost > 0) {
+          if (lost.size > 0) {
             // Sent again now, whatever their age: they hold the lane's later nonces.
-            const { pending, finished } = await finishUnmined(network, address, { before: Infinity, waitMs: staleReceiptWaitMs });
+            const { pending, finished, failed } = await finishUnmined(network, address, { before: Infinity, waitMs: staleReceiptWaitMs });
+            revertedAgain(network, address, lost, failed);
             finishedAll += finished;
             logger.info({ network, lane: address, pending, finished }, 'sent again the transactions the chain lost');
             continue;
