@@ -3,7 +3,7 @@ import { DomainError } from '#shared/errors.ts';
 import type { ChainEndpoint } from './chain-supervisor.ts';
 import { createReceiptWatcher, type ReceiptWatcher } from './receipt-watcher.ts';
 import type { OnRpcCall } from './node-rpc-calls.ts';
-import { createEndpointPool, hostOf, type EndpointOutcome, type EndpointPool, type EndpointState } from './endpoint-pool.ts';
+import { createEndpointPool, hostOf, type EndpointOutcome, type EndpointState } from './endpoint-pool.ts';
 import { createBlockSchedule, type BlockSchedule } from './block-schedule.ts';
 import { createHeadSource, type HeadSource } from './head-source.ts';
 import { explorerOf, networkFacts, networkNames, type NetworkName } from '#shared/networks.ts';
@@ -28,8 +28,6 @@ export interface ChainClient {
    * (same port); none for an external node without `WS_URL_<NETWORK>`, which is polled.
    */
   heads?: HeadSource;
-  /** A block (the head by default) of the node answering now, as it says (below the highest seen when it lost blocks or lags). */
-  nodeBlock: EndpointPool['nodeBlock'];
   /** The highest block the network showed (answers, pushed heads) since the last call; undefined when none. */
   highestSince(): bigint | undefined;
 }
@@ -87,7 +85,7 @@ export async function createChainClients(
       const receipts: ReceiptWatcher = { wait: (hash, timeoutMs, options) => watcher.wait(hash, timeoutMs, options), close() { watcher.close(); heads?.close(); } };
       return [network, {
         network, chainId, managed: endpoint.managed, url: urls[0] ?? endpoint.url, urls, endpoints: pool.states, client, receipts, blocks,
-        ...(heads && { heads }), nodeBlock: pool.nodeBlock,
+        ...(heads && { heads }),
         highestSince() {
           const answered = pool.highestSince();
           const pushed = pushedSince;

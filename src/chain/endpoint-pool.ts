@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createTransport, hexToBigInt, http, HttpRequestError, TimeoutError, toHex, type EIP1193RequestFn, type Hex, type Transport } from 'viem';
+import { createTransport, http, HttpRequestError, TimeoutError, type EIP1193RequestFn, type Transport } from 'viem';
 import type { NetworkName } from '#shared/networks.ts';
 import { countingRpcCalls, type OnRpcCall } from './node-rpc-calls.ts';
 import { monotonicReads } from './monotonic-reads.ts';
@@ -41,22 +41,9 @@ export interface EndpointPoolOptions {
   now?: () => number;
 }
 
-/** A block as a node answered it: where it is and what it follows. */
-export interface NodeBlock {
-  number: bigint;
-  hash: Hex;
-  parentHash: Hex;
-}
-
 export interface EndpointPool {
   transport: Transport;
   states(): EndpointState[];
-  /**
-   * A block of the node answering now, as it says (the head by default, not the highest seen, as the
-   * transport's reads); undefined when it has none at that height. A head below one seen, or another
-   * block at a height seen, is how a node that lost blocks shows (relayer-recovery.ts).
-   */
-  nodeBlock(number?: bigint): Promise<NodeBlock | undefined>;
   /**
    * The highest block the network's answers showed since the last call (its receipts', its heads';
    * those the transport answers with a higher one included), or undefined when none: what a node
@@ -175,12 +162,6 @@ export function createEndpointPool(options: EndpointPoolOptions): EndpointPool {
   return {
     transport,
     states: () => endpoints.map((e) => ({ ...e.state })),
-    async nodeBlock(number) {
-      const params = [number === undefined ? 'latest' : toHex(number), false];
-      const block = await request({ method: 'eth_getBlockByNumber', params } as Parameters<EIP1193RequestFn>[0]) as
-        { number: Hex; hash: Hex; parentHash: Hex } | null;
-      return block ? { number: hexToBigInt(block.number), hash: block.hash, parentHash: block.parentHash } : undefined;
-    },
     highestSince() {
       const seen = highest;
       highest = undefined;

@@ -1,7 +1,6 @@
 import type { Address, Hex, LocalAccount, TransactionReceipt } from 'viem';
 import type { ChainJournal, UnminedTransaction } from './chain-journal.ts';
-import type { ChainClient, ChainClients } from './chain-clients.ts';
-import type { NodeBlock } from './endpoint-pool.ts';
+import type { ChainClients } from './chain-clients.ts';
 import type { ReceiptWaiter } from './receipt-waiter.ts';
 import type { TransactionSender } from './transaction-sender.ts';
 import { repriceStale } from './reprice-stale.ts';
@@ -20,8 +19,8 @@ const staleReceiptWaitMs = 3_000;
  * when the network shows a sign of it (see `lostBlocksSuspected`).
  */
 const lostBlockWatchMs = 10 * 60_000;
-/** Without pushed heads: the node's own head is asked at most this often (one call for every lane). */
-const nodeHeadCheckMs = 10_000;
+/** Without pushed heads: the lanes' nonces are read this often (one call for each lane with a transaction mined lately). */
+const polledLaneCheckMs = 10_000;
 /** The lanes' nonces are checked this often anyway (a reorg deeper than CONFIRMATIONS to the same height shows no lower head). */
 const laneNonceCheckMs = 5 * 60_000;
 
@@ -132,23 +131,24 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
   /** Networks whose last sign of lost blocks no sweep has yet followed through every lane. */
   const unresolved = new Set<NetworkName>();
   /** Per network: what the last sweeps saw of its head, to tell a node that went back. */
-  const watched = new Map<NetworkName, { highest?: bigint; block?: NodeBlock; subscriptions: number; wentBack: number; headAskedAt: number; lanesCheckedAt: number }>();
+  const watched = new Map<NetworkName, { highest?: bigint; subscriptions: number; wentBack: number; lanesCheckedAt: number }>();
 
   /**
    * Whether the node of `network` may have lost blocks since the last sweep, asked as cheaply as the
    * network allows: with pushed heads (its subscription up), a subscription made again (the node or
    * the link restarted), a head pushed below a block seen before or one that did not follow the head
-   * before it (`HeadSource.wentBack`, counted as pushed: seen even once the chain grew past it), no call; without, the node's own
-   * head (not the highest seen) below the highest block its answers showed, or another block at the
-   * height of the head the last check read (a node that went back and grew again past it between two
-   * checks), one or two calls per 10 s for every lane; and every 5 minutes whatever the heads say. Before, each lane's nonce was asked at each
-   * 2 s sweep: 120 calls per idle minute with 4 lanes.
+   * before it (`HeadSource.wentBack`, counted as pushed: seen even once the chain grew past it), no
+   * call; without, every 10 s: a polled node shows no sign of a loss it grew past between two reads
+   * (its head past the old one again, the lost blocks never read; chaos seed 2037), so the lanes'
+   * nonces are read, one call per lane with a transaction mined in the last 10 minutes; and every 5
+   * minutes whatever the heads say. Before, each lane's nonce was read at each 2 s sweep: 120 calls
+   * per idle minute with 4 lanes.
    */
   async function lostBlocksSuspected(network: NetworkName): Promise<boolean> {
     const chain = chains[network];
     const now = clock();
     let seen = watched.get(network);
-    if (!seen) watched.set(network, seen = { subscriptions: chain.heads?.subscriptions() ?? 0, wentBack: chain.heads?.wentBack() ?? 0, headAskedAt: -Infinity, lanesCheckedAt: now });
+    if (!seen) watched.set(network, seen = { subscriptions: chain.heads?.subscriptions() ?? 0, wentBack: chain.heads?.wentBack() ?? 0, lanesCheckedAt: now });
     let suspected = now - seen.lanesCheckedAt >= laneNonceCheckMs;
     const heads = chain.heads;
     let head: bigint | undefined;
@@ -157,12 +157,8 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
       seen.subscriptions = heads.subscriptions();
       seen.wentBack = heads.wentBack();
       head = heads.latest()?.number;
-    } else if (now - seen.headAskedAt >= nodeHeadCheckMs) {
-      seen.headAskedAt = now;
-      const latest = await chain.nodeBlock().catch(() => undefined);
-      head = latest?.number;
-      if (latest && seen.block && (await replacedSince(chain, seen.block, latest))) suspected = true;
-      if (latest) seen.block = latest;
+    } else if (now - seen.lanesCheckedAt >= polledLaneCheckMs) {
+      suspected = true;
     }
     // The highest block the network showed since (the blocks of the receipts read, the heads pushed).
     const shown = chain.highestSince();
@@ -174,15 +170,6 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
     }
     if (suspected) seen.lanesCheckedAt = now;
     return suspected;
-  }
-
-  /** Whether another block than `before` stands at its height now that `latest` is the head (one call at most). */
-  async function replacedSince(chain: ChainClient, before: NodeBlock, latest: NodeBlock): Promise<boolean> {
-    if (latest.number < before.number) return false; // shorter: the head below the highest seen tells it
-    if (latest.number === before.number) return latest.hash !== before.hash;
-    if (latest.number === before.number + 1n) return latest.parentHash !== before.hash;
-    const now = await chain.nodeBlock(before.number).catch(() => undefined);
-    return now !== undefined && now.hash !== before.hash;
   }
 
   return {
