@@ -112,7 +112,8 @@ export interface ChainJournal {
   /**
    * Journals a re-priced version of an unmined transaction (same nonce, higher fees) before it is
    * broadcast: the row holds the new bytes (what recovery sends), the superseded version is kept,
-   * and the submitted authorizations name the new hash. False (nothing changed) when the row is no
+   * and its authorizations name the new hash, submitted (one recorded used in the superseded version
+   * too: the receipt of the version mined decides). False (nothing changed) when the row is no
    * longer unmined at `previousTxHash` (mined, or re-priced by another instance meanwhile).
    */
   replace(id: string, previousTxHash: string, next: { rawTx: string; txHash: string }, now: number): Promise<boolean>;

@@ -101,8 +101,11 @@ export function createChainJournal(db: Db, newId: () => string): ChainJournal {
         // Stryker disable next-line ConditionalExpression,BooleanLiteral: unreachable here, the row read above in this transaction is the one updated; only two instances re-pricing at once on PostgreSQL get 0
         if (Number(updated.numUpdatedRows) !== 1) return false;
         await trx.insertInto('chain_tx_versions').values({ tx_hash: previousTxHash, chain_tx_id: id, raw_tx: row.raw_tx, created_at: now }).execute();
-        await trx.updateTable('authorizations').set({ tx_hash: next.txHash })
-          .where('tx_hash', '=', previousTxHash).where('status', '=', 'submitted').execute();
+        // One recorded used in the version re-priced (seen on chain before its receipt was recorded) is
+        // submitted again: that version is not mined as far as the journal knows (the chain may have
+        // lost it), and the receipt of the version mined says whether it executed.
+        await trx.updateTable('authorizations').set({ tx_hash: next.txHash, status: 'submitted', updated_at: now })
+          .where('tx_hash', '=', previousTxHash).where('status', 'in', ['submitted', 'used']).execute();
         return true;
       });
     },
