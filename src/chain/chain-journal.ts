@@ -41,6 +41,12 @@ export interface UnminedTransaction {
   signedAt: number;
   /** The earlier versions it superseded by re-pricing (same nonce): any of them may still be the one mined. */
   supersededHashes: string[];
+  /**
+   * An authorization it carries is recorded used in its current version (seen executed on chain
+   * before its receipt was recorded): that hash was answered, so it is sent again as it is, and
+   * re-priced only when it cannot be mined at today's fees.
+   */
+  seenExecuted: boolean;
 }
 
 /** An account transfer's `authorizations` row as recovery reads it (`ChainJournal.submittedAccountTransfers`). */

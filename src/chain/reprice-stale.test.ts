@@ -131,6 +131,17 @@ test('a transaction is stale from exactly `afterMs` after its signing: one milli
   assert.deepEqual(due.repriced.map((r) => r.previous), [tx.txHash]);
 });
 
+test('one seen executed (an authorization of its version recorded used: its hash was answered, the chain then lost it) is sent as it is however old; below the base fee it is re-priced', async () => {
+  const account = await freshLane();
+  const signedAt = Date.now();
+  const seen = await journaled(account, eip1559(parseGwei('50'), parseGwei('3')), signedAt);
+  const low = await journaled(account, eip1559(1n, 1n), signedAt);
+  const asSeen = (await parts.journal.listUnmined('ethereum', account.address)).map((tx) => ({ ...tx, seenExecuted: true }));
+  const { repriced } = await sweep(account, signedAt + 10 * afterMs, { pending: asSeen });
+  assert.deepEqual(repriced.map((r) => r.previous), [low.txHash], 'only the one no block can mine');
+  assert.deepEqual(await parts.journal.hashesOf(seen.id), [seen.txHash], 'its own bytes, its own hash');
+});
+
 test('a fresh transaction whose fee cap is below the latest base fee is re-priced at once, at twice the node\'s estimate; one at the base fee is not', async () => {
   const account = await freshLane();
   const signedAt = Date.now();

@@ -22,7 +22,7 @@ export interface RepriceStaleParameters {
 /**
  * Re-prices a lane's stale transactions (in place: `pending` then holds the versions to send) that
  * cannot be mined at today's fees (fee cap below the latest block's base fee) or have waited
- * `afterMs` since they were signed: signed again with the same nonce, to, data, gas and value and
+ * `afterMs` since they were signed (unless seen executed: `UnminedTransaction.seenExecuted`): signed again with the same nonce, to, data, gas and value and
  * higher fees (`replacementFees`), journaled before anything is sent, the old version kept. One whose
  * nonce the chain already used is left alone (its receipt decides). Nothing is re-priced while the
  * node does not answer.
@@ -47,7 +47,8 @@ export async function repriceStale(params: RepriceStaleParameters, pending: Unmi
     if ((parsed.type !== 'eip1559' && parsed.type !== 'eip7702') || parsed.nonce === undefined || parsed.gas === undefined) continue;
     const old = { maxFeePerGas: parsed.maxFeePerGas ?? 0n, maxPriorityFeePerGas: parsed.maxPriorityFeePerGas ?? 0n };
     const underpriced = baseFee !== undefined && old.maxFeePerGas < baseFee;
-    if (!underpriced && params.now() - tx.signedAt < params.afterMs) continue;
+    // Seen executed (a chain that went back lost it): its hash was answered, so its own bytes are sent.
+    if (!underpriced && (tx.seenExecuted || params.now() - tx.signedAt < params.afterMs)) continue;
     let estimate;
     try {
       estimate = await client.estimateFeesPerGas();

@@ -265,8 +265,8 @@ for (const factory of storeFactories) {
       });
     });
 
-    test('the unmined of a lane, in nonce order, with their superseded hashes newest first; other lanes, networks and mined rows left out', async () => {
-      await withJournal(async ({ journal, sign }) => {
+    test('the unmined of a lane, in nonce order, with their superseded hashes newest first and whether an authorization is recorded used in the current version; other lanes, networks and mined rows left out', async () => {
+      await withJournal(async ({ store, journal, sign }) => {
         await journal.syncNonce('ethereum', laneA, 10);
         await journal.syncNonce('ethereum', laneB, 0);
         await journal.syncNonce('optimism', laneA, 0);
@@ -282,12 +282,15 @@ for (const factory of storeFactories) {
         await journal.replace('tx-5', hash(5), { rawTx: '0xnew5', txHash: hash(105) }, 700);
         await journal.replace('tx-2', hash(2), { rawTx: '0xnewB', txHash: hash(106) }, 800);
         assert.deepEqual(await journal.listUnmined('ethereum', laneA), [
-          { id: 'tx-1', txHash: hash(102), rawTx: '0xnew2', nonce: 10, createdAt: 100, signedAt: 600, supersededHashes: [hash(101), hash(1)] },
-          { id: 'tx-5', txHash: hash(105), rawTx: '0xnew5', nonce: 12, createdAt: 300, signedAt: 700, supersededHashes: [hash(5)] },
+          { id: 'tx-1', txHash: hash(102), rawTx: '0xnew2', nonce: 10, createdAt: 100, signedAt: 600, supersededHashes: [hash(101), hash(1)], seenExecuted: false },
+          { id: 'tx-5', txHash: hash(105), rawTx: '0xnew5', nonce: 12, createdAt: 300, signedAt: 700, supersededHashes: [hash(5)], seenExecuted: false },
         ]);
         assert.deepEqual(await journal.listUnmined('optimism', laneA), [
-          { id: 'tx-3', txHash: hash(3), rawTx: '0xraw3', nonce: 0, createdAt: 100, signedAt: 100, supersededHashes: [] },
+          { id: 'tx-3', txHash: hash(3), rawTx: '0xraw3', nonce: 0, createdAt: 100, signedAt: 100, supersededHashes: [], seenExecuted: false },
         ]);
+        // An authorization recorded used in tx-5's current version, one in an older version of tx-1's.
+        await store.db.insertInto('authorizations').values([authorization('n5', 'used', hash(105)), authorization('n1', 'used', hash(101))]).execute();
+        assert.deepEqual((await journal.listUnmined('ethereum', laneA)).map((tx) => [tx.id, tx.seenExecuted]), [['tx-1', false], ['tx-5', true]]);
       });
     });
 

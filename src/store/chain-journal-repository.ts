@@ -130,9 +130,13 @@ export function createChainJournal(db: Db, newId: () => string): ChainJournal {
       // Stryker disable next-line ConditionalExpression: killed by this suite's PostgreSQL half, which the area skips (an empty `in ()` is a syntax error there); on SQLite it selects nothing (equivalent)
       const versions = rows.length === 0 ? [] : await db.selectFrom('chain_tx_versions').select(['chain_tx_id', 'tx_hash'])
         .where('chain_tx_id', 'in', rows.map((r) => r.id)).orderBy('created_at', 'desc').execute();
+      // Stryker disable next-line ConditionalExpression: killed by this suite's PostgreSQL half, which the area skips (an empty `in ()` is a syntax error there); on SQLite it selects nothing (equivalent)
+      const executed = rows.length === 0 ? [] : await db.selectFrom('authorizations').select('tx_hash')
+        .where('tx_hash', 'in', rows.map((r) => r.tx_hash)).where('status', '=', 'used').execute();
       return rows.map((r) => ({
         id: r.id, txHash: r.tx_hash, rawTx: r.raw_tx, nonce: Number(r.nonce), createdAt: Number(r.created_at), signedAt: Number(r.updated_at),
         supersededHashes: versions.filter((v) => v.chain_tx_id === r.id).map((v) => v.tx_hash),
+        seenExecuted: executed.some((a) => a.tx_hash === r.tx_hash),
       }));
     },
 
