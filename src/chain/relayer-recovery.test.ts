@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createTestClient, encodeDeployData, encodeFunctionData, getAddress, hexToBigInt, http, keccak256, stringToHex, toHex, type Address, type Hex, type LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createRelayerRecovery, type RelayerRecoveryDeps } from './relayer-recovery.ts';
+import type { HeadSource } from './head-source.ts';
 import { createTransactionSender } from './transaction-sender.ts';
 import { createReceiptWaiter } from './receipt-waiter.ts';
 import { encodeSettlement } from './settlement-calldata.ts';
@@ -307,6 +308,53 @@ test('heads pushed: a node that went back and mined past its old head before the
   } finally {
     await pushed.close();
   }
+});
+
+test('heads pushed, the stale sweep reads the lanes\' nonces on a head below the highest block the network showed, then counts from that head; on a subscription made again or a head that did not follow; and every 5 minutes', async () => {
+  const busy = devAccount(6);
+  const { recovery, journaledOnly } = partsFor(busy);
+  await journaledOnly();
+  assert.equal(await recovery.recover('ethereum'), 1, 'a transaction of the lane mined and recorded now');
+  const asked: string[] = [];
+  // What the network shows, set by the test: the head pushed last and the highest block its answers showed.
+  let head = 100n;
+  let shown: bigint | undefined = 100n;
+  let subscriptions = 1;
+  let wentBack = 0;
+  const heads = { up: () => true, latest: () => ({ number: head }), subscriptions: () => subscriptions, wentBack: () => wentBack };
+  const chains = {
+    ...parts.chains,
+    ethereum: {
+      ...parts.chains.ethereum, managed: false, heads: heads as unknown as HeadSource,
+      highestSince: () => { const answered = shown; shown = undefined; return answered; },
+      client: new Proxy(parts.chains.ethereum.client, {
+        get(target, key, receiver) {
+          if (key !== 'getTransactionCount') return Reflect.get(target, key, receiver) as unknown;
+          return (args: Parameters<typeof target.getTransactionCount>[0]) => { asked.push(args.address); return target.getTransactionCount(args); };
+        },
+      }),
+    },
+  };
+  let now = Date.now();
+  const sweep = partsFor(busy, () => now, { chains }).recovery;
+  const readAt = async (step: () => void) => {
+    asked.length = 0;
+    step();
+    now += 2_000;
+    assert.equal(await sweep.rebroadcastStale('ethereum', 5_000), 0);
+    return asked.length > 0;
+  };
+  assert.equal(await readAt(() => {}), false, 'the head at the highest block shown');
+  assert.equal(await readAt(() => { head = 101n; }), false, 'a head above it');
+  assert.equal(await readAt(() => { head = 100n; }), true, 'a head below the highest seen');
+  assert.equal(await readAt(() => {}), false, 'counted from that head: the same head is no new sign');
+  assert.equal(await readAt(() => { shown = 103n; head = 102n; }), true, 'an answer showed a block above the head');
+  assert.equal(await readAt(() => { head = 103n; shown = 103n; }), false);
+  assert.equal(await readAt(() => { subscriptions = 2; }), true, 'the subscription made again');
+  assert.equal(await readAt(() => { wentBack = 1; }), true, 'a head that did not follow the one before');
+  assert.equal(await readAt(() => {}), false);
+  assert.equal(await readAt(() => { now += 5 * 60_000 - 6_000; }), false, 'one sweep short of five minutes');
+  assert.equal(await readAt(() => {}), true, 'five minutes since the last read');
 });
 
 test('polled, the stale sweep reads the nonces of the lanes with a transaction mined within 10 minutes, at most every 10 s, never an idle lane\'s; on a chain we run, nothing', async () => {
