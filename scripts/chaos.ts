@@ -1,4 +1,4 @@
-// npm run test:chaos -- --seed S[,S2,...] [--schedules N] [--minutes M] [--path P]
+// npm run test:chaos -- --seed S[,S2,...] [--schedules N] [--minutes M] [--path P] [--logs DIR]
 //
 // A seeded random fault schedule over a fleet of three instances, checked against the chain
 // (docs/reliability.md, "Chaos"): fast-check draws each schedule (mining family, workload, faults)
@@ -6,6 +6,8 @@
 // is healed, the fleet waits until quiet, and the checker reads the chain. A violation prints the
 // seed, the path (fast-check's replay of that one schedule), the schedule and the operation. Several
 // seeds (`--seed 1,2,3`) run one after the other on the same fleet (CI's form: one fleet start).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
 import { assertInvariants } from '../test/faults/rig.ts';
@@ -18,6 +20,8 @@ const { values } = parseArgs({
   options: {
     seed: { type: 'string' }, schedules: { type: 'string', default: '1' }, minutes: { type: 'string', default: '1' },
     path: { type: 'string' }, verbose: { type: 'boolean', default: false },
+    // On a violation, each instance's whole log is written there (`<seed>-<schedule>-<instance>.log`), not only its tail.
+    logs: { type: 'string' },
   },
 });
 const parseWhole = (text: string | undefined, what: string, min: number) => {
@@ -95,6 +99,11 @@ try {
       if (violations.length > 0) {
         for (const v of violations) log(`VIOLATION${v.op ? ` in ${v.op}` : ''}: ${v.message}`);
         for (const instance of fleet.instances) log(`${instance.name}'s log (tail):\n${instance.server?.output().slice(-3000) ?? ''}`);
+        if (values.logs) {
+          mkdirSync(values.logs, { recursive: true });
+          for (const instance of fleet.instances) writeFileSync(join(values.logs, `${seed}-${number}-${instance.name}.log`), instance.server?.output() ?? '');
+          log(`the instances' whole logs are in ${values.logs}`);
+        }
         throw new Error(failureReport({ seed, number, minutes, path: values.path }, schedule, violations));
       }
     }), {
