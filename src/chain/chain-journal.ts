@@ -49,7 +49,7 @@ export interface UnminedTransaction {
   seenExecuted: boolean;
 }
 
-/** An account transfer's `authorizations` row as recovery reads it (`ChainJournal.submittedAccountTransfers`). */
+/** An account transfer's `authorizations` row as recovery reads it (`ChainJournal.accountTransfersOf`). */
 export interface SubmittedAccountTransfer {
   key: string;
   token: string;
@@ -104,17 +104,20 @@ export interface ChainJournal {
    */
   markMined(id: string, status: Exclude<ChainTxStatus, 'signed'>, position: MinedPosition, now: number, txHash?: string): Promise<void>;
   /**
-   * Marks used the submitted authorizations among `nonces` that the transaction `txHash` carried (its
-   * receipt shows each one's `AuthorizationUsed`): a transaction sent again by recovery has no caller
-   * waiting to record them.
+   * Records the authorizations the transaction `txHash` carried as its receipt shows them: those
+   * among `nonces` (its receipt executed them) used, when submitted; any other one recorded used
+   * with it back to submitted. A transaction sent again by recovery has no caller waiting to record
+   * them, and one sent again after the chain lost its block may execute less than the lost version:
+   * a use recorded from that version (a caller's late write) is the wallet sweep's to end as the
+   * chain says.
    */
   markAuthorizationsUsed(txHash: string, nonces: readonly string[], now: number): Promise<void>;
   /**
-   * The account transfers (docs/decisions/tokens.md, a token without EIP-3009) still `submitted`
+   * The account transfers (docs/decisions/tokens.md, a token without EIP-3009) `submitted` or `used`
    * with the transaction `txHash`: each row's key, token, account and account nonce (bytes32 hex,
-   * lowercase). Recovery marks used those the transaction's receipt executed.
+   * lowercase). Recovery records them as the transaction's receipt executed them.
    */
-  submittedAccountTransfers(txHash: string): Promise<SubmittedAccountTransfer[]>;
+  accountTransfersOf(txHash: string): Promise<SubmittedAccountTransfer[]>;
   /**
    * Journals a re-priced version of an unmined transaction (same nonce, higher fees) before it is
    * broadcast: the row holds the new bytes (what recovery sends), the superseded version is kept,

@@ -550,7 +550,7 @@ test('a settlement journaled with a holder\'s EIP-3009 authorization and never b
   }
 });
 
-test('account transfers journaled in a batch and in a batch of one, never broadcast: `recover` sends both; the items the receipts executed are recorded used, the skipped one stays submitted for the wallet\'s sweep', async () => {
+test('account transfers journaled in a batch and in a batch of one, never broadcast: `recover` sends both; the items the receipts executed are recorded used, the skipped one is submitted for the wallet\'s sweep, even one recorded used before', async () => {
   const lane = await freshLane();
   const [a, b, c] = [0, 1, 2].map(() => privateKeyToAccount(generatePrivateKey())) as [PrivateKeyAccount, PrivateKeyAccount, PrivateKeyAccount];
   const payee = privateKeyToAccount(generatePrivateKey()).address;
@@ -603,6 +603,8 @@ test('account transfers journaled in a batch and in a batch of one, never broadc
     const statusOf = async (item: SettlementItem) => (await authorizations.find(item.key!))?.status;
     assert.deepEqual(await Promise.all([...batch, ...alone].map(statusOf)), ['submitted', 'submitted', 'submitted']);
     assert.deepEqual(await authorizations.listAccountTransfersMined('ethereum'), [], 'journaled, not mined: nothing for the sweep');
+    // b recorded used with the batch, as a caller's late write from a version of the block the chain lost would.
+    assert.equal(await authorizations.finish(batch[1]!.key!, 'used', { txHash: batchTx.txHash }, Date.now()), true);
 
     // The process stopped before broadcasting; the restart's recovery sends both from the journal.
     assert.equal(await recovery.recover('ethereum'), 2);

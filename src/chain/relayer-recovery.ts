@@ -85,11 +85,11 @@ export function createRelayerRecovery(deps: RelayerRecoveryDeps): RelayerRecover
    * The `authorizations` rows a receipt of a journaled transaction shows executed: EIP-3009
    * authorizations by their `AuthorizationUsed`; account transfers (a token without EIP-3009) as the
    * account batch reads its receipts (account-settlement.ts), the items taken from the transaction's
-   * own bytes (every version of it carries the same calldata). An account item not executed stays
-   * `submitted`: the wallet's sweep ends it as the chain says, at once (cancelled at the account).
+   * own bytes (every version of it carries the same calldata). An account item not executed is (or
+   * is put back) `submitted`: the wallet's sweep ends it as the chain says, at once (cancelled at the account).
    */
   async function executedRows(network: NetworkName, rawTx: Hex, receipt: TransactionReceipt): Promise<string[]> {
-    const rows = await journal.submittedAccountTransfers(receipt.transactionHash);
+    const rows = await journal.accountTransfersOf(receipt.transactionHash);
     if (rows.length === 0) return usedAuthorizationKeys(network, receipt);
     let executed: ReadonlySet<string>;
     try {

@@ -395,7 +395,7 @@ for (const factory of storeFactories) {
       });
     });
 
-    test('authorizations marked used: only the transaction\'s submitted ones among those named', async () => {
+    test('authorizations marked used: only the transaction\'s submitted ones among those named; its others recorded used put back', async () => {
       await withJournal(async ({ store, journal, sign }) => {
         await store.db.insertInto('authorizations').values([
           authorization('n1', 'reserved'), authorization('n2', 'reserved'), authorization('n3', 'reserved'), authorization('n4', 'submitted', hash(50)),
@@ -408,6 +408,17 @@ for (const factory of storeFactories) {
         await journal.markAuthorizationsUsed(hash(50), ['n2'], 20);
         assert.deepEqual((await authorizations(store)).map((r) => [r.nonce, r.status, r.updated_at]), [
           ['n1', 'used', 20], ['n2', 'submitted', 10], ['n3', 'void', 10], ['n4', 'submitted', 1],
+        ]);
+        // The chain lost the block; the same transaction, sent again, executed only n2: n1's use was the lost version's.
+        await journal.markAuthorizationsUsed(hash(1), ['n2'], 30);
+        assert.deepEqual((await authorizations(store)).map((r) => [r.nonce, r.status, r.updated_at]), [
+          ['n1', 'submitted', 30], ['n2', 'used', 30], ['n3', 'void', 10], ['n4', 'submitted', 1],
+        ]);
+        // Then reverted (a receipt executing none): none of its uses stands; other transactions' rows are untouched.
+        await store.db.updateTable('authorizations').set({ status: 'used' }).where('nonce', '=', 'n4').execute();
+        await journal.markAuthorizationsUsed(hash(1), [], 40);
+        assert.deepEqual((await authorizations(store)).map((r) => [r.nonce, r.status, r.updated_at]), [
+          ['n1', 'submitted', 30], ['n2', 'submitted', 40], ['n3', 'void', 10], ['n4', 'used', 1],
         ]);
       });
     });
@@ -471,19 +482,22 @@ for (const factory of storeFactories) {
         const first = await journal.journal(entry([accountKey('0xa1', 0), accountKey('0xa2', 0), '0x' + '33'.repeat(32)]), 10, sign);
         const second = await journal.journal(entry([accountKey('0xa1', 1)]), 11, sign);
         assert.ok(first !== 'released' && second !== 'released');
-        const listed = (await journal.submittedAccountTransfers(first.txHash)).sort((a, b) => a.key.localeCompare(b.key));
+        const listed = (await journal.accountTransfersOf(first.txHash)).sort((a, b) => a.key.localeCompare(b.key));
         assert.deepEqual(listed, [
           { key: accountKey('0xa1', 0), token: '0xc0', from: '0xa1', nonce: `0x${'0'.repeat(64)}` },
           { key: accountKey('0xa2', 0), token: '0xc0', from: '0xa2', nonce: `0x${'0'.repeat(64)}` },
         ]);
-        assert.deepEqual(await journal.submittedAccountTransfers(hash(99)), []);
+        assert.deepEqual(await journal.accountTransfersOf(hash(99)), []);
 
         const authorizationRepo = createAuthorizationRepository(store.db, factory.name === 'sqlite' ? 'process' : 'row');
         assert.deepEqual(await authorizationRepo.listAccountTransfersMined('ethereum'), [], 'nothing mined yet');
         // The first mined: recovery marks one of its account transfers used, the other stays submitted for the sweep.
         await journal.markMined(first.id, 'confirmed', { blockNumber: 5 }, 20);
         await journal.markAuthorizationsUsed(first.txHash, [accountKey('0xa1', 0)], 21);
-        assert.deepEqual((await journal.submittedAccountTransfers(first.txHash)).map((row) => row.key), [accountKey('0xa2', 0)]);
+        assert.deepEqual((await journal.accountTransfersOf(first.txHash)).map((row) => row.key).sort(), [accountKey('0xa1', 0), accountKey('0xa2', 0)], 'used ones too');
+        await store.db.updateTable('authorizations').set({ status: 'canceled' }).where('nonce', '=', accountKey('0xa2', 0)).execute();
+        assert.deepEqual((await journal.accountTransfersOf(first.txHash)).map((row) => row.key), [accountKey('0xa1', 0)], 'not an ended one');
+        await store.db.updateTable('authorizations').set({ status: 'submitted' }).where('nonce', '=', accountKey('0xa2', 0)).execute();
         assert.deepEqual((await authorizationRepo.listAccountTransfersMined('ethereum')).map((row) => row.nonce), [accountKey('0xa2', 0)]);
         assert.deepEqual(await authorizationRepo.listAccountTransfersMined('optimism'), []);
         // The second mined and reverted: its transfer is the sweep's too, in the order reserved.

@@ -180,15 +180,21 @@ export function createChainJournal(db: Db, newId: () => string): ChainJournal {
     },
 
     async markAuthorizationsUsed(txHash, nonces, now) {
-      // Stryker disable next-line ConditionalExpression: killed by this suite's PostgreSQL half, which the area skips (an empty `in ()` is a syntax error there); on SQLite it selects nothing (equivalent)
-      if (nonces.length === 0) return;
-      await db.updateTable('authorizations').set({ status: 'used', updated_at: now })
-        .where('tx_hash', '=', txHash).where('status', '=', 'submitted').where('nonce', 'in', [...nonces]).execute();
+      await db.transaction().execute(async (trx) => {
+        let notExecuted = trx.updateTable('authorizations').set({ status: 'submitted', updated_at: now }).where('tx_hash', '=', txHash).where('status', '=', 'used');
+        // An empty `not in ()` is a syntax error on PostgreSQL: none executed puts back every one.
+        if (nonces.length > 0) notExecuted = notExecuted.where('nonce', 'not in', [...nonces]);
+        await notExecuted.execute();
+        // Stryker disable next-line ConditionalExpression: killed by this suite's PostgreSQL half, which the area skips (an empty `in ()` is a syntax error there); on SQLite it selects nothing (equivalent)
+        if (nonces.length === 0) return;
+        await trx.updateTable('authorizations').set({ status: 'used', updated_at: now })
+          .where('tx_hash', '=', txHash).where('status', '=', 'submitted').where('nonce', 'in', [...nonces]).execute();
+      });
     },
 
-    async submittedAccountTransfers(txHash) {
+    async accountTransfersOf(txHash) {
       const rows = await db.selectFrom('authorizations').select(['nonce', 'network', 'contract_address', 'from_address', 'chain_nonce'])
-        .where('tx_hash', '=', txHash).where('status', '=', 'submitted').execute();
+        .where('tx_hash', '=', txHash).where('status', 'in', ['submitted', 'used']).execute();
       return rows.filter((row) => row.nonce.startsWith(accountTransferKeyPrefix(row.network)) && row.chain_nonce !== null)
         .map((row) => ({ key: row.nonce, token: row.contract_address, from: row.from_address, nonce: String(row.chain_nonce).toLowerCase() }));
     },
