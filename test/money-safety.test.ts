@@ -320,6 +320,24 @@ describe('a payment whose transfer is mined and reverts', () => {
   });
 });
 
+describe('an operation whose transfer a lookup found none of (the stale sweeps decide on it)', () => {
+  test('is void from then on: a transfer asked for under its reference after is refused and moves nothing; one not looked up moves', async () => {
+    const user = await payer('5');
+    const to = (await payer('0')).address;
+    const reference = `payment-cancel:${randomUUID()}`;
+    assert.deepEqual(await t.platform.wallet.transferOutcome('ethereum', reference), { status: 'void' });
+    const late = await t.platform.wallet.transferFromCustody('ethereum', { fromAddress: user.address, toAddress: to, amount: '1', reference });
+    assert.deepEqual([late.status, late.status === 'refused' && late.error.code], ['refused', 'request.invalid']);
+    assert.deepEqual(await t.platform.wallet.transferOutcome('ethereum', reference), { status: 'void' }, 'still void');
+    const other = `payment-cancel:${randomUUID()}`;
+    const moved = await t.platform.wallet.transferFromCustody('ethereum', { fromAddress: user.address, toAddress: to, amount: '1', reference: other });
+    assert.equal(moved.status, 'settled');
+    assert.deepEqual(await t.platform.wallet.transferOutcome('ethereum', other), { status: 'used', txHash: moved.status === 'settled' && moved.transactionId });
+    assert.deepEqual([await balance(user.address), await balance(to)], [units('4'), units('1')]);
+    await assertConserved();
+  });
+});
+
 describe('a payment whose transfer the chain does not mine within the wait', () => {
   test('is never approved while unconfirmed: the POS gets 10, the payment stays pending, and the transfer happens at most once', async () => {
     const store = await t.platform.payments.addStore({ tid: `MT-${randomUUID().slice(0, 8)}`, name: 'Slow Chain Shop' });

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { formatTokenAmount, parseTokenAmount } from '#shared/amount.ts';
 import { DomainError } from '#shared/errors.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
@@ -8,7 +7,7 @@ import type { RewardDeps } from './reward-deps.ts';
 import { oncePerTranNo } from '../commerce/once-per-tran-no.ts';
 import { rewardCanceledEvent } from '../webhooks/webhook-events.ts';
 import { findSettledReward } from './claim-reward.ts';
-import { cancelTransferPrefix, settleStaleRewardCancel, type RewardCancellation } from './settle-stale-reward.ts';
+import { cancelTransferPrefix, settleStaleRewardCancel, transferAttempt, type RewardCancellation } from './settle-stale-reward.ts';
 
 export interface CancelRewardRequest {
   rewardId: string;
@@ -66,7 +65,7 @@ async function cancelOnce(deps: RewardDeps, store: StoreRecord, request: CancelR
   const userAddress = reward.userAddress ?? '';
   const giveBack = await deps.wallet.transferFromCustody(deps.network, {
     fromAddress: userAddress, toAddress: reward.settlementAddress, amount: tokenAmount,
-    contractAddress: reward.contractAddress, reference: `${cancelTransferPrefix(reward.id)}${randomUUID()}`,
+    contractAddress: reward.contractAddress, reference: transferAttempt(cancelTransferPrefix(reward.id), now).reference,
   });
   if (giveBack.status !== 'settled') {
     if (giveBack.status === 'refused') await deps.rewards.transition(reward.id, 'canceling', 'claimed', {}, deps.clock());

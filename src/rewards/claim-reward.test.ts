@@ -52,7 +52,7 @@ describe('claiming a reward', () => {
     assert.equal(parts.chain.balanceOf(store.settlementAddress), 75n * 10n ** 17n);
     const [call] = parts.chain.calls.slice(-1);
     assert.deepEqual({ ...call, reference: '' }, { fromAddress: store.settlementAddress, toAddress: user, amount: '2.5', contractAddress: vixp, reference: '' });
-    assert.match(call!.reference!, new RegExp(`^reward:${reward.rewardId}:[0-9a-f-]{36}$`));
+    assert.equal(call!.reference, `reward:${reward.rewardId}:${parts.now}`, 'the attempt named by the time it began');
     const stored = await parts.deps.rewards.findReward(reward.rewardId);
     assert.deepEqual({ status: stored?.status, userAddress: stored?.userAddress, claimTransactionId: stored?.claimTransactionId, claimedAt: stored?.claimedAt, updatedAt: stored?.updatedAt },
       { status: 'claimed', userAddress: user, claimTransactionId: claim.transferTransactionId, claimedAt: parts.now, updatedAt: parts.now });
@@ -135,6 +135,8 @@ describe('claiming a reward', () => {
     assert.deepEqual([back?.status, back?.userAddress, back?.updatedAt], ['issued', null, parts.now]);
     assert.equal(parts.chain.balanceOf(user), 0n);
 
+    // The next attempt, a moment later: its transfer's reference is its own (reward:<id>:<when it began>).
+    parts.now += 1;
     parts.chain.script.push({ kind: 'pending' });
     assert.equal((await refusal(claimReward(parts.deps, { rewardId: reward.rewardId, tokenAmount: '2.5', account: user }))).code, 'chain.outcome_pending');
     const pending = await parts.deps.rewards.findReward(reward.rewardId);

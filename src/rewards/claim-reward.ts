@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { formatTokenAmount, parseTokenAmount } from '#shared/amount.ts';
 import { DomainError, isDomainError } from '#shared/errors.ts';
 import type { StoreRecord } from '../store/merchant-repository.ts';
@@ -9,7 +8,7 @@ import type { PairedApp } from '../pairing/pairing-desk.ts';
 import { resolveSettlementToken, type SettlementToken } from '../commerce/settlement-token.ts';
 import type { RewardDeps } from './reward-deps.ts';
 import { rewardClaimedEvent } from '../webhooks/webhook-events.ts';
-import { claimOf, claimTransferPrefix, settleStaleReward } from './settle-stale-reward.ts';
+import { claimOf, claimTransferPrefix, settleStaleReward, transferAttempt } from './settle-stale-reward.ts';
 
 export interface ClaimRewardParameters {
   rewardId: string;
@@ -75,14 +74,15 @@ export async function claimReward(deps: RewardDeps, params: ClaimRewardParameter
   }
   if (units !== BigInt(reward.tokenAmount)) throw new DomainError('reward.bad_amount', 'tokenAmount is not the reward\'s amount');
 
-  if (!(await deps.rewards.transition(reward.id, 'issued', 'claiming', { userAddress: params.account }, deps.clock()))) {
+  const claimingAt = deps.clock();
+  if (!(await deps.rewards.transition(reward.id, 'issued', 'claiming', { userAddress: params.account }, claimingAt))) {
     assertClaimable(await deps.rewards.findReward(reward.id), deps.clock());
     throw new DomainError('reward.already_rewarded', 'the reward was claimed at the same time');
   }
   deps.faults?.at('reward-claim.after-claiming');
   const payout = await deps.wallet.transferFromCustody(deps.network, {
     fromAddress: reward.settlementAddress, toAddress: params.account, amount: formatTokenAmount(units, token.decimals),
-    contractAddress: reward.contractAddress, reference: `${claimTransferPrefix(reward.id)}${randomUUID()}`,
+    contractAddress: reward.contractAddress, reference: transferAttempt(claimTransferPrefix(reward.id), claimingAt).reference,
   });
   if (payout.status !== 'settled') {
     // Put back to issued only when nothing moved; an unsettled payout keeps the reward claiming.

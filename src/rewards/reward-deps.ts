@@ -12,7 +12,7 @@ import type { WalletService } from '../wallet/wallet-service.ts';
 export interface RewardDeps extends CommerceDeps {
   rewards: RewardRepository;
   merchants: Pick<MerchantRepository, 'latestRateNotice' | 'nextNumber'>;
-  wallet: Pick<WalletService, 'getTokenInfo' | 'getBalance' | 'transferFromCustody' | 'latestTransferOutcome'>;
+  wallet: Pick<WalletService, 'getTokenInfo' | 'getBalance' | 'transferFromCustody' | 'attemptTransferOutcome'>;
   desk: Pick<PairingDesk, 'takeApp' | 'failWaitingApp'>;
   rewardLifetimeMs: number;
 }

@@ -6,6 +6,7 @@ import { issueReward } from './issue-reward.ts';
 import { claimReward } from './claim-reward.ts';
 import { cancelReward } from './cancel-reward.ts';
 import { settleStaleReward, settleStaleRewardCancel, settleStaleRewards } from './settle-stale-reward.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 import { openRewardParts, randomAddress, staleMs, vixp, type RewardParts, type ScriptedTransfer } from '../../test/support/reward-parts.ts';
 
 // A reward left claiming or canceling by an interrupted run ends as its latest transfer did, once
@@ -101,6 +102,35 @@ describe('settling an interrupted reward operation', () => {
       assert.equal((await claimReward(parts.deps, { rewardId: claim.id, tokenAmount: '2.5', account: other })).userAddress, other);
       assert.equal(parts.chain.balanceOf(claim.user), 0n);
     }
+  });
+
+  test('a run slower than the staleness window cannot move tokens once the sweep put its reward back: its transfer is refused, the next one moves once', async () => {
+    const store = await parts.newStore('10');
+    parts.now += 1000;
+    const reward = await issueReward(parts.deps, store, { tid: store.tid, rewardReason: `r-${++n}`, exchangeAmount: '2500' });
+    const [late, next] = [randomAddress(), randomAddress()];
+    /** Starts `run` with its transfer held before anything is recorded; settles the reward once stale, then lets the run go on. */
+    const overtaken = async (run: () => Promise<unknown>, prefix: string, settledAs: string) => {
+      let release!: () => void;
+      parts.chain.script.push({ kind: 'held', release: new Promise<void>((resolve) => { release = resolve; }) });
+      const slow = run();
+      await waitFor(async () => parts.chain.calls.some((call) => call.reference?.startsWith(prefix)), { timeoutMs: 5_000, message: 'the run reached its transfer' });
+      parts.now += staleMs + 1;
+      assert.equal((await settleStaleReward(parts.deps, await rewardOf(reward.rewardId))).status, settledAs);
+      release();
+      await assert.rejects(slow, (error: { code: string }) => error.code === 'request.invalid');
+      assert.equal((await rewardOf(reward.rewardId)).status, settledAs, 'left as the sweep settled it');
+      assert.deepEqual((await parts.chain.records()).filter((r) => r.reference.startsWith(prefix)).map((r) => [r.status, r.value]), [['void', '0']]);
+    };
+    await overtaken(() => claimReward(parts.deps, { rewardId: reward.rewardId, tokenAmount: '2.5', account: late }), `reward:${reward.rewardId}:`, 'issued');
+    assert.equal(parts.chain.balanceOf(late), 0n, 'the late payout moved nothing');
+    parts.now += 1000;
+    assert.equal((await claimReward(parts.deps, { rewardId: reward.rewardId, tokenAmount: '2.5', account: next })).userAddress, next);
+    assert.equal(parts.chain.balanceOf(next), 25n * 10n ** 17n, 'paid once');
+    parts.now += 1000;
+    await overtaken(() => cancelReward(parts.deps, store, { rewardId: reward.rewardId }), `reward-cancel:${reward.rewardId}:`, 'claimed');
+    assert.equal(parts.chain.balanceOf(next), 25n * 10n ** 17n, 'the late give-back moved nothing');
+    assert.deepEqual((await parts.eventsOf(store.tid)).map((e) => e.type), ['reward.issued', 'reward.claimed']);
   });
 
   test('a payout that may still execute leaves the reward claiming: no second payout', async () => {

@@ -5,11 +5,20 @@ import { nextApprovalNumber } from '../commerce/approval-number.ts';
 import type { StaleAttempt } from '../commerce/once-per-tran-no.ts';
 import { rewardCanceledEvent, rewardClaimedEvent } from '../webhooks/webhook-events.ts';
 import type { RewardDeps } from './reward-deps.ts';
+import type { TransferAttempt } from '../wallet/operation-transfer.ts';
 
 /** A reward claim signs a new transfer per attempt: `reward:<id>:<attempt>`. */
 export const claimTransferPrefix = (rewardId: string) => `reward:${rewardId}:`;
 /** A reward cancellation likewise: `reward-cancel:<id>:<attempt>`. */
 export const cancelTransferPrefix = (rewardId: string) => `reward-cancel:${rewardId}:`;
+
+/**
+ * An attempt is named by the time its run set the reward claiming or canceling (the reward's
+ * `updatedAt` from then until it ends): the sweep can then name, and void, the transfer of an attempt
+ * that signed none yet, so that a run slower than the staleness window cannot sign it after the
+ * sweep put the reward back (operation-transfer.ts).
+ */
+export const transferAttempt = (prefix: string, since: number): TransferAttempt => ({ prefix, reference: `${prefix}${since}` });
 
 type Token = { contractAddress: string; tokenSymbol: string; decimals: number };
 
@@ -57,7 +66,7 @@ const tokenOf = (deps: RewardDeps, reward: RewardRecord) => deps.wallet.getToken
 export async function settleStaleReward(deps: RewardDeps, reward: RewardRecord): Promise<RewardRecord> {
   if (!isStale(deps, reward) || (reward.status !== 'claiming' && reward.status !== 'canceling')) return reward;
   const claiming = reward.status === 'claiming';
-  const transfer = await deps.wallet.latestTransferOutcome(deps.network, claiming ? claimTransferPrefix(reward.id) : cancelTransferPrefix(reward.id));
+  const transfer = await deps.wallet.attemptTransferOutcome(deps.network, transferAttempt(claiming ? claimTransferPrefix(reward.id) : cancelTransferPrefix(reward.id), reward.updatedAt));
   if (transfer.status === 'open') return reward;
   const now = deps.clock();
   if (transfer.status !== 'used') {

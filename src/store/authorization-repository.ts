@@ -89,6 +89,12 @@ export interface AuthorizationRepository {
   /** The authorization of an operation (its reference, unique per network). */
   findByReference(network: string, reference: string): Promise<AuthorizationRecord | undefined>;
   /**
+   * Takes `reference` for nothing when no authorization has it: a `void` row (key `voidKeyOf`, no
+   * account, no value), so no transfer can ever be reserved under it (`duplicate`). True when this
+   * call took it; false when an authorization already has it.
+   */
+  voidReference(network: string, reference: string, now: number): Promise<boolean>;
+  /**
    * Undoes a reservation that was never journaled (so never signed into a transaction, never sent):
    * deletes it, freeing its funds, and makes `tempKeyHash`, the temp key it used up, usable again, in
    * one transaction. False (nothing changed) when it is no longer `reserved`.
@@ -126,6 +132,8 @@ export interface CountedNonce {
  * The row keys of an account's account-transfer nonces on a network all start with this; the nonce
  * follows as 64 hex digits, so the keys sort as their nonces do (src/wallet/authorization-nonce.ts).
  */
+/** The key of the row `voidReference` writes (outside every nonce range the reservations read). */
+export const voidKeyOf = (network: string, reference: string) => `${network}:void:${reference}`;
 /** Where every account transfer's key of a network starts (`accountNonceKeyPrefix` adds the account). */
 export const accountTransferKeyPrefix = (network: string) => `${network}:account:`;
 export const accountNonceKeyPrefix = (network: string, account: string) => `${accountTransferKeyPrefix(network)}${account.toLowerCase()}:`;
@@ -256,6 +264,13 @@ export function createAuthorizationRepository(db: Db, locking: AccountLocking = 
     async findByReference(network, reference) {
       const row = await db.selectFrom('authorizations').selectAll().where('network', '=', network).where('reference', '=', reference).executeTakeFirst();
       return row && toRecord(row);
+    },
+    async voidReference(network, reference, now) {
+      const inserted = await db.insertInto('authorizations').values({
+        nonce: voidKeyOf(network, reference), network, reference, contract_address: '', from_address: '', to_address: '', value: '0',
+        valid_before: 0, from_block: 0, status: 'void', tx_hash: null, cancel_tx_hash: null, created_at: now, updated_at: now, chain_nonce: null,
+      }).onConflict((conflict) => conflict.doNothing()).executeTakeFirst();
+      return Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1;
     },
     async release(nonce, tempKeyHash) {
       return db.transaction().execute(async (trx) => {

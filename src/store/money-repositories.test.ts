@@ -344,6 +344,26 @@ for (const factory of storeFactories) {
         assert.equal(await authorizations.find('0xmissing'), undefined);
       });
 
+      test('a reference voided before any reservation is never reserved after; one already reserved is not voided', async () => {
+        const from = await newAccount();
+        const balance = async () => 100n;
+        const a = authorization(from, 5n, 3_000);
+        assert.equal(await authorizations.voidReference('ethereum', a.reference, 3_001), true);
+        assert.deepEqual(await authorizations.findByReference('ethereum', a.reference), {
+          nonce: `ethereum:void:${a.reference}`, chainNonce: `ethereum:void:${a.reference}`, network: 'ethereum', reference: a.reference, contractAddress: '', fromAddress: '', toAddress: '',
+          value: '0', validBefore: 0, fromBlock: 0, status: 'void', txHash: null, cancelTxHash: null, createdAt: 3_001, updatedAt: 3_001,
+        });
+        assert.equal(await authorizations.voidReference('ethereum', a.reference, 3_002), false, 'once');
+        assert.equal(await authorizations.reserve(a, { balance }), 'duplicate');
+        assert.equal(await authorizations.find(a.nonce), undefined);
+        const b = authorization(from, 5n, 3_003);
+        assert.equal(await authorizations.reserve(b, { balance }), 'reserved');
+        assert.equal(await authorizations.voidReference('ethereum', b.reference, 3_004), false);
+        assert.equal((await authorizations.find(b.nonce))?.status, 'reserved');
+        assert.equal(await authorizations.voidReference('bnb', b.reference, 3_004), true, 'a reference is voided per network');
+        assert.equal(await authorizations.held({ network: 'ethereum', contractAddress: '0xC', fromAddress: from }), 5n, 'a void row holds nothing');
+      });
+
       test('funds held: open authorizations of the account in the token; a reservation covering exactly the rest is made, one more unit is not', async () => {
         const from = await newAccount();
         const other = await newAccount();

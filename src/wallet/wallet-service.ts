@@ -14,6 +14,7 @@ import { transferFromCustody, type TransferFromCustodyParameters } from './trans
 import { outcomeOf } from './transfer-outcome.ts';
 import { resolveAuthorization, sweepExpiredAuthorizations } from './resolve-authorization.ts';
 import { retryUnsent, retryUnsentOf } from './unsent-reservations.ts';
+import { attemptTransfer, operationTransfer, type TransferAttempt } from './operation-transfer.ts';
 
 /** The custodial wallet with its dependencies bound: what transports and other domains call. */
 export function createWalletService(deps: WalletDeps) {
@@ -30,18 +31,21 @@ export function createWalletService(deps: WalletDeps) {
     mint: (network: NetworkName, params: { to: string; amount: string }) => mint(deps, network, params),
     /** Platform-initiated transfer from a custodial account we hold (refunds, reward payouts). */
     transferFromCustody: (network: NetworkName, params: TransferFromCustodyParameters) => outcomeOf(transferFromCustody(deps, network, params)),
-    /** How the transfer of an operation (by its reference) ended, settling it on chain if it can. */
+    /**
+     * How the transfer of an operation (by its reference) ended, settling it on chain if it can;
+     * `void` when none was signed, and then none can be (operation-transfer.ts).
+     */
     transferOutcome: async (network: NetworkName, reference: string) => {
       // A reservation the full disk kept from being sent, undone first: it then never was (`void`).
       await retryUnsentOf(deps.authorizations, network, reference);
-      const record = await deps.authorizations.findByReference(network, reference);
+      const record = await operationTransfer(deps.authorizations, network, reference, deps.clock());
       return record ? resolveAuthorization(deps, network, record.nonce as Hex) : { status: 'void' as const };
     },
-    /** The same for the latest attempt of an operation whose references are `<prefix><attempt>`; `void` when it signed none. */
-    latestTransferOutcome: async (network: NetworkName, prefix: string) => {
-      const latest = await deps.authorizations.findLatestByReferencePrefix(network, prefix);
-      if (latest) await retryUnsent(deps.authorizations, latest.nonce);
-      return latest ? resolveAuthorization(deps, network, latest.nonce as Hex) : { status: 'void' as const };
+    /** The same for an attempt of an operation whose references are `<prefix><attempt>`. */
+    attemptTransferOutcome: async (network: NetworkName, attempt: TransferAttempt) => {
+      await retryUnsentOf(deps.authorizations, network, attempt.reference);
+      const record = await attemptTransfer(deps.authorizations, network, attempt, deps.clock());
+      return record ? resolveAuthorization(deps, network, record.nonce as Hex) : { status: 'void' as const };
     },
     sweepExpiredAuthorizations: async (network: NetworkName) => {
       // Reservations the full disk kept from being sent and from being undone: undone once it has room.

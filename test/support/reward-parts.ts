@@ -23,7 +23,7 @@ import { storeFactories } from './store-factories.ts';
  *
  * The chain is the stand-in of test/support/stand-in-chain.ts (as for REST pay and payments): the
  * money code under test only sees the wallet's four answers (`getTokenInfo`, `getBalance`,
- * `transferFromCustody`, `latestTransferOutcome`); the chain's own paths are proven in
+ * `transferFromCustody`, `attemptTransferOutcome`); the chain's own paths are proven in
  * test/rewards.test.ts and the fault suite on a real chain.
  */
 export interface RewardParts {

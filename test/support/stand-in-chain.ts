@@ -8,13 +8,14 @@ import { createAuthorizationRepository, type AuthorizationRecord } from '../../s
 import type { TransferFromCustodyParameters } from '../../src/wallet/transfer-from-custody.ts';
 import type { TransferOutcome } from '../../src/wallet/transfer-outcome.ts';
 import type { WalletService } from '../../src/wallet/wallet-service.ts';
+import { attemptTransfer, operationTransfer } from '../../src/wallet/operation-transfer.ts';
 import { waitFor } from './wait-for.ts';
 
 /**
  * The chain as the money domains' unit tests see it (src/pay, src/rewards, src/payments, each a
  * StrykerJS area: a real anvil and relayer would make each mutant's run take many seconds, and the
  * code under test only sees the wallet's answers). It stands in for the wallet's `transfer`,
- * `transferFromCustody`, `transferOutcome`, `latestTransferOutcome`, `getBalance` and `getTokenInfo`:
+ * `transferFromCustody`, `transferOutcome`, `attemptTransferOutcome`, `getBalance` and `getTokenInfo`:
  * it holds balances per token and address, records each transfer's authorization in the test's real
  * store the way the wallet does (reference, from, to, value, status, transaction), moves the balance
  * when the transfer executes and answers the outcome the test scripted; the outcome lookups read the
@@ -39,7 +40,9 @@ export type ScriptedTransfer<Code extends Refusal = Refusal> =
   /** The authorization recorded (`status`), then no answer ever: the instance stopped mid-way. */
   | { kind: 'interrupted'; status: AuthorizationStatus }
   /** Throws (not a domain outcome): the wallet call itself failed. */
-  | { kind: 'throws' };
+  | { kind: 'throws' }
+  /** Nothing recorded until `release` resolves (a run slower than the staleness window), then settles as `settled` would. */
+  | { kind: 'held'; release: Promise<void> };
 
 export interface StandInToken { contractAddress: string; tokenSymbol: string; decimals: number }
 
@@ -48,7 +51,7 @@ export interface StandInTransfer { kind: 'payment' | 'custody'; reference: strin
 
 export interface TransferRecord { reference: string; status: string; tx_hash: string | null; from_address: string; to_address: string; value: string }
 
-export type StandInWallet = Pick<WalletService, 'transfer' | 'transferFromCustody' | 'transferOutcome' | 'latestTransferOutcome' | 'getBalance' | 'getTokenInfo'>;
+export type StandInWallet = Pick<WalletService, 'transfer' | 'transferFromCustody' | 'transferOutcome' | 'attemptTransferOutcome' | 'getBalance' | 'getTokenInfo'>;
 
 export interface StandInChain<Script extends ScriptedTransfer = ScriptedTransfer> {
   /** The next transfers' behaviour, in order. */
@@ -148,9 +151,14 @@ export function createStandInChain<Script extends ScriptedTransfer>(options: Sta
     });
     if (recorded.has(reference)) throw new Error(`stand-in chain: reference ${reference} transferred again`);
     const next: ScriptedTransfer = script.shift() ?? { kind: 'settled' };
+    if (next.kind === 'held') await next.release;
+    // Taken meanwhile by a lookup that voided it (operation-transfer.ts): refused, as the wallet's reservation is.
+    if (await authorizations.findByReference(network, reference)) {
+      return { status: 'refused', error: new DomainError('request.invalid', 'this operation already has a transfer authorization') };
+    }
     const txHash = randomHash();
     switch (next.kind) {
-      case 'settled': {
+      case 'held': case 'settled': {
         const units = await record(params, token, 'used', txHash);
         return { status: 'settled', transactionId: txHash, amountRaw: units.toString(), contractAddress: getAddress(token.contractAddress) };
       }
@@ -174,8 +182,8 @@ export function createStandInChain<Script extends ScriptedTransfer>(options: Sta
     wallet: {
       transfer: async (_network, params) => send('payment', params),
       transferFromCustody: async (_network, params) => send('custody', params),
-      transferOutcome: async (_network, reference) => outcomeOfRecord(await authorizations.findByReference(network, reference)),
-      latestTransferOutcome: async (_network, prefix) => outcomeOfRecord(await authorizations.findLatestByReferencePrefix(network, prefix)),
+      transferOutcome: async (_network, reference) => outcomeOfRecord(await operationTransfer(authorizations, network, reference, clock())),
+      attemptTransferOutcome: async (_network, attempt) => outcomeOfRecord(await attemptTransfer(authorizations, network, attempt, clock())),
       getBalance: async (_network, params) => {
         const token = tokenOf(params.contractAddress);
         const raw = balanceOf(params.address, token.contractAddress);
