@@ -67,6 +67,9 @@ describe('an operation\'s transfer read by the sweep that decides the operation'
   });
 
   test('an attempt: its own transfer; none signed, its reference voided, an earlier attempt\'s ended transfer notwithstanding', async () => {
+    const first = `reward:${randomUUID().replace(/-/g, '')}:`;
+    assert.equal(await attemptTransfer(authorizations, 'ethereum', { prefix: first, reference: `${first}500` }, 600), undefined, 'the first attempt, none signed');
+    assert.deepEqual(await statusesOf(first), [[`${first}500`, 'void']]);
     const prefix = `reward:${randomUUID().replace(/-/g, '')}:`;
     assert.equal(await reserve(`${prefix}1000`), 'reserved');
     const own = await attemptTransfer(authorizations, 'ethereum', { prefix, reference: `${prefix}1000` }, 5_000);

@@ -30,8 +30,6 @@ export interface TransferAttempt {
  * voiding this attempt's reference changes nothing.
  */
 export async function attemptTransfer(authorizations: Lookups, network: string, attempt: TransferAttempt, now: number): Promise<AuthorizationRecord | undefined> {
-  const own = await authorizations.findByReference(network, attempt.reference);
-  if (own) return own;
   const latest = await authorizations.findLatestByReferencePrefix(network, attempt.prefix);
   if (latest?.reference.includes('-', attempt.prefix.length) && ['reserved', 'submitted', 'used'].includes(latest.status)) return latest;
   return operationTransfer(authorizations, network, attempt.reference, now);
