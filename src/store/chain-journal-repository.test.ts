@@ -414,6 +414,11 @@ for (const factory of storeFactories) {
         assert.deepEqual((await authorizations(store)).map((r) => [r.nonce, r.status, r.updated_at]), [
           ['n1', 'submitted', 30], ['n2', 'used', 30], ['n3', 'void', 10], ['n4', 'submitted', 1],
         ]);
+        // The same receipt read again changes nothing.
+        await journal.markAuthorizationsUsed(hash(1), ['n2'], 35);
+        assert.deepEqual((await authorizations(store)).map((r) => [r.nonce, r.status, r.updated_at]), [
+          ['n1', 'submitted', 30], ['n2', 'used', 30], ['n3', 'void', 10], ['n4', 'submitted', 1],
+        ]);
         // Then reverted (a receipt executing none): none of its uses stands; other transactions' rows are untouched.
         await store.db.updateTable('authorizations').set({ status: 'used' }).where('nonce', '=', 'n4').execute();
         await journal.markAuthorizationsUsed(hash(1), [], 40);
