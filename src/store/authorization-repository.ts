@@ -128,15 +128,15 @@ export interface CountedNonce {
   chainNonce: string;
 }
 
+/** Where every account transfer's key of a network starts (`accountNonceKeyPrefix` adds the account). */
+export const accountTransferKeyPrefix = (network: string) => `${network}:account:`;
 /**
  * The row keys of an account's account-transfer nonces on a network all start with this; the nonce
  * follows as 64 hex digits, so the keys sort as their nonces do (src/wallet/authorization-nonce.ts).
  */
+export const accountNonceKeyPrefix = (network: string, account: string) => `${accountTransferKeyPrefix(network)}${account.toLowerCase()}:`;
 /** The key of the row `voidReference` writes (outside every nonce range the reservations read). */
 export const voidKeyOf = (network: string, reference: string) => `${network}:void:${reference}`;
-/** Where every account transfer's key of a network starts (`accountNonceKeyPrefix` adds the account). */
-export const accountTransferKeyPrefix = (network: string) => `${network}:account:`;
-export const accountNonceKeyPrefix = (network: string, account: string) => `${accountTransferKeyPrefix(network)}${account.toLowerCase()}:`;
 
 /** Counter nonces are below 2^64: as bytes32 hex, 48 zero digits and then 16 (src/wallet/authorization-nonce.ts). */
 export const counterNonceLimit = 1n << 64n;
